@@ -1,0 +1,45 @@
+/* Server side of ONC RPC on one stream connection.
+ *
+ * libtirpc's svc_run() serves every connection from one thread, so one
+ * session's cudaDeviceSynchronize would stall all others.  This loop speaks the
+ * same wire format (RFC 5531 record marking, call and reply messages) for one
+ * connection and is run by a thread per connection. */
+#ifndef TANDEM_PROTO_RPC_SERVER_H
+#define TANDEM_PROTO_RPC_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <rpc/rpc.h>
+
+typedef struct tdm_rpc_proc {
+    xdrproc_t xargs;
+    size_t args_size;
+    xdrproc_t xres;      /* NULL for one-way procedures */
+    size_t res_size;
+    /* ctx is the connection's context (a session).  Returns false when the
+     * connection must be closed after this call (the session is finished). */
+    bool (*handler)(void *ctx, void *args, void *res);
+} tdm_rpc_proc;
+
+typedef struct tdm_rpc_program {
+    uint32_t prog, vers;
+    const tdm_rpc_proc *procs;   /* indexed by procedure number */
+    size_t nprocs;
+    /* One-way procedure whose arguments did not decode: the connection goes
+     * on, and the program is told so that it can report the error later. */
+    void (*on_garbage_oneway)(void *ctx, uint32_t proc);
+} tdm_rpc_program;
+
+typedef enum {
+    TDM_RPC_CLOSED = 0,      /* peer closed the connection */
+    TDM_RPC_MALFORMED = -1,  /* a frame that is not an ONC RPC call */
+    TDM_RPC_IO_ERROR = -2,
+    TDM_RPC_FINISHED = 1,    /* a handler asked to end the connection */
+} tdm_rpc_end;
+
+/* Serves calls on fd until the peer goes away, a frame is malformed, or a
+ * handler ends it.  A short description of why is written to why. */
+tdm_rpc_end tdm_rpc_serve(const tdm_rpc_program *p, void *ctx, int fd, char *why, size_t whylen);
+
+#endif

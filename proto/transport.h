@@ -1,0 +1,41 @@
+/* Guest side of a transport: carries XDR-encoded calls of the Tandem program.
+ *
+ * call() is synchronous: everything posted before it is delivered first, in
+ * order, and it returns when the reply is decoded into `res` (free it with
+ * xdr_free(xres, res)).  post() is one-way: the server never replies, and an
+ * error it causes comes back from a later call().  Neither is thread-safe; the
+ * guest library serializes them. */
+#ifndef TANDEM_PROTO_TRANSPORT_H
+#define TANDEM_PROTO_TRANSPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <rpc/rpc.h>
+
+typedef enum {
+    TDM_T_OK = 0,
+    TDM_T_BROKEN = -1,   /* connection lost: the server is gone */
+    TDM_T_REJECTED = -2, /* the server refused the call (garbage args, no such procedure) */
+} tdm_transport_status;
+
+typedef struct tdm_transport tdm_transport;
+
+typedef struct tdm_transport_ops {
+    int (*call)(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args,
+                xdrproc_t xres, void *res);
+    int (*post)(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args);
+    void (*close)(tdm_transport *t);
+} tdm_transport_ops;
+
+struct tdm_transport {
+    const tdm_transport_ops *ops;
+    char desc[300];      /* the endpoint, for messages */
+};
+
+/* Opens a transport to `endpoint` (see endpoint.h).  0 on success; otherwise
+ * -1 and a one-line reason in err. */
+int tdm_transport_open(const char *endpoint, tdm_transport **out, char *err, size_t errlen);
+
+int tdm_transport_tcp_open(const char *host, int port, tdm_transport **out, char *err, size_t errlen);
+
+#endif

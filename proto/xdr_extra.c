@@ -1,0 +1,6 @@
+#include "xdr_extra.h"
+
+bool_t tdm_xdr_void(XDR *xdrs, void *unused)
+{
+    return TRUE;
+}
