@@ -1,0 +1,138 @@
+/* The device backend interface.
+ *
+ * The session layer (session.c) owns everything a guest can name: logical
+ * handles, the address arena, quotas, legacy-stream ordering.  A backend only
+ * knows how to make the device do things; it never sees guest ids and never
+ * validates guest input (the session layer has done that before calling).
+ *
+ * Every function returns a cudaError_t value (0 = success) so the session
+ * layer can pass it to the guest unchanged.  Opaque objects (tdm_bstream,
+ * tdm_bevent, tdm_bmodule, tdm_bfunc, tdm_bmem) are owned by the backend.
+ *
+ * Threading: one backend instance serves every session of a server process.
+ * Calls arrive concurrently from several connection threads, each for a
+ * different session; a backend must be safe for that.  Calls for one session
+ * come from one thread at a time. */
+#ifndef TANDEM_SERVER_BACKEND_H
+#define TANDEM_SERVER_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tdm_backend tdm_backend;
+typedef struct tdm_bstream tdm_bstream; /* NULL = the device's legacy stream */
+typedef struct tdm_bevent tdm_bevent;
+typedef struct tdm_bmodule tdm_bmodule;
+typedef struct tdm_bfunc tdm_bfunc;
+typedef struct tdm_bmem tdm_bmem;       /* one physical allocation */
+
+#define TDM_MAX_KERNEL_PARAMS 256
+#define TDM_MAX_PARAM_BYTES 32764       /* CUDA 12.1+ kernel parameter limit */
+#define TDM_DEVICE_ATTR_COUNT 160       /* covers every CUdevice_attribute < 160 */
+
+typedef struct tdm_device_info {
+    char name[256];
+    uint8_t uuid[16];
+    uint64_t total_mem;
+    int32_t attrs[TDM_DEVICE_ATTR_COUNT]; /* indexed by cudaDeviceAttr / CUdevice_attribute */
+    bool simulated;                       /* true only for the sim backend */
+} tdm_device_info;
+
+typedef struct tdm_param_info {
+    uint32_t count;
+    uint32_t offset[TDM_MAX_KERNEL_PARAMS];
+    uint32_t size[TDM_MAX_KERNEL_PARAMS];
+} tdm_param_info;
+
+typedef struct tdm_func_attrs {
+    int64_t shared_size_bytes, const_size_bytes, local_size_bytes;
+    int32_t max_threads_per_block, num_regs, ptx_version, binary_version;
+    int32_t cache_mode_ca, max_dynamic_shared_size_bytes, preferred_shmem_carveout;
+} tdm_func_attrs;
+
+typedef struct tdm_dim3 { uint32_t x, y, z; } tdm_dim3;
+
+typedef struct tdm_backend_config {
+    int device;              /* physical device ordinal this server drives */
+    uint64_t arena_base;     /* fixed virtual address of the logical arena */
+    uint64_t arena_size;
+} tdm_backend_config;
+
+typedef struct tdm_backend_ops {
+    const char *name;        /* "cuda" or "sim" */
+    bool simulated;
+
+    int (*init)(tdm_backend **out, const tdm_backend_config *cfg);
+    void (*shutdown)(tdm_backend *b);
+
+    int (*driver_version)(tdm_backend *b, int *version);
+    int (*device_info)(tdm_backend *b, tdm_device_info *out);
+    int (*mem_get_info)(tdm_backend *b, uint64_t *free_bytes, uint64_t *total_bytes);
+
+    /* Address arena.  arena_reserve must place the arena at exactly
+     * cfg->arena_base or fail with cudaErrorMemoryAllocation: a logical
+     * address must mean the same on every server.  The granularity is the
+     * unit of mem_map (2 MiB on current NVIDIA GPUs). */
+    int (*arena_reserve)(tdm_backend *b);
+    uint64_t (*granularity)(tdm_backend *b);
+    /* Create physical memory of `size` bytes (a multiple of the granularity)
+     * and map it read/write at arena address `addr`.  Contents are zero. */
+    int (*mem_map)(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **out);
+    /* Unmap it from `addr` and release the physical memory. */
+    int (*mem_unmap)(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem *mem);
+
+    /* Modules.  `image` is a fat binary (cuda) as registered by the guest;
+     * it is only valid during the call. */
+    int (*module_load)(tdm_backend *b, const void *image, size_t len, tdm_bmodule **out);
+    int (*module_unload)(tdm_backend *b, tdm_bmodule *m);
+    /* cudaErrorInvalidDeviceFunction (cuda) or cudaErrorInvalidDeviceFunction
+     * plus a log line naming the kernel (sim) when it does not exist. */
+    int (*module_get_function)(tdm_backend *b, tdm_bmodule *m, const char *name,
+                               tdm_bfunc **out, tdm_param_info *params);
+    /* Address and size of a __device__/__constant__ variable.  The address
+     * is a device address outside the arena (module memory). */
+    int (*module_get_global)(tdm_backend *b, tdm_bmodule *m, const char *name,
+                             uint64_t *addr, uint64_t *size);
+    int (*func_get_attributes)(tdm_backend *b, tdm_bfunc *f, tdm_func_attrs *out);
+
+    /* Streams and events.  flags/priority as in cudaStreamCreateWithPriority
+     * and cudaEventCreateWithFlags. */
+    int (*stream_create)(tdm_backend *b, unsigned flags, int priority, tdm_bstream **out);
+    int (*stream_destroy)(tdm_backend *b, tdm_bstream *s);
+    int (*stream_synchronize)(tdm_backend *b, tdm_bstream *s);
+    int (*stream_query)(tdm_backend *b, tdm_bstream *s); /* 0 or cudaErrorNotReady */
+    int (*stream_wait_event)(tdm_backend *b, tdm_bstream *s, tdm_bevent *e);
+    int (*event_create)(tdm_backend *b, unsigned flags, tdm_bevent **out);
+    int (*event_destroy)(tdm_backend *b, tdm_bevent *e);
+    int (*event_record)(tdm_backend *b, tdm_bevent *e, tdm_bstream *s);
+    int (*event_synchronize)(tdm_backend *b, tdm_bevent *e);
+    int (*event_query)(tdm_backend *b, tdm_bevent *e);   /* 0 or cudaErrorNotReady */
+    int (*event_elapsed_ms)(tdm_backend *b, tdm_bevent *start, tdm_bevent *end, float *ms);
+
+    /* Work on a stream, asynchronous with respect to the caller.
+     * memcpy_htod consumes `src` before it returns (copies it if it must).
+     * memcpy_dtoh_sync returns only when `dst` holds the data.
+     * Addresses are device addresses the session layer has validated. */
+    int (*memcpy_htod)(tdm_backend *b, uint64_t dst, const void *src, size_t n, tdm_bstream *s);
+    int (*memcpy_dtoh_sync)(tdm_backend *b, void *dst, uint64_t src, size_t n, tdm_bstream *s);
+    int (*memcpy_dtod)(tdm_backend *b, uint64_t dst, uint64_t src, size_t n, tdm_bstream *s);
+    int (*memset_d8)(tdm_backend *b, uint64_t dst, uint8_t value, size_t n, tdm_bstream *s);
+    /* `params` is the packed parameter buffer laid out as module_get_function
+     * reported (param i at offset[i], size[i] bytes); valid only during the
+     * call, so a backend that runs later must copy it. */
+    int (*launch)(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block,
+                  uint32_t shared_mem, tdm_bstream *s, const void *params, size_t params_len);
+
+    /* Synchronize every stream of the device: used only by the session
+     * layer when it has no narrower choice (device reset). */
+    int (*device_synchronize)(tdm_backend *b);
+} tdm_backend_ops;
+
+extern const tdm_backend_ops tdm_backend_cuda_ops;
+extern const tdm_backend_ops tdm_backend_sim_ops;
+
+/* Looks a backend up by name ("cuda", "sim"); NULL if unknown or not built. */
+const tdm_backend_ops *tdm_backend_find(const char *name);
+
+#endif

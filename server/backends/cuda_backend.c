@@ -1,0 +1,255 @@
+/* The cuda backend: the real GPU through the CUDA Driver API.
+ *
+ * One instance drives one device for every session of the process, through
+ * the device's primary context (the context cudart would use, so guest
+ * kernels see the same environment as natively).  This file holds the
+ * lifecycle and device queries and the ops table; memory, copies, modules,
+ * launches and streams live in the other cuda_*.c files. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_backend_internal.h"
+
+/* cuFuncGetParamInfo, which module_get_function needs, arrived in 12.4. */
+#define TDM_CUDA_MIN_DRIVER 12040
+
+/* cuInit's failure, as the runtime would report it: a guest asking
+ * "is there a GPU?" must get a no-device answer, not a stub-library one. */
+static int init_failure(CUresult r)
+{
+    tdm_cuda_err(r, "cuInit");
+    if (r == CUDA_ERROR_NO_DEVICE)
+        return cudaErrorNoDevice;
+    if (r == CUDA_ERROR_DEVICE_UNAVAILABLE)
+        return cudaErrorDevicesUnavailable;
+    return cudaErrorInsufficientDriver;
+}
+
+static int query_limits(tdm_backend *b)
+{
+    static const CUdevice_attribute block[3] = { CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z };
+    static const CUdevice_attribute grid[3] = { CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z };
+    CUresult r = tdm_cu.cuDeviceGetAttribute(&b->max_threads_per_block,
+                                      CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, b->dev);
+
+    for (int i = 0; r == CUDA_SUCCESS && i < 3; i++) {
+        r = tdm_cu.cuDeviceGetAttribute(&b->max_block[i], block[i], b->dev);
+        if (r == CUDA_SUCCESS)
+            r = tdm_cu.cuDeviceGetAttribute(&b->max_grid[i], grid[i], b->dev);
+    }
+    return tdm_cuda_err(r, "cuDeviceGetAttribute(launch limits)");
+}
+
+/* What mem_map creates: pinned device memory, exportable as a POSIX fd when
+ * the device can, so a standby server can import it later. */
+static int setup_allocation(tdm_backend *b)
+{
+    int vmm = 0, fd_ok = 0;
+    size_t gran = 0;
+    CUresult r;
+
+    r = tdm_cu.cuDeviceGetAttribute(&vmm, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, b->dev);
+    if (r != CUDA_SUCCESS)
+        return tdm_cuda_err(r, "cuDeviceGetAttribute(VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)");
+    if (!vmm) {
+        tdm_cuda_log("device %d lacks virtual memory management; the arena needs it", b->cfg.device);
+        return cudaErrorNotSupported;
+    }
+    r = tdm_cu.cuDeviceGetAttribute(&fd_ok, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
+                             b->dev);
+    if (r != CUDA_SUCCESS || !fd_ok) {
+        tdm_cuda_log("device %d cannot export memory as a file descriptor; "
+                     "standby import will not work", b->cfg.device);
+        fd_ok = 0;
+    }
+    memset(&b->prop, 0, sizeof(b->prop));
+    b->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    b->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    b->prop.location.id = b->dev;
+    b->prop.requestedHandleTypes = fd_ok ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+                                         : CU_MEM_HANDLE_TYPE_NONE;
+    r = tdm_cu.cuMemGetAllocationGranularity(&gran, &b->prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    if (r != CUDA_SUCCESS)
+        return tdm_cuda_err(r, "cuMemGetAllocationGranularity");
+    b->gran = gran;
+    return cudaSuccess;
+}
+
+static int cuda_init(tdm_backend **out, const tdm_backend_config *cfg)
+{
+    tdm_backend *b = NULL;
+    int count = 0, version = 0, err;
+    char why[256];
+    CUresult r;
+
+    *out = NULL;
+    if (tdm_cuda_driver_load(why, sizeof(why)) != 0) {
+        tdm_cuda_log("%s", why);
+        return cudaErrorInsufficientDriver;
+    }
+    r = tdm_cu.cuInit(0);
+    if (r != CUDA_SUCCESS)
+        return init_failure(r);
+    r = tdm_cu.cuDriverGetVersion(&version);
+    if (r != CUDA_SUCCESS)
+        return tdm_cuda_err(r, "cuDriverGetVersion");
+    if (version < TDM_CUDA_MIN_DRIVER) {
+        tdm_cuda_log("driver supports CUDA %d.%d; %d.%d or newer is needed", version / 1000,
+                     version % 1000 / 10, TDM_CUDA_MIN_DRIVER / 1000, TDM_CUDA_MIN_DRIVER % 1000 / 10);
+        return cudaErrorInsufficientDriver;
+    }
+    r = tdm_cu.cuDeviceGetCount(&count);
+    if (r != CUDA_SUCCESS)
+        return tdm_cuda_err(r, "cuDeviceGetCount");
+    if (count == 0) {
+        tdm_cuda_log("no CUDA device");
+        return cudaErrorNoDevice;
+    }
+    if (cfg->device < 0 || cfg->device >= count) {
+        tdm_cuda_log("device %d requested, %d present", cfg->device, count);
+        return cudaErrorInvalidDevice;
+    }
+
+    b = calloc(1, sizeof(*b));
+    if (!b)
+        return cudaErrorMemoryAllocation;
+    b->cfg = *cfg;
+    err = tdm_cuda_err(tdm_cu.cuDeviceGet(&b->dev, cfg->device), "cuDeviceGet");
+    if (err)
+        goto fail;
+    err = tdm_cuda_err(tdm_cu.cuDevicePrimaryCtxRetain(&b->ctx, b->dev), "cuDevicePrimaryCtxRetain");
+    if (err)
+        goto fail;
+    err = tdm_cuda_enter(b);
+    if (err)
+        goto fail_ctx;
+    err = query_limits(b);
+    if (err)
+        goto fail_ctx;
+    err = setup_allocation(b);
+    if (err)
+        goto fail_ctx;
+    err = tdm_cuda_err(tdm_cu.cuStreamCreate(&b->zero_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    if (err)
+        goto fail_ctx;
+    *out = b;
+    return cudaSuccess;
+
+fail_ctx:
+    tdm_cu.cuDevicePrimaryCtxRelease(b->dev);
+fail:
+    free(b);
+    return err;
+}
+
+static void cuda_shutdown(tdm_backend *b)
+{
+    if (!b)
+        return;
+    if (tdm_cuda_enter(b) == cudaSuccess) {
+        /* Let queued work finish before its memory goes away. */
+        tdm_cuda_err(tdm_cu.cuCtxSynchronize(), "cuCtxSynchronize(shutdown)");
+        tdm_cuda_arena_free(b);
+        tdm_cuda_err(tdm_cu.cuStreamDestroy(b->zero_stream), "cuStreamDestroy(zero stream)");
+    }
+    tdm_cuda_err(tdm_cu.cuDevicePrimaryCtxRelease(b->dev), "cuDevicePrimaryCtxRelease");
+    free(b);
+}
+
+static int cuda_driver_version(tdm_backend *b, int *version)
+{
+    (void)b;
+    return tdm_cuda_err(tdm_cu.cuDriverGetVersion(version), "cuDriverGetVersion");
+}
+
+static int cuda_device_info(tdm_backend *b, tdm_device_info *out)
+{
+    CUuuid uuid;
+    size_t total = 0;
+    int err;
+
+    memset(out, 0, sizeof(*out));
+    err = tdm_cuda_err(tdm_cu.cuDeviceGetName(out->name, sizeof(out->name), b->dev), "cuDeviceGetName");
+    if (err)
+        return err;
+    err = tdm_cuda_err(tdm_cu.cuDeviceGetUuid(&uuid, b->dev), "cuDeviceGetUuid");
+    if (err)
+        return err;
+    memcpy(out->uuid, uuid.bytes, sizeof(out->uuid));
+    err = tdm_cuda_err(tdm_cu.cuDeviceTotalMem(&total, b->dev), "cuDeviceTotalMem");
+    if (err)
+        return err;
+    out->total_mem = total;
+    /* The numbering has holes (retired attributes) and grows with drivers:
+     * an attribute this driver rejects simply reads as 0. */
+    for (int i = 1; i < TDM_DEVICE_ATTR_COUNT; i++) {
+        int v = 0;
+
+        if (tdm_cu.cuDeviceGetAttribute(&v, (CUdevice_attribute)i, b->dev) == CUDA_SUCCESS)
+            out->attrs[i] = v;
+    }
+    out->simulated = false;
+    return cudaSuccess;
+}
+
+static int cuda_mem_get_info(tdm_backend *b, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    size_t f = 0, t = 0;
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    err = tdm_cuda_err(tdm_cu.cuMemGetInfo(&f, &t), "cuMemGetInfo");
+    if (err)
+        return err;
+    *free_bytes = f;
+    *total_bytes = t;
+    return cudaSuccess;
+}
+
+static int cuda_device_synchronize(tdm_backend *b)
+{
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    return tdm_cuda_err(tdm_cu.cuCtxSynchronize(), "cuCtxSynchronize");
+}
+
+const tdm_backend_ops tdm_backend_cuda_ops = {
+    .name = "cuda",
+    .simulated = false,
+    .init = cuda_init,
+    .shutdown = cuda_shutdown,
+    .driver_version = cuda_driver_version,
+    .device_info = cuda_device_info,
+    .mem_get_info = cuda_mem_get_info,
+    .arena_reserve = tdm_cuda_arena_reserve,
+    .granularity = tdm_cuda_granularity,
+    .mem_map = tdm_cuda_mem_map,
+    .mem_unmap = tdm_cuda_mem_unmap,
+    .module_load = tdm_cuda_module_load,
+    .module_unload = tdm_cuda_module_unload,
+    .module_get_function = tdm_cuda_module_get_function,
+    .module_get_global = tdm_cuda_module_get_global,
+    .func_get_attributes = tdm_cuda_func_get_attributes,
+    .stream_create = tdm_cuda_stream_create,
+    .stream_destroy = tdm_cuda_stream_destroy,
+    .stream_synchronize = tdm_cuda_stream_synchronize,
+    .stream_query = tdm_cuda_stream_query,
+    .stream_wait_event = tdm_cuda_stream_wait_event,
+    .event_create = tdm_cuda_event_create,
+    .event_destroy = tdm_cuda_event_destroy,
+    .event_record = tdm_cuda_event_record,
+    .event_synchronize = tdm_cuda_event_synchronize,
+    .event_query = tdm_cuda_event_query,
+    .event_elapsed_ms = tdm_cuda_event_elapsed_ms,
+    .memcpy_htod = tdm_cuda_memcpy_htod,
+    .memcpy_dtoh_sync = tdm_cuda_memcpy_dtoh_sync,
+    .memcpy_dtod = tdm_cuda_memcpy_dtod,
+    .memset_d8 = tdm_cuda_memset_d8,
+    .launch = tdm_cuda_launch,
+    .device_synchronize = cuda_device_synchronize,
+};

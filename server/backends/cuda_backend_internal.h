@@ -1,0 +1,106 @@
+/* Shared state and helpers of the cuda backend (real GPU, CUDA Driver API).
+ * Private to server/backends/cuda_*.c. */
+#ifndef TANDEM_SERVER_CUDA_BACKEND_INTERNAL_H
+#define TANDEM_SERVER_CUDA_BACKEND_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+#include "cuda_driver.h"
+#include <driver_types.h>
+
+#include "backend.h"
+
+/* Everything here is written once by init/arena_reserve and only read
+ * afterwards, so the many session threads share it without a lock; the
+ * driver itself is thread-safe. */
+struct tdm_backend {
+    tdm_backend_config cfg;
+    CUdevice dev;
+    CUcontext ctx;              /* the device's primary context, retained */
+    CUstream zero_stream;       /* private: zeroing fresh memory in mem_map */
+    CUmemAllocationProp prop;   /* what mem_map creates */
+    uint64_t gran;              /* mapping unit (minimum granularity) */
+    CUdeviceptr arena;          /* 0 until arena_reserve succeeded */
+    int max_threads_per_block;  /* launch limits, to tell a bad launch */
+    int max_block[3];           /* configuration from a bad argument */
+    int max_grid[3];
+};
+
+/* CUresult -> cudaError_t, without logging (for expected outcomes). */
+int tdm_cuda_map_error(CUresult r);
+/* Maps r and, unless it is success or "not ready", logs the driver's own
+ * name and string for it with `what` (the call that failed). */
+int tdm_cuda_err(CUresult r, const char *what);
+/* Logs a backend message with the tandem-server[cuda] prefix. */
+void tdm_cuda_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Makes the primary context current on the calling thread.  Session threads
+ * come and go, so every entry point calls this first; when the context is
+ * already current it costs one driver TLS read. */
+static inline int tdm_cuda_enter(tdm_backend *b)
+{
+    CUcontext cur = NULL;
+
+    if (tdm_cu.cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur == b->ctx)
+        return cudaSuccess;
+    return tdm_cuda_err(tdm_cu.cuCtxSetCurrent(b->ctx), "cuCtxSetCurrent");
+}
+
+/* tdm_bstream and tdm_bevent are the driver's own handles, cast: they carry
+ * no state of ours, so wrapping them would only add an allocation. */
+static inline CUstream tdm_cuda_stream(tdm_bstream *s)
+{
+    return s ? (CUstream)s : CU_STREAM_LEGACY;
+}
+
+static inline CUevent tdm_cuda_event(tdm_bevent *e)
+{
+    return (CUevent)e;
+}
+
+/* cuda_memory.c */
+int tdm_cuda_arena_reserve(tdm_backend *b);
+void tdm_cuda_arena_free(tdm_backend *b);
+uint64_t tdm_cuda_granularity(tdm_backend *b);
+int tdm_cuda_mem_map(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **out);
+int tdm_cuda_mem_unmap(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem *mem);
+
+/* cuda_copy.c */
+int tdm_cuda_memcpy_htod(tdm_backend *b, uint64_t dst, const void *src, size_t n, tdm_bstream *s);
+int tdm_cuda_memcpy_dtoh_sync(tdm_backend *b, void *dst, uint64_t src, size_t n, tdm_bstream *s);
+int tdm_cuda_memcpy_dtod(tdm_backend *b, uint64_t dst, uint64_t src, size_t n, tdm_bstream *s);
+int tdm_cuda_memset_d8(tdm_backend *b, uint64_t dst, uint8_t value, size_t n, tdm_bstream *s);
+
+/* cuda_module.c */
+int tdm_cuda_module_load(tdm_backend *b, const void *image, size_t len, tdm_bmodule **out);
+int tdm_cuda_module_unload(tdm_backend *b, tdm_bmodule *m);
+int tdm_cuda_module_get_function(tdm_backend *b, tdm_bmodule *m, const char *name,
+                                 tdm_bfunc **out, tdm_param_info *params);
+int tdm_cuda_module_get_global(tdm_backend *b, tdm_bmodule *m, const char *name,
+                               uint64_t *addr, uint64_t *size);
+int tdm_cuda_func_get_attributes(tdm_backend *b, tdm_bfunc *f, tdm_func_attrs *out);
+
+/* cuda_launch.c */
+int tdm_cuda_launch(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block,
+                    uint32_t shared_mem, tdm_bstream *s, const void *params, size_t params_len);
+/* The function behind f and the parameter layout it was reported with. */
+CUfunction tdm_cuda_func_handle(const tdm_bfunc *f);
+const tdm_param_info *tdm_cuda_func_params(const tdm_bfunc *f);
+
+/* cuda_stream.c */
+int tdm_cuda_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bstream **out);
+int tdm_cuda_stream_destroy(tdm_backend *b, tdm_bstream *s);
+int tdm_cuda_stream_synchronize(tdm_backend *b, tdm_bstream *s);
+int tdm_cuda_stream_query(tdm_backend *b, tdm_bstream *s);
+int tdm_cuda_stream_wait_event(tdm_backend *b, tdm_bstream *s, tdm_bevent *e);
+int tdm_cuda_event_create(tdm_backend *b, unsigned flags, tdm_bevent **out);
+int tdm_cuda_event_destroy(tdm_backend *b, tdm_bevent *e);
+int tdm_cuda_event_record(tdm_backend *b, tdm_bevent *e, tdm_bstream *s);
+int tdm_cuda_event_synchronize(tdm_backend *b, tdm_bevent *e);
+int tdm_cuda_event_query(tdm_backend *b, tdm_bevent *e);
+int tdm_cuda_event_elapsed_ms(tdm_backend *b, tdm_bevent *start, tdm_bevent *end, float *ms);
+
+#endif

@@ -1,0 +1,45 @@
+/* The NVIDIA driver (libcuda.so.1), loaded at run time.
+ *
+ * The server must build and run on machines with no driver (the sim backend,
+ * CI), so it never links libcuda; the cuda backend loads it when a session
+ * first needs the GPU.  Entry points are resolved with cuGetProcAddress for
+ * the toolkit version we compiled against, so each pointer has exactly the
+ * signature cuda.h declares (cuda.h's _v2 renames apply to the member names
+ * too, so `tdm_cu.cuMemGetInfo(...)` calls the _v2 entry point). */
+#ifndef TANDEM_CUDA_DRIVER_H
+#define TANDEM_CUDA_DRIVER_H
+
+#include <stddef.h>
+#include <cuda.h>
+
+#define TDM_CUDA_DRIVER_FUNCS(X)                                                         \
+    X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString)                 \
+    X(cuDeviceGet) X(cuDeviceGetCount) X(cuDeviceGetName) X(cuDeviceGetUuid)              \
+    X(cuDeviceTotalMem) X(cuDeviceGetAttribute)                                           \
+    X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSynchronize) X(cuCtxGetCurrent) X(cuCtxSetCurrent)          \
+    X(cuMemGetInfo) X(cuMemGetAllocationGranularity) X(cuMemAddressReserve)               \
+    X(cuMemAddressFree) X(cuMemCreate) X(cuMemRelease) X(cuMemMap) X(cuMemUnmap)          \
+    X(cuMemSetAccess) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)      \
+    X(cuMemsetD8Async)                                                                    \
+    X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetGlobal)     \
+    X(cuFuncGetAttribute) X(cuFuncGetParamInfo) X(cuLaunchKernel)                         \
+    X(cuStreamCreate) X(cuStreamCreateWithPriority) X(cuStreamDestroy) X(cuStreamQuery)   \
+    X(cuStreamSynchronize) X(cuStreamWaitEvent)                                           \
+    X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery)                   \
+    X(cuEventSynchronize) X(cuEventElapsedTime)
+
+#define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
+typedef struct tdm_cuda_driver {
+    TDM_CUDA_DRIVER_FUNCS(TDM_CUDA_DRIVER_MEMBER)
+} tdm_cuda_driver;
+#undef TDM_CUDA_DRIVER_MEMBER
+
+/* One driver per process, as the process really has one libcuda mapping.
+ * Valid after tdm_cuda_driver_load() has returned 0. */
+extern tdm_cuda_driver tdm_cu;
+
+/* Loads libcuda.so.1 once (thread-safe) and resolves every entry point.
+ * Returns 0, or -1 with a one-line reason in err. */
+int tdm_cuda_driver_load(char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,119 @@
+/* The sim backend: a simulated GPU in host memory, for tests and the no-GPU
+ * demo.  It says so wherever it shows (ops.simulated, the device name). */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "sim_internal.h"
+
+void sim_log(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    /* One write per line: lines from several workers do not interleave. */
+    fprintf(stderr, "tandem-server[sim]: %s\n", line);
+}
+
+static int sim_init(tdm_backend **out, const tdm_backend_config *cfg)
+{
+    tdm_backend *b = calloc(1, sizeof(*b));
+    int err;
+
+    *out = NULL;
+    if (!b)
+        return cudaErrorMemoryAllocation;
+    b->cfg = *cfg;
+    atomic_init(&b->stopping, false);
+    err = sim_mem_init(&b->mem);
+    if (err)
+        goto fail_free;
+    if (pthread_mutex_init(&b->lock, NULL) != 0) {
+        err = cudaErrorInitializationError;
+        goto fail_mem;
+    }
+    if (pthread_cond_init(&b->progress, NULL) != 0) {
+        err = cudaErrorInitializationError;
+        goto fail_lock;
+    }
+    err = sim_stream_create(b, 0, 0, &b->legacy);
+    if (err)
+        goto fail_cond;
+    *out = b;
+    return 0;
+fail_cond:
+    pthread_cond_destroy(&b->progress);
+fail_lock:
+    pthread_mutex_destroy(&b->lock);
+fail_mem:
+    sim_mem_release(&b->mem);
+fail_free:
+    free(b);
+    return err;
+}
+
+/* Work still queued is dropped, running kernels stop at their next block,
+ * waits are cut short; then every thread is joined and everything freed. */
+static void sim_shutdown(tdm_backend *b)
+{
+    if (!b)
+        return;
+    pthread_mutex_lock(&b->lock);
+    atomic_store(&b->stopping, true);
+    pthread_cond_broadcast(&b->progress);
+    pthread_mutex_unlock(&b->lock);
+    sim_streams_free_all(b);
+    sim_events_free_all(b);
+    sim_modules_free_all(b);
+    sim_mems_free_all(b);
+    sim_arena_release(b);
+    pthread_cond_destroy(&b->progress);
+    pthread_mutex_destroy(&b->lock);
+    sim_mem_release(&b->mem);
+    free(b);
+}
+
+static int sim_driver_version(tdm_backend *b, int *version)
+{
+    *version = SIM_DRIVER_VERSION;
+    return 0;
+}
+
+const tdm_backend_ops tdm_backend_sim_ops = {
+    .name = "sim",
+    .simulated = true,
+    .init = sim_init,
+    .shutdown = sim_shutdown,
+    .driver_version = sim_driver_version,
+    .device_info = sim_device_info,
+    .mem_get_info = sim_mem_get_info,
+    .arena_reserve = sim_arena_reserve,
+    .granularity = sim_granularity,
+    .mem_map = sim_mem_map,
+    .mem_unmap = sim_mem_unmap,
+    .module_load = sim_module_load,
+    .module_unload = sim_module_unload,
+    .module_get_function = sim_module_get_function,
+    .module_get_global = sim_module_get_global,
+    .func_get_attributes = sim_func_get_attributes,
+    .stream_create = sim_stream_create,
+    .stream_destroy = sim_stream_destroy,
+    .stream_synchronize = sim_stream_synchronize,
+    .stream_query = sim_stream_query,
+    .stream_wait_event = sim_stream_wait_event,
+    .event_create = sim_event_create,
+    .event_destroy = sim_event_destroy,
+    .event_record = sim_event_record,
+    .event_synchronize = sim_event_synchronize,
+    .event_query = sim_event_query,
+    .event_elapsed_ms = sim_event_elapsed_ms,
+    .memcpy_htod = sim_memcpy_htod,
+    .memcpy_dtoh_sync = sim_memcpy_dtoh_sync,
+    .memcpy_dtod = sim_memcpy_dtod,
+    .memset_d8 = sim_memset_d8,
+    .launch = sim_launch_kernel,
+    .device_synchronize = sim_device_synchronize,
+};

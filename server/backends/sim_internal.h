@@ -1,0 +1,224 @@
+/* Shared state of the sim backend: a simulated GPU in host memory, for tests
+ * and the no-GPU demo.  Private to server/backends/sim_*.c. */
+#ifndef TANDEM_SERVER_SIM_INTERNAL_H
+#define TANDEM_SERVER_SIM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <driver_types.h>
+
+#include "backend.h"
+#include "registry.h"
+#include "sim_kernel.h"
+
+#define SIM_GRANULARITY (2ull << 20)   /* as the H100's VMM: addresses match the cuda backend */
+#define SIM_TOTAL_MEM (16ull << 30)
+#define SIM_DRIVER_VERSION 13000
+#define SIM_MAX_DYN_SHARED (48u << 10) /* without the opt-in attribute, as on the GPU */
+
+/* ---- device memory: what is mapped, for checking every access ---- */
+
+typedef struct sim_range {
+    uint64_t addr, size;
+    bool arena;              /* an arena mapping (counts against total memory) */
+} sim_range;
+
+/* Sorted, non-overlapping.  Writers (map, unmap, module load/unload) take
+ * the lock exclusively; a stream worker holds it shared for the whole of one
+ * operation, so memory cannot be unmapped under a running copy or kernel,
+ * and the accessors it calls search without locking. */
+typedef struct sim_mem {
+    pthread_rwlock_t lock;
+    sim_range *v;
+    size_t n, cap;
+    uint64_t arena_bytes;    /* sum of arena ranges */
+} sim_mem;
+
+int sim_mem_init(sim_mem *m);
+void sim_mem_release(sim_mem *m);
+/* Both take the lock exclusively.  insert fails with
+ * cudaErrorInvalidValue on overlap and with cudaErrorMemoryAllocation when
+ * arena ranges would exceed SIM_TOTAL_MEM. */
+int sim_mem_insert(sim_mem *m, uint64_t addr, uint64_t size, bool arena);
+int sim_mem_remove(sim_mem *m, uint64_t addr, uint64_t size);
+/* The caller holds the lock (shared or exclusive).  The range containing
+ * addr, or NULL. */
+const sim_range *sim_mem_find_locked(const sim_mem *m, uint64_t addr);
+bool sim_mem_covers_locked(const sim_mem *m, uint64_t addr, uint64_t n);
+/* For stream workers: held shared around one whole operation. */
+void sim_mem_read_lock(sim_mem *m);
+void sim_mem_read_unlock(sim_mem *m);
+
+struct tdm_bmem {
+    int fd;                  /* the memfd: the analogue of a shareable handle */
+    uint64_t addr, size;
+    struct tdm_bmem *prev, *next;   /* b->mems, for shutdown */
+};
+
+/* ---- the work queue of a stream ---- */
+
+typedef enum sim_op_kind {
+    SIM_OP_HTOD,
+    SIM_OP_DTOH,
+    SIM_OP_DTOD,
+    SIM_OP_MEMSET,
+    SIM_OP_LAUNCH,
+    SIM_OP_RECORD,
+    SIM_OP_WAIT,
+} sim_op_kind;
+
+typedef struct sim_op {
+    struct sim_op *next;
+    sim_op_kind kind;
+    uint64_t seq;            /* position in its stream */
+    uint64_t dst, src;       /* device addresses */
+    size_t n;
+    uint8_t value;           /* memset */
+    void *host;              /* htod: owned copy; dtoh: the caller's buffer */
+    int *result;             /* dtoh: where the caller waits for the outcome */
+    tdm_bfunc *func;         /* launch: holds a reference on its module */
+    tdm_dim3 grid, block;
+    uint32_t shared_mem;
+    void *params;            /* launch: owned copy */
+    tdm_bevent *event;       /* record, wait: holds a reference */
+    uint64_t event_seq;      /* record: this record's number; wait: the one awaited */
+} sim_op;
+
+struct tdm_bstream {
+    tdm_backend *b;
+    pthread_t thread;
+    pthread_cond_t wake;     /* the worker: work arrived or stop */
+    sim_op *head, *tail;     /* head stays queued while it runs */
+    uint64_t enqueued, completed;
+    int sticky;              /* first fault; later work is skipped */
+    bool stop;               /* drain, then exit */
+    struct tdm_bstream *next;
+};
+
+struct tdm_bevent {
+    unsigned flags;
+    int refs;                /* the creator's, plus one per queued op */
+    uint64_t recorded;       /* records issued */
+    uint64_t completed;      /* highest record that ran */
+    double t_ms;             /* CLOCK_MONOTONIC when that record ran */
+    struct tdm_bevent *prev, *next;
+};
+
+struct tdm_bmodule {
+    tdm_backend *b;
+    int refs;                /* the loader's, plus one per queued launch */
+    uint32_t nglobals;       /* sim_global_count() */
+    void **storage;          /* per registry global */
+    struct tdm_bfunc *funcs;
+    struct tdm_bmodule *prev, *next;
+};
+
+struct tdm_bfunc {
+    const sim_kernel *k;
+    tdm_bmodule *m;
+    tdm_param_info layout;
+    uint32_t params_len;
+    uint64_t *globals;       /* addresses of k->globals in m */
+    struct tdm_bfunc *next;
+};
+
+struct tdm_backend {
+    tdm_backend_config cfg;
+    sim_mem mem;
+    void *arena;             /* NULL until arena_reserve succeeded */
+    atomic_bool stopping;    /* shutdown: skip queued work, end running kernels */
+
+    /* One lock for every queue, event and module reference count: the
+     * traffic is a few operations per guest call, and one lock keeps
+     * cross-stream waits free of lock-order questions. */
+    pthread_mutex_t lock;
+    pthread_cond_t progress; /* any op completed (events included) */
+    tdm_bstream *streams;    /* every live stream, the legacy one included */
+    tdm_bstream *legacy;     /* what a NULL stream means */
+    tdm_bevent *events;      /* live events */
+    tdm_bmodule *modules;    /* loaded or still referenced */
+    tdm_bmem *mems;          /* mapped physical memory */
+};
+
+/* The per-launch state behind sim_launch.exec. */
+struct sim_exec {
+    const sim_mem *mem;
+    const atomic_bool *stopping;
+    const sim_range *last;   /* the range of the previous access: most hit it */
+    int err;
+};
+
+void sim_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* sim_memory.c */
+int sim_arena_reserve(tdm_backend *b);
+void sim_arena_release(tdm_backend *b);
+uint64_t sim_granularity(tdm_backend *b);
+int sim_mem_map(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **out);
+int sim_mem_unmap(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem *mem);
+int sim_mem_get_info(tdm_backend *b, uint64_t *free_bytes, uint64_t *total_bytes);
+/* Closes what the session layer left mapped (shutdown). */
+void sim_mems_free_all(tdm_backend *b);
+
+/* sim_stream.c */
+int sim_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bstream **out);
+int sim_stream_destroy(tdm_backend *b, tdm_bstream *s);
+int sim_stream_synchronize(tdm_backend *b, tdm_bstream *s);
+int sim_stream_query(tdm_backend *b, tdm_bstream *s);
+int sim_device_synchronize(tdm_backend *b);
+/* Queues op on s (NULL: the legacy stream) and wakes its worker; the op
+ * belongs to the stream from then on.  Returns its sequence number. */
+uint64_t sim_enqueue(tdm_backend *b, tdm_bstream *s, sim_op *op);
+/* Waits until op `seq` of s completed; b->lock held. */
+void sim_wait_seq_locked(tdm_backend *b, tdm_bstream *s, uint64_t seq);
+tdm_bstream *sim_stream_or_legacy(tdm_backend *b, tdm_bstream *s);
+/* Shutdown: stops every worker (queued work is dropped once b->stopping is
+ * set) and frees the streams, the legacy one included. */
+void sim_streams_free_all(tdm_backend *b);
+
+/* sim_event.c */
+int sim_event_create(tdm_backend *b, unsigned flags, tdm_bevent **out);
+int sim_event_destroy(tdm_backend *b, tdm_bevent *e);
+int sim_event_record(tdm_backend *b, tdm_bevent *e, tdm_bstream *s);
+int sim_event_synchronize(tdm_backend *b, tdm_bevent *e);
+int sim_event_query(tdm_backend *b, tdm_bevent *e);
+int sim_event_elapsed_ms(tdm_backend *b, tdm_bevent *start, tdm_bevent *end, float *ms);
+int sim_stream_wait_event(tdm_backend *b, tdm_bstream *s, tdm_bevent *e);
+/* b->lock held.  Drops one reference; frees a destroyed event at zero. */
+void sim_event_unref_locked(tdm_backend *b, tdm_bevent *e);
+/* b->lock held.  The record op `seq` of e ran now. */
+void sim_event_complete_locked(tdm_backend *b, tdm_bevent *e, uint64_t seq);
+void sim_events_free_all(tdm_backend *b);
+
+/* sim_work.c: enqueueing and running operations */
+int sim_memcpy_htod(tdm_backend *b, uint64_t dst, const void *src, size_t n, tdm_bstream *s);
+int sim_memcpy_dtoh_sync(tdm_backend *b, void *dst, uint64_t src, size_t n, tdm_bstream *s);
+int sim_memcpy_dtod(tdm_backend *b, uint64_t dst, uint64_t src, size_t n, tdm_bstream *s);
+int sim_memset_d8(tdm_backend *b, uint64_t dst, uint8_t value, size_t n, tdm_bstream *s);
+int sim_launch_kernel(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem,
+                      tdm_bstream *s, const void *params, size_t params_len);
+/* Runs a copy, memset or launch on the calling worker; b->lock not held.
+ * Returns the fault it caused, if any. */
+int sim_op_execute(tdm_backend *b, sim_op *op);
+/* b->lock held.  Releases what op holds and frees it. */
+void sim_op_free_locked(tdm_backend *b, sim_op *op);
+
+/* sim_module.c */
+int sim_module_load(tdm_backend *b, const void *image, size_t len, tdm_bmodule **out);
+int sim_module_unload(tdm_backend *b, tdm_bmodule *m);
+int sim_module_get_function(tdm_backend *b, tdm_bmodule *m, const char *name, tdm_bfunc **out,
+                            tdm_param_info *params);
+int sim_module_get_global(tdm_backend *b, tdm_bmodule *m, const char *name, uint64_t *addr, uint64_t *size);
+int sim_func_get_attributes(tdm_backend *b, tdm_bfunc *f, tdm_func_attrs *out);
+/* b->lock held. */
+void sim_module_unref_locked(tdm_backend *b, tdm_bmodule *m);
+void sim_modules_free_all(tdm_backend *b);
+
+/* sim_device.c */
+int sim_device_info(tdm_backend *b, tdm_device_info *out);
+
+#endif

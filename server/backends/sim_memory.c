@@ -1,0 +1,161 @@
+/* The logical arena and physical memory: an mmap reservation at the fixed
+ * arena address, and one memfd per allocation mapped into it (the analogue
+ * of a CUDA VMM allocation exported as a shareable POSIX fd). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "sim_internal.h"
+
+uint64_t sim_granularity(tdm_backend *b)
+{
+    return SIM_GRANULARITY;
+}
+
+int sim_arena_reserve(tdm_backend *b)
+{
+    uint64_t base = b->cfg.arena_base, size = b->cfg.arena_size;
+    void *p;
+
+    if (b->arena)
+        return cudaErrorMemoryAllocation;
+    if (!base || !size || base % SIM_GRANULARITY || size % SIM_GRANULARITY || base + size < base) {
+        sim_log("arena [%#llx, +%#llx) is not %llu-byte aligned", (unsigned long long)base,
+                (unsigned long long)size, (unsigned long long)SIM_GRANULARITY);
+        return cudaErrorMemoryAllocation;
+    }
+    p = mmap((void *)(uintptr_t)base, size, PROT_NONE,
+             MAP_FIXED_NOREPLACE | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        sim_log("cannot reserve the arena at %#llx (%llu bytes): %s", (unsigned long long)base,
+                (unsigned long long)size, strerror(errno));
+        return cudaErrorMemoryAllocation;
+    }
+    /* Kernels before 4.17 take MAP_FIXED_NOREPLACE as a mere hint. */
+    if ((uint64_t)(uintptr_t)p != base) {
+        munmap(p, size);
+        sim_log("the kernel placed the arena at %p instead of %#llx", p, (unsigned long long)base);
+        return cudaErrorMemoryAllocation;
+    }
+    b->arena = p;
+    return 0;
+}
+
+void sim_arena_release(tdm_backend *b)
+{
+    if (b->arena)
+        munmap(b->arena, b->cfg.arena_size);
+    b->arena = NULL;
+}
+
+static bool in_arena(tdm_backend *b, uint64_t addr, uint64_t size)
+{
+    uint64_t base = b->cfg.arena_base;
+
+    return b->arena && size && addr >= base && size <= b->cfg.arena_size &&
+           addr - base <= b->cfg.arena_size - size && addr % SIM_GRANULARITY == 0 &&
+           size % SIM_GRANULARITY == 0;
+}
+
+int sim_mem_map(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **out)
+{
+    tdm_bmem *mem = NULL;
+    int fd = -1, err;
+
+    *out = NULL;
+    if (!in_arena(b, addr, size))
+        return cudaErrorInvalidValue;
+    mem = calloc(1, sizeof(*mem));
+    if (!mem)
+        return cudaErrorMemoryAllocation;
+    fd = memfd_create("tandem-sim-mem", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, (off_t)size) != 0) {
+        sim_log("cannot create %llu bytes of simulated device memory: %s", (unsigned long long)size,
+                strerror(errno));
+        err = cudaErrorMemoryAllocation;
+        goto fail;
+    }
+    /* Claim the range in the table first: MAP_FIXED over memory another
+     * allocation still uses would silently replace it. */
+    err = sim_mem_insert(&b->mem, addr, size, true);
+    if (err)
+        goto fail;
+    if (mmap((void *)(uintptr_t)addr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+        sim_log("cannot map simulated device memory at %#llx: %s", (unsigned long long)addr, strerror(errno));
+        sim_mem_remove(&b->mem, addr, size);
+        err = cudaErrorMemoryAllocation;
+        goto fail;
+    }
+    mem->fd = fd;
+    mem->addr = addr;
+    mem->size = size;
+    pthread_mutex_lock(&b->lock);
+    mem->next = b->mems;
+    if (b->mems)
+        b->mems->prev = mem;
+    b->mems = mem;
+    pthread_mutex_unlock(&b->lock);
+    *out = mem;
+    return 0;
+fail:
+    if (fd >= 0)
+        close(fd);
+    free(mem);
+    return err;
+}
+
+int sim_mem_unmap(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem *mem)
+{
+    int err;
+
+    if (!mem || mem->addr != addr || mem->size != size)
+        return cudaErrorInvalidValue;
+    /* Exclusive: no copy or kernel is inside the range once this returns. */
+    err = sim_mem_remove(&b->mem, addr, size);
+    if (err)
+        return err;
+    /* Back to reserved-but-inaccessible, so a stale pointer faults in the
+     * server too instead of reading freed memory. */
+    if (mmap((void *)(uintptr_t)addr, size, PROT_NONE,
+             MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) == MAP_FAILED) {
+        sim_log("cannot return [%#llx, +%llu) to the reservation: %s", (unsigned long long)addr,
+                (unsigned long long)size, strerror(errno));
+        err = cudaErrorUnknown;
+    }
+    pthread_mutex_lock(&b->lock);
+    if (mem->prev)
+        mem->prev->next = mem->next;
+    else
+        b->mems = mem->next;
+    if (mem->next)
+        mem->next->prev = mem->prev;
+    pthread_mutex_unlock(&b->lock);
+    close(mem->fd);
+    free(mem);
+    return err;
+}
+
+void sim_mems_free_all(tdm_backend *b)
+{
+    while (b->mems) {
+        tdm_bmem *mem = b->mems;
+        b->mems = mem->next;
+        sim_mem_remove(&b->mem, mem->addr, mem->size);
+        close(mem->fd);
+        free(mem);
+    }
+}
+
+int sim_mem_get_info(tdm_backend *b, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+    uint64_t used;
+
+    pthread_rwlock_rdlock(&b->mem.lock);
+    used = b->mem.arena_bytes;
+    pthread_rwlock_unlock(&b->mem.lock);
+    *total_bytes = SIM_TOTAL_MEM;
+    *free_bytes = used < SIM_TOTAL_MEM ? SIM_TOTAL_MEM - used : 0;
+    return 0;
+}

@@ -1,0 +1,213 @@
+/* Modules: the sim cannot run GPU code, so a module is a validated fat
+ * binary header plus storage for the registry's globals; its kernels are the
+ * C twins in server/sim_kernels/, found by mangled name. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim_internal.h"
+
+#define FATBIN_MAGIC 0xBA55ED50u
+#define FATBIN_HEADER_SIZE 16u  /* magic u32, version u16, header_size u16, fat_size u64 */
+#define GLOBAL_ALIGN 256        /* as the GPU aligns module variables */
+
+static int check_image(const void *image, size_t len)
+{
+    uint32_t magic;
+    uint16_t header_size;
+    uint64_t fat_size;
+    const uint8_t *p = image;
+
+    if (!image || len < FATBIN_HEADER_SIZE)
+        return cudaErrorInvalidKernelImage;
+    memcpy(&magic, p, 4);
+    memcpy(&header_size, p + 6, 2);
+    memcpy(&fat_size, p + 8, 8);
+    if (magic != FATBIN_MAGIC || header_size < FATBIN_HEADER_SIZE || fat_size > len ||
+        header_size != len - fat_size)
+        return cudaErrorInvalidKernelImage;
+    return 0;
+}
+
+/* Frees a module no one references: storage, funcs. */
+static void module_free(tdm_bmodule *m)
+{
+    while (m->funcs) {
+        tdm_bfunc *f = m->funcs;
+        m->funcs = f->next;
+        free(f->globals);
+        free(f);
+    }
+    for (uint32_t i = 0; i < m->nglobals; i++)
+        free(m->storage[i]);
+    free(m->storage);
+    free(m);
+}
+
+/* Takes the module's globals out of (or, on failure, never into) the
+ * memory table; `inserted` of them are in it. */
+static void globals_unpublish(tdm_backend *b, tdm_bmodule *m, uint32_t inserted)
+{
+    for (uint32_t i = 0; i < inserted; i++)
+        sim_mem_remove(&b->mem, (uint64_t)(uintptr_t)m->storage[i], sim_global_at(i)->size);
+}
+
+int sim_module_load(tdm_backend *b, const void *image, size_t len, tdm_bmodule **out)
+{
+    tdm_bmodule *m;
+    uint32_t i = 0;
+    int err;
+
+    *out = NULL;
+    err = check_image(image, len);
+    if (err) {
+        sim_log("module image of %zu bytes is not a fat binary", len);
+        return err;
+    }
+    m = calloc(1, sizeof(*m));
+    if (!m)
+        return cudaErrorMemoryAllocation;
+    m->b = b;
+    m->refs = 1;
+    m->nglobals = sim_global_count();
+    m->storage = calloc(m->nglobals ? m->nglobals : 1, sizeof(*m->storage));
+    if (!m->storage) {
+        err = cudaErrorMemoryAllocation;
+        goto fail;
+    }
+    /* Every module gets every registry global: the image cannot be parsed
+     * here, and the guest only asks for the variables it registered. */
+    for (i = 0; i < m->nglobals; i++) {
+        size_t size = sim_global_at(i)->size;
+        size_t alloc = (size + GLOBAL_ALIGN - 1) / GLOBAL_ALIGN * GLOBAL_ALIGN;
+        m->storage[i] = aligned_alloc(GLOBAL_ALIGN, alloc);
+        if (!m->storage[i]) {
+            err = cudaErrorMemoryAllocation;
+            goto fail;
+        }
+        memset(m->storage[i], 0, alloc);     /* as the GPU zero-initializes */
+        err = sim_mem_insert(&b->mem, (uint64_t)(uintptr_t)m->storage[i], size, false);
+        if (err) {
+            free(m->storage[i]);
+            m->storage[i] = NULL;
+            goto fail;
+        }
+    }
+    pthread_mutex_lock(&b->lock);
+    m->next = b->modules;
+    if (b->modules)
+        b->modules->prev = m;
+    b->modules = m;
+    pthread_mutex_unlock(&b->lock);
+    *out = m;
+    return 0;
+fail:
+    globals_unpublish(b, m, i);
+    module_free(m);
+    return err;
+}
+
+void sim_module_unref_locked(tdm_backend *b, tdm_bmodule *m)
+{
+    if (--m->refs > 0)
+        return;
+    if (m->prev)
+        m->prev->next = m->next;
+    else
+        b->modules = m->next;
+    if (m->next)
+        m->next->prev = m->prev;
+    module_free(m);
+}
+
+int sim_module_unload(tdm_backend *b, tdm_bmodule *m)
+{
+    if (!m)
+        return cudaErrorInvalidResourceHandle;
+    /* Unpublished now, freed when the last queued launch is done: a launch
+     * still queued that touches a global faults instead of using freed
+     * memory. */
+    globals_unpublish(b, m, m->nglobals);
+    pthread_mutex_lock(&b->lock);
+    sim_module_unref_locked(b, m);
+    pthread_mutex_unlock(&b->lock);
+    return 0;
+}
+
+void sim_modules_free_all(tdm_backend *b)
+{
+    while (b->modules) {
+        tdm_bmodule *m = b->modules;
+        b->modules = m->next;
+        module_free(m);
+    }
+}
+
+int sim_module_get_function(tdm_backend *b, tdm_bmodule *m, const char *name, tdm_bfunc **out,
+                            tdm_param_info *params)
+{
+    const sim_kernel *k = sim_kernel_find(name);
+    tdm_bfunc *f;
+
+    *out = NULL;
+    if (!k) {
+        sim_log("no simulated implementation of kernel '%s'", name ? name : "(null)");
+        return cudaErrorInvalidDeviceFunction;
+    }
+    if (k->nparams > TDM_MAX_KERNEL_PARAMS)
+        return cudaErrorInvalidDeviceFunction;
+    f = calloc(1, sizeof(*f));
+    if (!f)
+        return cudaErrorMemoryAllocation;
+    f->k = k;
+    f->m = m;
+    f->globals = calloc(k->nglobals ? k->nglobals : 1, sizeof(*f->globals));
+    if (!f->globals) {
+        free(f);
+        return cudaErrorMemoryAllocation;
+    }
+    for (uint32_t i = 0; i < k->nglobals; i++) {
+        int g = sim_global_index(k->globals[i]);
+        if (g < 0) {
+            /* A registry bug, not a guest error: say which. */
+            sim_log("kernel '%s' uses global '%s', which the registry does not describe", name, k->globals[i]);
+            free(f->globals);
+            free(f);
+            return cudaErrorInvalidDeviceFunction;
+        }
+        f->globals[i] = (uint64_t)(uintptr_t)m->storage[g];
+    }
+    sim_kernel_layout(k, &f->layout, &f->params_len);
+    *params = f->layout;
+    pthread_mutex_lock(&b->lock);
+    f->next = m->funcs;
+    m->funcs = f;
+    pthread_mutex_unlock(&b->lock);
+    *out = f;
+    return 0;
+}
+
+int sim_module_get_global(tdm_backend *b, tdm_bmodule *m, const char *name, uint64_t *addr, uint64_t *size)
+{
+    int g = sim_global_index(name);
+
+    if (g < 0) {
+        sim_log("no simulated global variable '%s'", name ? name : "(null)");
+        return cudaErrorInvalidSymbol;
+    }
+    *addr = (uint64_t)(uintptr_t)m->storage[g];
+    *size = sim_global_at((uint32_t)g)->size;
+    return 0;
+}
+
+int sim_func_get_attributes(tdm_backend *b, tdm_bfunc *f, tdm_func_attrs *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->shared_size_bytes = f->k->static_shared;
+    out->max_threads_per_block = 1024;
+    out->num_regs = 32;
+    out->ptx_version = 90;
+    out->binary_version = 90;
+    out->max_dynamic_shared_size_bytes = (int32_t)(SIM_MAX_DYN_SHARED - f->k->static_shared);
+    out->preferred_shmem_carveout = -1;
+    return 0;
+}

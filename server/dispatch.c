@@ -1,0 +1,388 @@
+#include "dispatch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <driver_types.h>
+
+#include "session.h"
+#include "tandem_rpc.h"
+#include "xdr_extra.h"
+
+/* Handlers fill `res` with memory the RPC layer frees with xdr_free, so
+ * anything pointed to from a result is malloc'ed here. */
+
+static bool h_null(void *ctx, void *args, void *res)
+{
+    return true;
+}
+
+static bool h_hello(void *ctx, void *args, void *res)
+{
+    tdm_session *s = ctx;
+    tdm_hello_args *a = args;
+    tdm_hello_res *r = res;
+
+    r->backend = strdup(s->srv->ops->name);
+    if (a->proto_version != TDM_PROTO_VERSION) {
+        fprintf(stderr, "tandem-server: session %llu: guest speaks protocol %u, server %u\n",
+                (unsigned long long)s->id, a->proto_version, TDM_PROTO_VERSION);
+        r->err = cudaErrorInsufficientDriver;
+        return false;
+    }
+    s->pid = a->pid;
+    snprintf(s->client, sizeof(s->client), "%s", a->client ? a->client : "");
+    r->err = 0;
+    r->session_id = s->id;
+    r->simulated = s->srv->ops->simulated;
+    r->device_count = 1;
+    r->driver_version = s->srv->driver_version;
+    r->arena_base = s->srv->cfg.arena_base;
+    r->arena_size = s->srv->cfg.arena_size;
+    return true;
+}
+
+static bool h_device_info(void *ctx, void *args, void *res)
+{
+    tdm_session *s = ctx;
+    tdm_device_info_res *r = res;
+    const tdm_device_info *di = &s->srv->info;
+
+    r->name = strdup(di->name);
+    memcpy(r->uuid, di->uuid, sizeof(r->uuid));
+    r->total_mem = di->total_mem;
+    r->attrs.attrs_val = malloc(sizeof(di->attrs));
+    if (!r->name || !r->attrs.attrs_val) {
+        r->err = cudaErrorMemoryAllocation;
+        return true;
+    }
+    memcpy(r->attrs.attrs_val, di->attrs, sizeof(di->attrs));
+    r->attrs.attrs_len = TDM_DEVICE_ATTR_COUNT;
+    r->simulated = di->simulated;
+    if (s->srv->cfg.session_mem_quota && s->srv->cfg.session_mem_quota < r->total_mem)
+        r->total_mem = s->srv->cfg.session_mem_quota;
+    return true;
+}
+
+static bool h_mem_get_info(void *ctx, void *args, void *res)
+{
+    tdm_mem_info_res *r = res;
+    uint64_t f = 0, t = 0;
+
+    r->err = tdm_session_mem_get_info(ctx, &f, &t);
+    r->free_bytes = f;
+    r->total_bytes = t;
+    return true;
+}
+
+static bool h_malloc(void *ctx, void *args, void *res)
+{
+    tdm_malloc_res *r = res;
+    uint64_t addr = 0;
+
+    r->err = tdm_session_malloc(ctx, *(u_quad_t *)args, &addr);
+    r->addr = addr;
+    return true;
+}
+
+static bool h_free(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_free(ctx, *(tdm_addr *)args);
+    return true;
+}
+
+static void free_module_res(tdm_module_load_res *r)
+{
+    free(r->funcs.funcs_val);
+    free(r->vars.vars_val);
+    memset(r, 0, sizeof(*r));
+}
+
+static bool h_module_load(void *ctx, void *args, void *res)
+{
+    tdm_module_load_args *a = args;
+    tdm_module_load_res *r = res;
+    uint32_t nf = a->funcs.funcs_len, nv = a->vars.vars_len;
+    uint64_t *fh = calloc(nf + 1, sizeof(*fh)), *va = calloc(nv + 1, sizeof(*va)), *vs = calloc(nv + 1, sizeof(*vs));
+    int *fe = calloc(nf + 1, sizeof(*fe)), *ve = calloc(nv + 1, sizeof(*ve));
+    uint64_t module = 0;
+
+    r->funcs.funcs_val = calloc(nf + 1, sizeof(tdm_func_info));
+    r->vars.vars_val = calloc(nv + 1, sizeof(tdm_var_info));
+    if (!fh || !va || !vs || !fe || !ve || !r->funcs.funcs_val || !r->vars.vars_val) {
+        free_module_res(r);
+        r->err = cudaErrorMemoryAllocation;
+        goto out;
+    }
+    r->err = tdm_session_module_load(ctx, a->image.image_val, a->image.image_len,
+                                     (const char *const *)a->funcs.funcs_val, nf,
+                                     (const char *const *)a->vars.vars_val, nv,
+                                     &module, fh, fe, va, vs, ve);
+    if (r->err) {
+        free_module_res(r);
+        r->err = r->err ? r->err : cudaErrorUnknown;
+        goto out;
+    }
+    r->module = module;
+    r->funcs.funcs_len = nf;
+    r->vars.vars_len = nv;
+    for (uint32_t i = 0; i < nf; i++) {
+        tdm_func_info *fi = &r->funcs.funcs_val[i];
+        const tdm_func_entry *f = fe[i] ? NULL : tdm_session_func(ctx, fh[i]);
+        fi->err = fe[i];
+        fi->handle = fh[i];
+        if (!f)
+            continue;
+        fi->param_offset.param_offset_val = malloc((f->params.count + 1) * sizeof(u_int));
+        fi->param_size.param_size_val = malloc((f->params.count + 1) * sizeof(u_int));
+        if (!fi->param_offset.param_offset_val || !fi->param_size.param_size_val) {
+            fi->err = cudaErrorMemoryAllocation;
+            continue;
+        }
+        fi->param_offset.param_offset_len = fi->param_size.param_size_len = f->params.count;
+        memcpy(fi->param_offset.param_offset_val, f->params.offset, f->params.count * sizeof(u_int));
+        memcpy(fi->param_size.param_size_val, f->params.size, f->params.count * sizeof(u_int));
+    }
+    for (uint32_t i = 0; i < nv; i++) {
+        r->vars.vars_val[i].err = ve[i];
+        r->vars.vars_val[i].addr = va[i];
+        r->vars.vars_val[i].size = vs[i];
+    }
+out:
+    free(fh);
+    free(va);
+    free(vs);
+    free(fe);
+    free(ve);
+    return true;
+}
+
+static bool h_module_unload(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_module_unload(ctx, *(tdm_handle *)args);
+    return true;
+}
+
+static bool h_func_attrs(void *ctx, void *args, void *res)
+{
+    tdm_func_attrs_res *r = res;
+    tdm_func_attrs fa = { 0 };
+
+    r->err = tdm_session_func_attrs(ctx, *(tdm_handle *)args, &fa);
+    r->shared_size_bytes = fa.shared_size_bytes;
+    r->const_size_bytes = fa.const_size_bytes;
+    r->local_size_bytes = fa.local_size_bytes;
+    r->max_threads_per_block = fa.max_threads_per_block;
+    r->num_regs = fa.num_regs;
+    r->ptx_version = fa.ptx_version;
+    r->binary_version = fa.binary_version;
+    r->cache_mode_ca = fa.cache_mode_ca;
+    r->max_dynamic_shared_size_bytes = fa.max_dynamic_shared_size_bytes;
+    r->preferred_shmem_carveout = fa.preferred_shmem_carveout;
+    return true;
+}
+
+static bool h_stream_create(void *ctx, void *args, void *res)
+{
+    tdm_stream_create_args *a = args;
+    tdm_handle_res *r = res;
+    uint64_t h = 0;
+
+    r->err = tdm_session_stream_create(ctx, a->flags, a->priority, &h);
+    r->handle = h;
+    return true;
+}
+
+static bool h_stream_destroy(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_stream_destroy(ctx, *(tdm_handle *)args);
+    return true;
+}
+
+static bool h_stream_sync(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_stream_synchronize(ctx, *(tdm_handle *)args);
+    return true;
+}
+
+static bool h_stream_query(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_stream_query(ctx, *(tdm_handle *)args);
+    return true;
+}
+
+static bool h_event_create(void *ctx, void *args, void *res)
+{
+    tdm_handle_res *r = res;
+    uint64_t h = 0;
+
+    r->err = tdm_session_event_create(ctx, *(u_int *)args, &h);
+    r->handle = h;
+    return true;
+}
+
+static bool h_event_destroy(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_event_destroy(ctx, *(tdm_handle *)args);
+    return true;
+}
+
+static bool h_event_sync(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_event_synchronize(ctx, *(tdm_handle *)args);
+    return true;
+}
+
+static bool h_event_query(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_event_query(ctx, *(tdm_handle *)args);
+    return true;
+}
+
+static bool h_event_elapsed(void *ctx, void *args, void *res)
+{
+    tdm_elapsed_args *a = args;
+    tdm_elapsed_res *r = res;
+
+    r->err = tdm_session_event_elapsed(ctx, a->start, a->end, &r->ms);
+    return true;
+}
+
+static bool h_device_sync(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_device_synchronize(ctx);
+    return true;
+}
+
+static bool h_device_reset(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_reset(ctx);
+    return true;
+}
+
+static bool h_memcpy_dtoh(void *ctx, void *args, void *res)
+{
+    tdm_memcpy_dtoh_args *a = args;
+    tdm_memcpy_dtoh_res *r = res;
+
+    if (a->size > TDM_MAX_CHUNK) {
+        r->err = cudaErrorInvalidValue;
+        return true;
+    }
+    r->data.data_val = malloc(a->size ? a->size : 1);
+    if (!r->data.data_val) {
+        r->err = cudaErrorMemoryAllocation;
+        return true;
+    }
+    r->err = tdm_session_memcpy_dtoh(ctx, r->data.data_val, a->src, a->size, a->stream);
+    r->data.data_len = r->err ? 0 : (u_int)a->size;
+    return true;
+}
+
+/* ---- one-way ---- */
+
+static bool h_memcpy_htod(void *ctx, void *args, void *res)
+{
+    tdm_memcpy_htod_args *a = args;
+
+    tdm_session_defer(ctx, tdm_session_memcpy_htod(ctx, a->dst, a->data.data_val, a->data.data_len, a->stream));
+    return true;
+}
+
+static bool h_memcpy_dtod(void *ctx, void *args, void *res)
+{
+    tdm_memcpy_dtod_args *a = args;
+
+    tdm_session_defer(ctx, tdm_session_memcpy_dtod(ctx, a->dst, a->src, a->size, a->stream));
+    return true;
+}
+
+static bool h_memset(void *ctx, void *args, void *res)
+{
+    tdm_memset_args *a = args;
+
+    tdm_session_defer(ctx, tdm_session_memset(ctx, a->dst, (uint8_t)a->value, a->size, a->stream));
+    return true;
+}
+
+static bool h_launch(void *ctx, void *args, void *res)
+{
+    tdm_launch_args *a = args;
+    tdm_dim3 g = { a->grid.x, a->grid.y, a->grid.z }, b = { a->block.x, a->block.y, a->block.z };
+
+    tdm_session_defer(ctx, tdm_session_launch(ctx, a->func, g, b, a->shared_mem, a->stream,
+                                              a->params.params_val, a->params.params_len));
+    return true;
+}
+
+static bool h_event_record(void *ctx, void *args, void *res)
+{
+    tdm_event_record_args *a = args;
+
+    tdm_session_defer(ctx, tdm_session_event_record(ctx, a->event, a->stream));
+    return true;
+}
+
+static bool h_stream_wait(void *ctx, void *args, void *res)
+{
+    tdm_stream_wait_args *a = args;
+
+    tdm_session_defer(ctx, tdm_session_stream_wait_event(ctx, a->stream, a->event));
+    return true;
+}
+
+static void garbage_oneway(void *ctx, uint32_t proc)
+{
+    tdm_session *s = ctx;
+
+    fprintf(stderr, "tandem-server: session %llu: undecodable arguments for one-way procedure %u\n",
+            (unsigned long long)s->id, proc);
+    tdm_session_defer(s, cudaErrorInvalidValue);
+}
+
+#define SYNC(P, XA, TA, XR, TR, H) [P] = { (xdrproc_t)XA, sizeof(TA), (xdrproc_t)XR, sizeof(TR), H }
+#define ONEWAY(P, XA, TA, H) [P] = { (xdrproc_t)XA, sizeof(TA), NULL, 0, H }
+
+static const tdm_rpc_proc procs[] = {
+    SYNC(TDM_NULL, tdm_xdr_void, char, tdm_xdr_void, char, h_null),
+    SYNC(TDM_HELLO, xdr_tdm_hello_args, tdm_hello_args, xdr_tdm_hello_res, tdm_hello_res, h_hello),
+    SYNC(TDM_DEVICE_INFO, tdm_xdr_void, char, xdr_tdm_device_info_res, tdm_device_info_res, h_device_info),
+    SYNC(TDM_MEM_GET_INFO, tdm_xdr_void, char, xdr_tdm_mem_info_res, tdm_mem_info_res, h_mem_get_info),
+    SYNC(TDM_MALLOC, xdr_u_quad_t, u_quad_t, xdr_tdm_malloc_res, tdm_malloc_res, h_malloc),
+    SYNC(TDM_FREE, xdr_tdm_addr, tdm_addr, xdr_int, int, h_free),
+    SYNC(TDM_MODULE_LOAD, xdr_tdm_module_load_args, tdm_module_load_args, xdr_tdm_module_load_res,
+         tdm_module_load_res, h_module_load),
+    SYNC(TDM_MODULE_UNLOAD, xdr_tdm_handle, tdm_handle, xdr_int, int, h_module_unload),
+    SYNC(TDM_FUNC_GET_ATTRIBUTES, xdr_tdm_handle, tdm_handle, xdr_tdm_func_attrs_res, tdm_func_attrs_res,
+         h_func_attrs),
+    SYNC(TDM_STREAM_CREATE, xdr_tdm_stream_create_args, tdm_stream_create_args, xdr_tdm_handle_res,
+         tdm_handle_res, h_stream_create),
+    SYNC(TDM_STREAM_DESTROY, xdr_tdm_handle, tdm_handle, xdr_int, int, h_stream_destroy),
+    SYNC(TDM_STREAM_SYNCHRONIZE, xdr_tdm_handle, tdm_handle, xdr_int, int, h_stream_sync),
+    SYNC(TDM_STREAM_QUERY, xdr_tdm_handle, tdm_handle, xdr_int, int, h_stream_query),
+    SYNC(TDM_EVENT_CREATE, xdr_u_int, u_int, xdr_tdm_handle_res, tdm_handle_res, h_event_create),
+    SYNC(TDM_EVENT_DESTROY, xdr_tdm_handle, tdm_handle, xdr_int, int, h_event_destroy),
+    SYNC(TDM_EVENT_SYNCHRONIZE, xdr_tdm_handle, tdm_handle, xdr_int, int, h_event_sync),
+    SYNC(TDM_EVENT_QUERY, xdr_tdm_handle, tdm_handle, xdr_int, int, h_event_query),
+    SYNC(TDM_EVENT_ELAPSED_TIME, xdr_tdm_elapsed_args, tdm_elapsed_args, xdr_tdm_elapsed_res, tdm_elapsed_res,
+         h_event_elapsed),
+    SYNC(TDM_DEVICE_SYNCHRONIZE, tdm_xdr_void, char, xdr_int, int, h_device_sync),
+    SYNC(TDM_DEVICE_RESET, tdm_xdr_void, char, xdr_int, int, h_device_reset),
+    SYNC(TDM_MEMCPY_DTOH, xdr_tdm_memcpy_dtoh_args, tdm_memcpy_dtoh_args, xdr_tdm_memcpy_dtoh_res,
+         tdm_memcpy_dtoh_res, h_memcpy_dtoh),
+    ONEWAY(TDM_MEMCPY_HTOD, xdr_tdm_memcpy_htod_args, tdm_memcpy_htod_args, h_memcpy_htod),
+    ONEWAY(TDM_MEMCPY_DTOD, xdr_tdm_memcpy_dtod_args, tdm_memcpy_dtod_args, h_memcpy_dtod),
+    ONEWAY(TDM_MEMSET, xdr_tdm_memset_args, tdm_memset_args, h_memset),
+    ONEWAY(TDM_LAUNCH, xdr_tdm_launch_args, tdm_launch_args, h_launch),
+    ONEWAY(TDM_EVENT_RECORD, xdr_tdm_event_record_args, tdm_event_record_args, h_event_record),
+    ONEWAY(TDM_STREAM_WAIT_EVENT, xdr_tdm_stream_wait_args, tdm_stream_wait_args, h_stream_wait),
+};
+
+const tdm_rpc_program tdm_dispatch_program = {
+    .prog = TANDEM_PROG,
+    .vers = TANDEM_V1,
+    .procs = procs,
+    .nprocs = sizeof(procs) / sizeof(procs[0]),
+    .on_garbage_oneway = garbage_oneway,
+};

@@ -1,0 +1,62 @@
+#include "server.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <driver_types.h>
+
+int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
+{
+    tdm_backend_config bc;
+    int err;
+
+    memset(srv, 0, sizeof(*srv));
+    srv->cfg = *cfg;
+    srv->ops = tdm_backend_find(cfg->backend);
+    if (!srv->ops) {
+        fprintf(stderr, "tandem-server: unknown backend '%s' (have: cuda, sim)\n", cfg->backend);
+        return cudaErrorInvalidValue;
+    }
+    bc.device = cfg->device;
+    bc.arena_base = cfg->arena_base;
+    bc.arena_size = cfg->arena_size;
+    err = srv->ops->init(&srv->be, &bc);
+    if (err) {
+        fprintf(stderr, "tandem-server: backend '%s' failed to start (cudaError %d)\n", srv->ops->name, err);
+        return err;
+    }
+    err = srv->ops->arena_reserve(srv->be);
+    if (err) {
+        fprintf(stderr, "tandem-server: cannot reserve the logical arena at %#llx (%llu GiB): cudaError %d\n",
+                (unsigned long long)cfg->arena_base, (unsigned long long)(cfg->arena_size >> 30), err);
+        goto fail;
+    }
+    if (tdm_arena_create(&srv->arena, cfg->arena_base, cfg->arena_size, srv->ops->granularity(srv->be)) != 0) {
+        fprintf(stderr, "tandem-server: arena base/size must be multiples of the granularity\n");
+        err = cudaErrorInvalidValue;
+        goto fail;
+    }
+    err = srv->ops->device_info(srv->be, &srv->info);
+    if (!err)
+        err = srv->ops->driver_version(srv->be, &srv->driver_version);
+    if (err)
+        goto fail;
+    atomic_init(&srv->next_session_id, 1);
+    atomic_init(&srv->live_sessions, 0);
+    return 0;
+fail:
+    tdm_arena_destroy(srv->arena);
+    srv->arena = NULL;
+    srv->ops->shutdown(srv->be);
+    srv->be = NULL;
+    return err;
+}
+
+void tdm_server_stop(tdm_server *srv)
+{
+    if (srv->be)
+        srv->ops->shutdown(srv->be);
+    tdm_arena_destroy(srv->arena);
+    srv->be = NULL;
+    srv->arena = NULL;
+}

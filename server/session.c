@@ -1,0 +1,655 @@
+#include "session.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <driver_types.h>
+
+enum { TAG_STREAM = 0x53, TAG_EVENT = 0x45, TAG_MODULE = 0x4d, TAG_FUNC = 0x46 };
+
+/* Errors that leave the device unusable for the session, as in CUDA: they
+ * stay set instead of being reported once. */
+static bool is_sticky(int err)
+{
+    return err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure ||
+           err == cudaErrorHardwareStackError || err == cudaErrorIllegalInstruction ||
+           err == cudaErrorMisalignedAddress || err == cudaErrorInvalidAddressSpace ||
+           err == cudaErrorInvalidPc || err == cudaErrorAssert;
+}
+
+void tdm_session_defer(tdm_session *s, int err)
+{
+    if (err && !s->deferred_err)
+        s->deferred_err = err;
+}
+
+int tdm_session_sync_result(tdm_session *s, int err)
+{
+    if (err) {
+        if (is_sticky(err))
+            s->deferred_err = err;
+        return err;
+    }
+    err = s->deferred_err;
+    if (!is_sticky(err))
+        s->deferred_err = 0;
+    return err;
+}
+
+static const tdm_backend_ops *ops(tdm_session *s)
+{
+    return s->srv->ops;
+}
+
+static tdm_backend *be(tdm_session *s)
+{
+    return s->srv->be;
+}
+
+int tdm_session_create(tdm_server *srv, tdm_session **out)
+{
+    tdm_session *s = calloc(1, sizeof(*s));
+    int err;
+
+    if (!s)
+        return cudaErrorMemoryAllocation;
+    s->srv = srv;
+    s->id = atomic_fetch_add(&srv->next_session_id, 1);
+    tdm_range_map_init(&s->ranges);
+    tdm_handles_init(&s->streams, TAG_STREAM);
+    tdm_handles_init(&s->events, TAG_EVENT);
+    tdm_handles_init(&s->modules, TAG_MODULE);
+    tdm_handles_init(&s->funcs, TAG_FUNC);
+    /* The session's null stream is a stream of its own, not the device's
+     * legacy stream, so sessions never wait for each other's work. */
+    err = srv->ops->stream_create(srv->be, 0, 0, &s->null_stream.bs);
+    if (!err)
+        err = srv->ops->event_create(srv->be, cudaEventDisableTiming, &s->null_stream.order_ev);
+    if (err) {
+        if (s->null_stream.bs)
+            srv->ops->stream_destroy(srv->be, s->null_stream.bs);
+        free(s);
+        return err;
+    }
+    s->null_stream.blocking = true;
+    atomic_fetch_add(&srv->live_sessions, 1);
+    *out = s;
+    return 0;
+}
+
+/* ---- streams and legacy ordering ---- */
+
+static tdm_stream_state *stream_of(tdm_session *s, uint64_t handle)
+{
+    if (handle == TDM_STREAM_NULL || handle == TDM_STREAM_LEGACY || handle == TDM_STREAM_PER_THREAD)
+        return &s->null_stream;
+    return tdm_handles_get(&s->streams, handle);
+}
+
+typedef struct order_ctx {
+    tdm_session *s;
+    int err;
+} order_ctx;
+
+static void null_waits_for(void *obj, uint64_t id, void *arg)
+{
+    tdm_stream_state *u = obj;
+    order_ctx *oc = arg;
+    tdm_session *s = oc->s;
+
+    if (oc->err || !u->blocking || u->epoch == u->epoch_seen_by_null)
+        return;
+    oc->err = ops(s)->event_record(be(s), u->order_ev, u->bs);
+    if (!oc->err)
+        oc->err = ops(s)->stream_wait_event(be(s), s->null_stream.bs, u->order_ev);
+    u->epoch_seen_by_null = u->epoch;
+}
+
+/* Legacy default-stream semantics, emulated per session: work on the null
+ * stream waits for prior work on every blocking stream, and work on a blocking
+ * stream waits for prior work on the null stream.  Costs nothing while a
+ * program uses one stream. */
+static int order_before(tdm_session *s, tdm_stream_state *st)
+{
+    int err = 0;
+
+    if (st == &s->null_stream) {
+        order_ctx oc = { s, 0 };
+        tdm_handles_each(&s->streams, null_waits_for, &oc);
+        err = oc.err;
+    } else if (st->blocking && s->null_stream.epoch != st->null_epoch_seen) {
+        err = ops(s)->event_record(be(s), s->null_stream.order_ev, s->null_stream.bs);
+        if (!err)
+            err = ops(s)->stream_wait_event(be(s), st->bs, s->null_stream.order_ev);
+        st->null_epoch_seen = s->null_stream.epoch;
+    }
+    st->epoch++;
+    return err;
+}
+
+/* Resolves a stream handle and orders it; NULL with *err set if unknown. */
+static tdm_stream_state *stream_for_work(tdm_session *s, uint64_t handle, int *err)
+{
+    tdm_stream_state *st = stream_of(s, handle);
+
+    if (!st) {
+        *err = cudaErrorInvalidResourceHandle;
+        return NULL;
+    }
+    *err = order_before(s, st);
+    return *err ? NULL : st;
+}
+
+int tdm_session_stream_create(tdm_session *s, unsigned flags, int priority, uint64_t *out)
+{
+    tdm_stream_state *st;
+    int err;
+
+    if (flags & ~(unsigned)cudaStreamNonBlocking)
+        return cudaErrorInvalidValue;
+    st = calloc(1, sizeof(*st));
+    if (!st)
+        return cudaErrorMemoryAllocation;
+    err = ops(s)->stream_create(be(s), flags, priority, &st->bs);
+    if (err)
+        goto fail;
+    err = ops(s)->event_create(be(s), cudaEventDisableTiming, &st->order_ev);
+    if (err)
+        goto fail_stream;
+    st->blocking = !(flags & cudaStreamNonBlocking);
+    /* A new blocking stream still follows earlier null-stream work. */
+    st->null_epoch_seen = 0;
+    *out = tdm_handles_add(&s->streams, st);
+    if (*out)
+        return 0;
+    err = cudaErrorMemoryAllocation;
+    ops(s)->event_destroy(be(s), st->order_ev);
+fail_stream:
+    ops(s)->stream_destroy(be(s), st->bs);
+fail:
+    free(st);
+    return err;
+}
+
+static void stream_free(tdm_session *s, tdm_stream_state *st)
+{
+    ops(s)->stream_destroy(be(s), st->bs);
+    ops(s)->event_destroy(be(s), st->order_ev);
+    free(st);
+}
+
+int tdm_session_stream_destroy(tdm_session *s, uint64_t stream)
+{
+    tdm_stream_state *st = tdm_handles_remove(&s->streams, stream);
+
+    if (!st)
+        return cudaErrorInvalidResourceHandle;
+    /* CUDA lets queued work finish after destroy; the backend's destroy
+     * drains the stream first. */
+    stream_free(s, st);
+    return 0;
+}
+
+int tdm_session_stream_synchronize(tdm_session *s, uint64_t stream)
+{
+    tdm_stream_state *st = stream_of(s, stream);
+
+    if (!st)
+        return cudaErrorInvalidResourceHandle;
+    return tdm_session_sync_result(s, ops(s)->stream_synchronize(be(s), st->bs));
+}
+
+int tdm_session_stream_query(tdm_session *s, uint64_t stream)
+{
+    tdm_stream_state *st = stream_of(s, stream);
+    int err;
+
+    if (!st)
+        return cudaErrorInvalidResourceHandle;
+    err = ops(s)->stream_query(be(s), st->bs);
+    return err == cudaErrorNotReady ? err : tdm_session_sync_result(s, err);
+}
+
+int tdm_session_stream_wait_event(tdm_session *s, uint64_t stream, uint64_t event)
+{
+    tdm_bevent *ev = tdm_handles_get(&s->events, event);
+    tdm_stream_state *st;
+    int err;
+
+    if (!ev)
+        return cudaErrorInvalidResourceHandle;
+    st = stream_for_work(s, stream, &err);
+    if (!st)
+        return err;
+    return ops(s)->stream_wait_event(be(s), st->bs, ev);
+}
+
+/* ---- events ---- */
+
+int tdm_session_event_create(tdm_session *s, unsigned flags, uint64_t *out)
+{
+    tdm_bevent *ev = NULL;
+    int err;
+
+    if (flags & ~(unsigned)(cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess))
+        return cudaErrorInvalidValue;
+    err = ops(s)->event_create(be(s), flags, &ev);
+    if (err)
+        return err;
+    *out = tdm_handles_add(&s->events, ev);
+    if (*out)
+        return 0;
+    ops(s)->event_destroy(be(s), ev);
+    return cudaErrorMemoryAllocation;
+}
+
+int tdm_session_event_destroy(tdm_session *s, uint64_t event)
+{
+    tdm_bevent *ev = tdm_handles_remove(&s->events, event);
+
+    if (!ev)
+        return cudaErrorInvalidResourceHandle;
+    return ops(s)->event_destroy(be(s), ev);
+}
+
+int tdm_session_event_record(tdm_session *s, uint64_t event, uint64_t stream)
+{
+    tdm_bevent *ev = tdm_handles_get(&s->events, event);
+    tdm_stream_state *st;
+    int err;
+
+    if (!ev)
+        return cudaErrorInvalidResourceHandle;
+    st = stream_for_work(s, stream, &err);
+    if (!st)
+        return err;
+    return ops(s)->event_record(be(s), ev, st->bs);
+}
+
+int tdm_session_event_synchronize(tdm_session *s, uint64_t event)
+{
+    tdm_bevent *ev = tdm_handles_get(&s->events, event);
+
+    if (!ev)
+        return cudaErrorInvalidResourceHandle;
+    return tdm_session_sync_result(s, ops(s)->event_synchronize(be(s), ev));
+}
+
+int tdm_session_event_query(tdm_session *s, uint64_t event)
+{
+    tdm_bevent *ev = tdm_handles_get(&s->events, event);
+    int err;
+
+    if (!ev)
+        return cudaErrorInvalidResourceHandle;
+    err = ops(s)->event_query(be(s), ev);
+    return err == cudaErrorNotReady ? err : tdm_session_sync_result(s, err);
+}
+
+int tdm_session_event_elapsed(tdm_session *s, uint64_t start, uint64_t end, float *ms)
+{
+    tdm_bevent *a = tdm_handles_get(&s->events, start), *b = tdm_handles_get(&s->events, end);
+
+    if (!a || !b)
+        return cudaErrorInvalidResourceHandle;
+    return ops(s)->event_elapsed_ms(be(s), a, b, ms);
+}
+
+/* ---- memory ---- */
+
+int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr)
+{
+    uint64_t quota = s->srv->cfg.session_mem_quota, rounded = 0;
+    tdm_range r = { 0 };
+    tdm_bmem *mem = NULL;
+    int err;
+
+    *addr = 0;
+    if (size == 0)
+        return 0;                          /* CUDA returns a null pointer for size 0 */
+    if (tdm_arena_alloc(s->srv->arena, size, addr, &rounded) != 0) {
+        *addr = 0;
+        return cudaErrorMemoryAllocation;
+    }
+    if (quota && (rounded > quota || s->mem_used > quota - rounded)) {
+        fprintf(stderr, "tandem-server: session %llu: cudaMalloc(%llu) exceeds its quota of %llu bytes\n",
+                (unsigned long long)s->id, (unsigned long long)size, (unsigned long long)quota);
+        err = cudaErrorMemoryAllocation;
+        goto fail_arena;
+    }
+    err = ops(s)->mem_map(be(s), *addr, rounded, &mem);
+    if (err)
+        goto fail_arena;
+    r.addr = *addr;
+    r.size = size;
+    r.mapped = rounded;
+    r.kind = TDM_RANGE_ALLOC;
+    r.backing = mem;
+    if (tdm_range_map_insert(&s->ranges, &r) != 0) {
+        err = cudaErrorMemoryAllocation;
+        goto fail_map;
+    }
+    s->mem_used += rounded;
+    return 0;
+fail_map:
+    ops(s)->mem_unmap(be(s), *addr, rounded, mem);
+fail_arena:
+    tdm_arena_free(s->srv->arena, *addr, rounded);
+    *addr = 0;
+    return err;
+}
+
+static int release_alloc(tdm_session *s, const tdm_range *r)
+{
+    int err = ops(s)->mem_unmap(be(s), r->addr, r->mapped, r->backing);
+
+    tdm_arena_free(s->srv->arena, r->addr, r->mapped);
+    s->mem_used -= r->mapped;
+    return err;
+}
+
+int tdm_session_free(tdm_session *s, uint64_t addr)
+{
+    const tdm_range *found;
+    tdm_range r;
+    int err;
+
+    if (addr == 0)
+        return 0;
+    found = tdm_range_map_find(&s->ranges, addr);
+    if (!found || found->addr != addr || found->kind != TDM_RANGE_ALLOC)
+        return cudaErrorInvalidValue;
+    /* cudaFree waits for work that may still use the memory. */
+    err = tdm_session_device_synchronize(s);
+    tdm_range_map_remove(&s->ranges, addr, &r);
+    int uerr = release_alloc(s, &r);
+    return err ? err : uerr;
+}
+
+int tdm_session_mem_get_info(tdm_session *s, uint64_t *free_bytes, uint64_t *total)
+{
+    uint64_t quota = s->srv->cfg.session_mem_quota;
+    int err = ops(s)->mem_get_info(be(s), free_bytes, total);
+
+    if (err || !quota)
+        return err;
+    /* A session sees its quota as its device. */
+    uint64_t left = quota - s->mem_used;
+    *total = quota < *total ? quota : *total;
+    *free_bytes = left < *free_bytes ? left : *free_bytes;
+    return 0;
+}
+
+static bool covers(tdm_session *s, uint64_t addr, uint64_t n)
+{
+    return tdm_range_map_covers(&s->ranges, addr, n);
+}
+
+static void log_bad_range(tdm_session *s, const char *what, uint64_t addr, uint64_t n)
+{
+    fprintf(stderr, "tandem-server: session %llu: %s [%#llx, +%llu) is outside the session's allocations\n",
+            (unsigned long long)s->id, what, (unsigned long long)addr, (unsigned long long)n);
+}
+
+int tdm_session_memcpy_htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream)
+{
+    tdm_stream_state *st;
+    int err;
+
+    if (n == 0)
+        return 0;
+    if (!covers(s, dst, n)) {
+        log_bad_range(s, "memcpy destination", dst, n);
+        return cudaErrorInvalidValue;
+    }
+    st = stream_for_work(s, stream, &err);
+    return st ? ops(s)->memcpy_htod(be(s), dst, src, n, st->bs) : err;
+}
+
+int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n, uint64_t stream)
+{
+    tdm_stream_state *st;
+    int err;
+
+    if (n == 0)
+        return tdm_session_sync_result(s, 0);
+    if (!covers(s, src, n)) {
+        log_bad_range(s, "memcpy source", src, n);
+        return cudaErrorInvalidValue;
+    }
+    st = stream_for_work(s, stream, &err);
+    if (!st)
+        return err;
+    return tdm_session_sync_result(s, ops(s)->memcpy_dtoh_sync(be(s), dst, src, n, st->bs));
+}
+
+int tdm_session_memcpy_dtod(tdm_session *s, uint64_t dst, uint64_t src, uint64_t n, uint64_t stream)
+{
+    tdm_stream_state *st;
+    int err;
+
+    if (n == 0)
+        return 0;
+    if (!covers(s, dst, n) || !covers(s, src, n)) {
+        log_bad_range(s, "device-to-device copy", covers(s, dst, n) ? src : dst, n);
+        return cudaErrorInvalidValue;
+    }
+    st = stream_for_work(s, stream, &err);
+    return st ? ops(s)->memcpy_dtod(be(s), dst, src, n, st->bs) : err;
+}
+
+int tdm_session_memset(tdm_session *s, uint64_t dst, uint8_t value, uint64_t n, uint64_t stream)
+{
+    tdm_stream_state *st;
+    int err;
+
+    if (n == 0)
+        return 0;
+    if (!covers(s, dst, n)) {
+        log_bad_range(s, "memset", dst, n);
+        return cudaErrorInvalidValue;
+    }
+    st = stream_for_work(s, stream, &err);
+    return st ? ops(s)->memset_d8(be(s), dst, value, n, st->bs) : err;
+}
+
+/* ---- modules and launches ---- */
+
+static void module_free(tdm_session *s, tdm_module_entry *m)
+{
+    for (uint32_t i = 0; i < m->nfuncs; i++)
+        free(tdm_handles_remove(&s->funcs, m->funcs[i]));
+    for (uint32_t i = 0; i < m->nglobals; i++)
+        tdm_range_map_remove(&s->ranges, m->globals[i], NULL);
+    if (m->bm)
+        ops(s)->module_unload(be(s), m->bm);
+    free(m->funcs);
+    free(m->globals);
+    free(m);
+}
+
+int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
+                            const char *const *func_names, uint32_t nfuncs,
+                            const char *const *var_names, uint32_t nvars,
+                            uint64_t *module, uint64_t *func_handles, int *func_err,
+                            uint64_t *var_addr, uint64_t *var_size, int *var_err)
+{
+    tdm_module_entry *m = calloc(1, sizeof(*m));
+    int err;
+
+    if (!m)
+        return cudaErrorMemoryAllocation;
+    m->funcs = calloc(nfuncs ? nfuncs : 1, sizeof(uint64_t));
+    m->globals = calloc(nvars ? nvars : 1, sizeof(uint64_t));
+    if (!m->funcs || !m->globals) {
+        err = cudaErrorMemoryAllocation;
+        goto fail;
+    }
+    err = ops(s)->module_load(be(s), image, len, &m->bm);
+    if (err)
+        goto fail;
+    for (uint32_t i = 0; i < nfuncs; i++) {
+        tdm_func_entry *f = calloc(1, sizeof(*f));
+        func_handles[i] = 0;
+        func_err[i] = f ? ops(s)->module_get_function(be(s), m->bm, func_names[i], &f->bf, &f->params)
+                        : cudaErrorMemoryAllocation;
+        if (!func_err[i] && f->params.count > TDM_MAX_KERNEL_PARAMS)
+            func_err[i] = cudaErrorInvalidDeviceFunction;
+        if (func_err[i]) {
+            free(f);
+            continue;
+        }
+        if (f->params.count)
+            f->params_len = f->params.offset[f->params.count - 1] + f->params.size[f->params.count - 1];
+        func_handles[i] = tdm_handles_add(&s->funcs, f);
+        if (!func_handles[i]) {
+            free(f);
+            func_err[i] = cudaErrorMemoryAllocation;
+            continue;
+        }
+        m->funcs[m->nfuncs++] = func_handles[i];
+    }
+    for (uint32_t i = 0; i < nvars; i++) {
+        tdm_range r = { 0 };
+        var_addr[i] = var_size[i] = 0;
+        var_err[i] = ops(s)->module_get_global(be(s), m->bm, var_names[i], &r.addr, &r.size);
+        if (var_err[i])
+            continue;
+        r.mapped = r.size;
+        r.kind = TDM_RANGE_GLOBAL;
+        r.backing = m;
+        if (tdm_range_map_insert(&s->ranges, &r) != 0) {
+            var_err[i] = cudaErrorInvalidSymbol;
+            continue;
+        }
+        m->globals[m->nglobals++] = r.addr;
+        var_addr[i] = r.addr;
+        var_size[i] = r.size;
+    }
+    *module = tdm_handles_add(&s->modules, m);
+    if (*module) {
+        for (uint32_t i = 0; i < m->nfuncs; i++)
+            ((tdm_func_entry *)tdm_handles_get(&s->funcs, m->funcs[i]))->module = *module;
+        return 0;
+    }
+    err = cudaErrorMemoryAllocation;
+fail:
+    module_free(s, m);
+    return err;
+}
+
+int tdm_session_module_unload(tdm_session *s, uint64_t module)
+{
+    tdm_module_entry *m = tdm_handles_remove(&s->modules, module);
+
+    if (!m)
+        return cudaErrorInvalidResourceHandle;
+    tdm_session_device_synchronize(s);
+    module_free(s, m);
+    return 0;
+}
+
+const tdm_func_entry *tdm_session_func(tdm_session *s, uint64_t func)
+{
+    return tdm_handles_get(&s->funcs, func);
+}
+
+int tdm_session_func_attrs(tdm_session *s, uint64_t func, tdm_func_attrs *out)
+{
+    const tdm_func_entry *f = tdm_session_func(s, func);
+
+    if (!f)
+        return cudaErrorInvalidDeviceFunction;
+    return ops(s)->func_get_attributes(be(s), f->bf, out);
+}
+
+int tdm_session_launch(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 block,
+                       uint32_t shared_mem, uint64_t stream, const void *params, uint32_t params_len)
+{
+    const tdm_func_entry *f = tdm_session_func(s, func);
+    tdm_stream_state *st;
+    int err;
+
+    if (!f)
+        return cudaErrorInvalidDeviceFunction;
+    if (params_len != f->params_len)
+        return cudaErrorInvalidValue;
+    if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
+        return cudaErrorInvalidConfiguration;
+    st = stream_for_work(s, stream, &err);
+    if (!st)
+        return err;
+    return ops(s)->launch(be(s), f->bf, grid, block, shared_mem, st->bs, params, params_len);
+}
+
+/* ---- whole device ---- */
+
+typedef struct sync_ctx {
+    tdm_session *s;
+    int err;
+} sync_ctx;
+
+static void sync_one(void *obj, uint64_t id, void *arg)
+{
+    tdm_stream_state *st = obj;
+    sync_ctx *sc = arg;
+    int err = sc->s->srv->ops->stream_synchronize(sc->s->srv->be, st->bs);
+
+    if (err && !sc->err)
+        sc->err = err;
+}
+
+int tdm_session_device_synchronize(tdm_session *s)
+{
+    sync_ctx sc = { s, 0 };
+
+    sync_one(&s->null_stream, 0, &sc);
+    tdm_handles_each(&s->streams, sync_one, &sc);
+    return tdm_session_sync_result(s, sc.err);
+}
+
+static void release_all(tdm_session *s)
+{
+    void *obj;
+    tdm_range r;
+
+    while ((obj = tdm_handles_pop(&s->events, NULL)))
+        ops(s)->event_destroy(be(s), obj);
+    while ((obj = tdm_handles_pop(&s->streams, NULL)))
+        stream_free(s, obj);
+    while ((obj = tdm_handles_pop(&s->modules, NULL)))
+        module_free(s, obj);
+    while (s->ranges.n) {
+        r = s->ranges.v[s->ranges.n - 1];
+        tdm_range_map_remove(&s->ranges, r.addr, NULL);
+        if (r.kind == TDM_RANGE_ALLOC)
+            release_alloc(s, &r);
+    }
+}
+
+int tdm_session_reset(tdm_session *s)
+{
+    tdm_session_device_synchronize(s);
+    release_all(s);
+    s->deferred_err = 0;
+    s->null_stream.epoch = 0;
+    return 0;
+}
+
+void tdm_session_destroy(tdm_session *s)
+{
+    if (!s)
+        return;
+    tdm_session_device_synchronize(s);
+    release_all(s);
+    ops(s)->event_destroy(be(s), s->null_stream.order_ev);
+    ops(s)->stream_destroy(be(s), s->null_stream.bs);
+    tdm_handles_release(&s->streams);
+    tdm_handles_release(&s->events);
+    tdm_handles_release(&s->modules);
+    tdm_handles_release(&s->funcs);
+    tdm_range_map_release(&s->ranges);
+    atomic_fetch_sub(&s->srv->live_sessions, 1);
+    free(s);
+}

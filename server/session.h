@@ -1,0 +1,108 @@
+/* A session: one guest process's CUDA state on this server.  Everything a
+ * guest sends is checked here before it reaches the backend: handles must be
+ * the session's own, device ranges must lie inside the session's allocations,
+ * sizes must fit the quota.  Functions return a cudaError_t value.
+ *
+ * Errors of one-way (asynchronous) calls are kept as the session's deferred
+ * error and returned by the next synchronizing call, as CUDA does. */
+#ifndef TANDEM_SERVER_SESSION_H
+#define TANDEM_SERVER_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "handle_table.h"
+#include "range_map.h"
+#include "server.h"
+
+/* Guest stream handles with fixed meaning, as in the CUDA runtime. */
+#define TDM_STREAM_NULL 0x0ull
+#define TDM_STREAM_LEGACY 0x1ull
+#define TDM_STREAM_PER_THREAD 0x2ull
+
+typedef struct tdm_stream_state {
+    tdm_bstream *bs;
+    bool blocking;               /* synchronizes with the session's null stream */
+    uint64_t epoch;              /* operations enqueued so far */
+    uint64_t epoch_seen_by_null; /* this stream's epoch the null stream last waited for */
+    uint64_t null_epoch_seen;    /* the null stream's epoch this stream last waited for */
+    tdm_bevent *order_ev;        /* internal event used to order against the null stream */
+} tdm_stream_state;
+
+typedef struct tdm_func_entry {
+    tdm_bfunc *bf;
+    uint64_t module;
+    tdm_param_info params;
+    uint32_t params_len;         /* offset + size of the last parameter */
+} tdm_func_entry;
+
+typedef struct tdm_module_entry {
+    tdm_bmodule *bm;
+    uint64_t *funcs;             /* handles of its functions, for unload */
+    uint32_t nfuncs;
+    uint64_t *globals;           /* addresses of its variables in the range map */
+    uint32_t nglobals;
+} tdm_module_entry;
+
+typedef struct tdm_session {
+    tdm_server *srv;
+    uint64_t id;
+    int pid;
+    char client[128];
+    tdm_range_map ranges;
+    tdm_handle_table streams, events, modules, funcs;
+    tdm_stream_state null_stream;    /* the session's own legacy stream */
+    uint64_t mem_used;               /* bytes mapped for cudaMalloc */
+    int deferred_err;
+} tdm_session;
+
+int tdm_session_create(tdm_server *srv, tdm_session **out);
+/* Waits for the session's work, then releases everything it holds. */
+void tdm_session_destroy(tdm_session *s);
+
+/* Records an error from a one-way call for the next synchronizing call. */
+void tdm_session_defer(tdm_session *s, int err);
+/* Returns err, or the deferred error if err is success (and clears it). */
+int tdm_session_sync_result(tdm_session *s, int err);
+
+int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr);
+int tdm_session_free(tdm_session *s, uint64_t addr);
+int tdm_session_mem_get_info(tdm_session *s, uint64_t *free_bytes, uint64_t *total);
+
+int tdm_session_memcpy_htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream);
+int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n, uint64_t stream);
+int tdm_session_memcpy_dtod(tdm_session *s, uint64_t dst, uint64_t src, uint64_t n, uint64_t stream);
+int tdm_session_memset(tdm_session *s, uint64_t dst, uint8_t value, uint64_t n, uint64_t stream);
+
+/* Loads a fat binary and resolves the named kernels and variables.  A kernel
+ * or variable that cannot be resolved gets its own error in func_err/var_err
+ * and does not fail the module. */
+int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
+                            const char *const *func_names, uint32_t nfuncs,
+                            const char *const *var_names, uint32_t nvars,
+                            uint64_t *module, uint64_t *func_handles, int *func_err,
+                            uint64_t *var_addr, uint64_t *var_size, int *var_err);
+int tdm_session_module_unload(tdm_session *s, uint64_t module);
+const tdm_func_entry *tdm_session_func(tdm_session *s, uint64_t func);
+int tdm_session_func_attrs(tdm_session *s, uint64_t func, tdm_func_attrs *out);
+int tdm_session_launch(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 block,
+                       uint32_t shared_mem, uint64_t stream, const void *params, uint32_t params_len);
+
+int tdm_session_stream_create(tdm_session *s, unsigned flags, int priority, uint64_t *out);
+int tdm_session_stream_destroy(tdm_session *s, uint64_t stream);
+int tdm_session_stream_synchronize(tdm_session *s, uint64_t stream);
+int tdm_session_stream_query(tdm_session *s, uint64_t stream);
+int tdm_session_stream_wait_event(tdm_session *s, uint64_t stream, uint64_t event);
+
+int tdm_session_event_create(tdm_session *s, unsigned flags, uint64_t *out);
+int tdm_session_event_destroy(tdm_session *s, uint64_t event);
+int tdm_session_event_record(tdm_session *s, uint64_t event, uint64_t stream);
+int tdm_session_event_synchronize(tdm_session *s, uint64_t event);
+int tdm_session_event_query(tdm_session *s, uint64_t event);
+int tdm_session_event_elapsed(tdm_session *s, uint64_t start, uint64_t end, float *ms);
+
+int tdm_session_device_synchronize(tdm_session *s);
+/* Releases every resource of the session; the session stays usable. */
+int tdm_session_reset(tdm_session *s);
+
+#endif

@@ -1,0 +1,61 @@
+#include "registry.h"
+
+#include <string.h>
+
+#include "kernels.h"
+
+static const sim_kernel *const kernels[] = {
+    &sim_kernel_vector_add,
+    &sim_kernel_increment,
+    &sim_kernel_se_transform,
+    &sim_kernel_se_combine,
+    &sim_kernel_matmul_tiled,
+};
+
+static const sim_global_desc *const globals[] = {
+    &sim_global_vadd_scale,
+    &sim_global_matmul_positive,
+};
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+const sim_kernel *sim_kernel_find(const char *name)
+{
+    for (size_t i = 0; name && i < COUNT(kernels); i++)
+        if (strcmp(kernels[i]->name, name) == 0)
+            return kernels[i];
+    return NULL;
+}
+
+void sim_kernel_layout(const sim_kernel *k, tdm_param_info *out, uint32_t *total)
+{
+    uint32_t off = 0;
+
+    out->count = k->nparams;
+    for (uint32_t i = 0; i < k->nparams && i < TDM_MAX_KERNEL_PARAMS; i++) {
+        uint32_t a = k->params[i].align ? k->params[i].align : 1;
+        off = (off + a - 1) / a * a;
+        out->offset[i] = off;
+        out->size[i] = k->params[i].size;
+        off += k->params[i].size;
+    }
+    *total = off;
+}
+
+uint32_t sim_global_count(void)
+{
+    return COUNT(globals);
+}
+
+const sim_global_desc *sim_global_at(uint32_t i)
+{
+    return i < COUNT(globals) ? globals[i] : NULL;
+}
+
+int sim_global_index(const char *name)
+{
+    for (size_t i = 0; name && i < COUNT(globals); i++)
+        if (strcmp(globals[i]->name, name) == 0)
+            return (int)i;
+    return -1;
+}
