@@ -1,0 +1,59 @@
+/* The guest's mirror of its device allocations.  It lets the library refuse
+ * an out-of-range pointer at once, classify pointers for cudaMemcpyDefault
+ * and cudaPointerGetAttributes, and is the record a session is rebuilt from.
+ * The server checks every pointer again: this mirror is a convenience for
+ * the application, not a security boundary. */
+#include <pthread.h>
+
+#include "guest.h"
+#include "range_map.h"
+
+static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
+static tdm_range_map map;
+
+void tdm_allocs_add(uint64_t addr, uint64_t size, bool global)
+{
+    tdm_range r = { .addr = addr, .size = size, .mapped = size,
+                    .kind = global ? TDM_RANGE_GLOBAL : TDM_RANGE_ALLOC };
+
+    pthread_rwlock_wrlock(&lock);
+    tdm_range_map_insert(&map, &r);
+    pthread_rwlock_unlock(&lock);
+}
+
+int tdm_allocs_remove(uint64_t addr)
+{
+    const tdm_range *r;
+    int rc = -1;
+
+    pthread_rwlock_wrlock(&lock);
+    r = tdm_range_map_find(&map, addr);
+    if (r && r->addr == addr && r->kind == TDM_RANGE_ALLOC)
+        rc = tdm_range_map_remove(&map, addr, NULL);
+    pthread_rwlock_unlock(&lock);
+    return rc;
+}
+
+bool tdm_allocs_covers(uint64_t addr, uint64_t len)
+{
+    bool ok;
+
+    pthread_rwlock_rdlock(&lock);
+    ok = tdm_range_map_covers(&map, addr, len);
+    pthread_rwlock_unlock(&lock);
+    return ok;
+}
+
+bool tdm_allocs_is_device(const void *p)
+{
+    return tdm_allocs_covers((uint64_t)(uintptr_t)p, 0);
+}
+
+void tdm_allocs_clear(bool keep_globals)
+{
+    pthread_rwlock_wrlock(&lock);
+    for (size_t i = map.n; i-- > 0;)
+        if (!keep_globals || map.v[i].kind == TDM_RANGE_ALLOC)
+            tdm_range_map_remove(&map, map.v[i].addr, NULL);
+    pthread_rwlock_unlock(&lock);
+}

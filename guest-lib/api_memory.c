@@ -1,0 +1,230 @@
+/* Memory management entry points of the CUDA runtime. */
+#include <stdio.h>
+#include <string.h>
+
+#include "guest.h"
+#include "xdr_extra.h"
+
+cudaError_t cudaMalloc(void **devPtr, size_t size)
+{
+    tdm_malloc_res r;
+    u_quad_t sz = size;
+    cudaError_t err;
+
+    if (!devPtr)
+        return tdm_ret(cudaErrorInvalidValue);
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_MALLOC, (xdrproc_t)xdr_u_quad_t, &sz, (xdrproc_t)xdr_tdm_malloc_res, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (err) {
+        *devPtr = NULL;
+        return tdm_ret(err);
+    }
+    *devPtr = (void *)(uintptr_t)r.addr;
+    if (r.addr)
+        tdm_allocs_add(r.addr, size, false);
+    return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *devPtr)
+{
+    tdm_addr a = (uint64_t)(uintptr_t)devPtr;
+    cudaError_t err;
+
+    if (!devPtr)
+        return cudaSuccess;
+    err = tdm_call_err(TDM_FREE, (xdrproc_t)xdr_tdm_addr, &a);
+    if (err != cudaErrorInvalidValue && err != cudaErrorDevicesUnavailable)
+        tdm_allocs_remove(a);
+    return tdm_ret(err);
+}
+
+cudaError_t cudaMallocHost(void **ptr, size_t size)
+{
+    if (!ptr)
+        return tdm_ret(cudaErrorInvalidValue);
+    *ptr = tdm_host_alloc(size, cudaHostAllocDefault);
+    return *ptr ? cudaSuccess : tdm_ret(cudaErrorMemoryAllocation);
+}
+
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+{
+    if (!pHost || (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined)))
+        return tdm_ret(cudaErrorInvalidValue);
+    if (flags & cudaHostAllocMapped) {
+        /* The device cannot reach guest memory over this transport. */
+        fprintf(stderr, "tandem: cudaHostAlloc(cudaHostAllocMapped) is not supported over this transport\n");
+        return tdm_ret(cudaErrorNotSupported);
+    }
+    *pHost = tdm_host_alloc(size, flags);
+    return *pHost ? cudaSuccess : tdm_ret(cudaErrorMemoryAllocation);
+}
+
+cudaError_t cudaFreeHost(void *ptr)
+{
+    if (!ptr)
+        return cudaSuccess;
+    return tdm_host_free(ptr) == 0 ? cudaSuccess : tdm_ret(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
+{
+    int flags = tdm_host_lookup(pHost, NULL);
+
+    if (!pFlags || flags < 0)
+        return tdm_ret(cudaErrorInvalidValue);
+    *pFlags = (unsigned)flags;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
+{
+    tdm_mem_info_res r;
+    cudaError_t err;
+
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_MEM_GET_INFO, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_tdm_mem_info_res, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (err)
+        return tdm_ret(err);
+    if (free)
+        *free = (size_t)r.free_bytes;
+    if (total)
+        *total = (size_t)r.total_bytes;
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    return tdm_memcpy(dst, src, count, kind, NULL);
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
+                            cudaStream_t stream)
+{
+    return tdm_memcpy(dst, src, count, kind, stream);
+}
+
+cudaError_t cudaMemset(void *devPtr, int value, size_t count)
+{
+    return tdm_memset(devPtr, value, count, NULL);
+}
+
+cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+    return tdm_memset(devPtr, value, count, stream);
+}
+
+cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
+{
+    void *base = NULL;
+
+    if (!attributes)
+        return tdm_ret(cudaErrorInvalidValue);
+    memset(attributes, 0, sizeof(*attributes));
+    attributes->device = 0;
+    if (tdm_allocs_is_device(ptr)) {
+        attributes->type = cudaMemoryTypeDevice;
+        attributes->devicePointer = (void *)ptr;
+    } else if (tdm_host_lookup(ptr, &base) >= 0) {
+        attributes->type = cudaMemoryTypeHost;
+        attributes->hostPointer = (void *)ptr;
+    } else {
+        attributes->type = cudaMemoryTypeUnregistered;
+        attributes->device = -2;
+    }
+    return cudaSuccess;
+}
+
+/* ---- symbols ---- */
+
+static cudaError_t symbol_range(const void *symbol, size_t count, size_t offset, uint64_t *addr)
+{
+    cudaError_t err;
+    tdm_variable *v = tdm_variable_for_host(symbol, &err);
+
+    if (!v)
+        return err;
+    if (offset > v->size || count > v->size - offset)
+        return cudaErrorInvalidValue;
+    *addr = v->addr + offset;
+    return cudaSuccess;
+}
+
+static cudaError_t to_symbol(const void *symbol, const void *src, size_t count, size_t offset,
+                             enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    uint64_t addr = 0;
+    cudaError_t err = symbol_range(symbol, count, offset, &addr);
+
+    if (err)
+        return tdm_ret(err);
+    if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+        return tdm_ret(cudaErrorInvalidMemcpyDirection);
+    return tdm_memcpy((void *)(uintptr_t)addr, src, count, kind, stream);
+}
+
+static cudaError_t from_symbol(void *dst, const void *symbol, size_t count, size_t offset,
+                               enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    uint64_t addr = 0;
+    cudaError_t err = symbol_range(symbol, count, offset, &addr);
+
+    if (err)
+        return tdm_ret(err);
+    if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+        return tdm_ret(cudaErrorInvalidMemcpyDirection);
+    return tdm_memcpy(dst, (void *)(uintptr_t)addr, count, kind, stream);
+}
+
+cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
+                               enum cudaMemcpyKind kind)
+{
+    return to_symbol(symbol, src, count, offset, kind, NULL);
+}
+
+cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset,
+                                    enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    return to_symbol(symbol, src, count, offset, kind, stream);
+}
+
+cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,
+                                 enum cudaMemcpyKind kind)
+{
+    return from_symbol(dst, symbol, count, offset, kind, NULL);
+}
+
+cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset,
+                                      enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    return from_symbol(dst, symbol, count, offset, kind, stream);
+}
+
+cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)
+{
+    cudaError_t err;
+    tdm_variable *v = tdm_variable_for_host(symbol, &err);
+
+    if (!devPtr)
+        return tdm_ret(cudaErrorInvalidValue);
+    if (!v)
+        return tdm_ret(err);
+    *devPtr = (void *)(uintptr_t)v->addr;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetSymbolSize(size_t *size, const void *symbol)
+{
+    cudaError_t err;
+    tdm_variable *v = tdm_variable_for_host(symbol, &err);
+
+    if (!size)
+        return tdm_ret(cudaErrorInvalidValue);
+    if (!v)
+        return tdm_ret(err);
+    *size = v->size;
+    return cudaSuccess;
+}

@@ -1,0 +1,116 @@
+/* Copies and memsets.  Host-to-device data travels inside the one-way call,
+ * so the application's buffer is free again when cudaMemcpy returns, as with
+ * CUDA's staged pageable copies; device-to-host is a round trip per chunk. */
+#include <string.h>
+
+#include "guest.h"
+
+static uint64_t dev(const void *p)
+{
+    return (uint64_t)(uintptr_t)p;
+}
+
+static enum cudaMemcpyKind resolve_kind(const void *dst, const void *src, enum cudaMemcpyKind kind)
+{
+    if (kind != cudaMemcpyDefault)
+        return kind;
+    bool d = tdm_allocs_is_device(dst), s = tdm_allocs_is_device(src);
+    return d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
+             : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
+}
+
+static cudaError_t htod(uint64_t dst, const char *src, size_t n, uint64_t stream)
+{
+    while (n > 0) {
+        size_t chunk = n < TDM_MAX_CHUNK ? n : TDM_MAX_CHUNK;
+        tdm_memcpy_htod_args a = { .dst = dst, .stream = stream };
+        a.data.data_val = (char *)src;
+        a.data.data_len = (u_int)chunk;
+        cudaError_t err = tdm_post(TDM_MEMCPY_HTOD, (xdrproc_t)xdr_tdm_memcpy_htod_args, &a);
+        if (err)
+            return err;
+        dst += chunk;
+        src += chunk;
+        n -= chunk;
+    }
+    return cudaSuccess;
+}
+
+/* Decodes a tdm_memcpy_dtoh_res straight into the caller's buffer, refusing
+ * a reply longer than what was asked for (xdr_bytes into a given buffer
+ * would only check the protocol's maximum). */
+typedef struct dtoh_into {
+    int err;
+    char *buf;
+    u_int want, got;
+} dtoh_into;
+
+static bool_t xdr_dtoh_into(XDR *xdrs, dtoh_into *d)
+{
+    if (!xdr_int(xdrs, &d->err) || !xdr_u_int(xdrs, &d->got) || d->got > d->want)
+        return FALSE;
+    return xdr_opaque(xdrs, d->buf, d->got);
+}
+
+static cudaError_t dtoh(char *dst, uint64_t src, size_t n, uint64_t stream)
+{
+    while (n > 0) {
+        size_t chunk = n < TDM_MAX_CHUNK ? n : TDM_MAX_CHUNK;
+        tdm_memcpy_dtoh_args a = { .src = src, .size = chunk, .stream = stream };
+        dtoh_into r = { .buf = dst, .want = (u_int)chunk };
+        cudaError_t err = tdm_call(TDM_MEMCPY_DTOH, (xdrproc_t)xdr_tdm_memcpy_dtoh_args, &a,
+                                   (xdrproc_t)xdr_dtoh_into, &r);
+        if (err)
+            return err;
+        if (r.err)
+            return (cudaError_t)r.err;
+        if (r.got != chunk)
+            return cudaErrorUnknown;
+        dst += chunk;
+        src += chunk;
+        n -= chunk;
+    }
+    return cudaSuccess;
+}
+
+cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    uint64_t sid = tdm_stream_id(stream);
+
+    if (n == 0)
+        return cudaSuccess;
+    if (!dst || !src)
+        return tdm_ret(cudaErrorInvalidValue);
+    switch (resolve_kind(dst, src, kind)) {
+    case cudaMemcpyHostToHost:
+        memmove(dst, src, n);
+        return cudaSuccess;
+    case cudaMemcpyHostToDevice:
+        if (!tdm_allocs_covers(dev(dst), n))
+            return tdm_ret(cudaErrorInvalidValue);
+        return tdm_ret(htod(dev(dst), src, n, sid));
+    case cudaMemcpyDeviceToHost:
+        if (!tdm_allocs_covers(dev(src), n))
+            return tdm_ret(cudaErrorInvalidValue);
+        return tdm_ret(dtoh(dst, dev(src), n, sid));
+    case cudaMemcpyDeviceToDevice: {
+        if (!tdm_allocs_covers(dev(dst), n) || !tdm_allocs_covers(dev(src), n))
+            return tdm_ret(cudaErrorInvalidValue);
+        tdm_memcpy_dtod_args a = { .dst = dev(dst), .src = dev(src), .size = n, .stream = sid };
+        return tdm_ret(tdm_post(TDM_MEMCPY_DTOD, (xdrproc_t)xdr_tdm_memcpy_dtod_args, &a));
+    }
+    default:
+        return tdm_ret(cudaErrorInvalidMemcpyDirection);
+    }
+}
+
+cudaError_t tdm_memset(void *dst, int value, size_t n, cudaStream_t stream)
+{
+    if (n == 0)
+        return cudaSuccess;
+    if (!tdm_allocs_covers(dev(dst), n))
+        return tdm_ret(cudaErrorInvalidValue);
+    tdm_memset_args a = { .dst = dev(dst), .value = (u_int)(value & 0xff), .size = n,
+                          .stream = tdm_stream_id(stream) };
+    return tdm_ret(tdm_post(TDM_MEMSET, (xdrproc_t)xdr_tdm_memset_args, &a));
+}

@@ -1,0 +1,106 @@
+/* Internal interface of the guest library (libcudart.so.13).
+ *
+ * Process-wide state here is what the real CUDA runtime also has once per
+ * process: the connection to the server, the registered fat binaries,
+ * kernels and variables, and the mirror of the process's device allocations.
+ * Last-error state is per thread, as in CUDA. */
+#ifndef TANDEM_GUEST_H
+#define TANDEM_GUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime_api.h>
+
+#include "tandem_rpc.h"
+
+/* ---- errors (errors.c) ---- */
+/* Records err as the thread's last error when it is one, and returns it. */
+cudaError_t tdm_ret(cudaError_t err);
+/* Prints one line naming an entry point Tandem does not implement. */
+cudaError_t tdm_unsupported(const char *name);
+
+/* ---- connection (client.c) ---- */
+typedef struct tdm_hello_info {
+    uint64_t session_id;
+    char backend[32];
+    bool simulated;
+    int device_count;
+    int driver_version;
+    uint64_t arena_base, arena_size;
+} tdm_hello_info;
+
+/* Connects on first use (TANDEM_SERVER, default tcp://127.0.0.1:7710).
+ * cudaSuccess, or cudaErrorDevicesUnavailable after printing why. */
+cudaError_t tdm_connect(void);
+const tdm_hello_info *tdm_hello(void);
+/* Synchronous call; the reply's `err` is the caller's to read.  Returns a
+ * transport failure as cudaErrorDevicesUnavailable. */
+cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res);
+/* One-way call. */
+cudaError_t tdm_post(uint32_t proc, xdrproc_t xargs, void *args);
+/* Convenience for procedures whose result is a bare int error. */
+cudaError_t tdm_call_err(uint32_t proc, xdrproc_t xargs, void *args);
+
+/* ---- device allocations (allocs.c) ---- */
+void tdm_allocs_add(uint64_t addr, uint64_t size, bool global);
+int tdm_allocs_remove(uint64_t addr);
+/* True when [addr, addr+len) is inside one allocation or variable. */
+bool tdm_allocs_covers(uint64_t addr, uint64_t len);
+bool tdm_allocs_is_device(const void *p);
+void tdm_allocs_clear(bool keep_globals);
+
+/* ---- host allocations from cudaMallocHost/cudaHostAlloc (hostmem.c) ---- */
+void *tdm_host_alloc(size_t size, unsigned flags);
+int tdm_host_free(void *p);
+/* Flags of the pinned allocation containing p, or -1. */
+int tdm_host_lookup(const void *p, void **base);
+
+/* ---- registrations and modules (registry.c) ---- */
+#define TDM_FUNCTION_MAGIC 0x7464666eu
+
+typedef struct tdm_function {
+    uint32_t magic;              /* TDM_FUNCTION_MAGIC: checks a cudaKernel_t */
+    int ready;                   /* loaded without error; read without the lock */
+    const void *host_fun;
+    char *name;                  /* mangled device name */
+    struct tdm_fatbin *fatbin;
+    uint64_t handle;             /* server handle once loaded */
+    int load_err;
+    uint32_t nparams;
+    uint32_t *param_offset, *param_size;
+    uint32_t params_len;
+} tdm_function;
+
+typedef struct tdm_variable {
+    const void *host_var;
+    char *name;
+    size_t size;
+    struct tdm_fatbin *fatbin;
+    uint64_t addr;               /* device address once loaded */
+    int load_err;
+} tdm_variable;
+
+/* The function registered for host stub `host_fun`, loading its module on
+ * first use; NULL with *err set otherwise. */
+tdm_function *tdm_function_for_host(const void *host_fun, cudaError_t *err);
+/* Same for a cudaKernel_t handed out by __cudaGetKernel. */
+tdm_function *tdm_function_for_kernel(const void *kernel, cudaError_t *err);
+tdm_variable *tdm_variable_for_host(const void *host_var, cudaError_t *err);
+/* Forgets server-side state after cudaDeviceReset: modules reload on use. */
+void tdm_registry_reset(void);
+
+/* ---- launch configuration stack (launch.c) ---- */
+cudaError_t tdm_launch(tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream);
+
+/* ---- copies (copy.c) ---- */
+cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream);
+cudaError_t tdm_memset(void *dst, int value, size_t n, cudaStream_t stream);
+
+static inline uint64_t tdm_stream_id(cudaStream_t s)
+{
+    return (uint64_t)(uintptr_t)s;
+}
+
+#endif

@@ -1,0 +1,358 @@
+/* Fat binaries, kernels and variables registered by nvcc's host stubs, and
+ * their lazy loading on the server: a module is sent on the first launch or
+ * symbol access that needs it, as CUDA's lazy loading does. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guest.h"
+
+#define FATBIN_WRAPPER_MAGIC 0x466243b1u
+#define FATBIN_MAGIC 0xBA55ED50u
+
+typedef struct fatbin_wrapper {
+    int magic;
+    int version;
+    const unsigned long long *data;
+    void *filename_or_fatbins;
+} fatbin_wrapper;
+
+typedef struct fatbin_header {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t header_size;
+    uint64_t fat_size;
+} fatbin_header;
+
+typedef struct tdm_fatbin {
+    void *handle_slot;            /* what __cudaRegisterFatBinary returns points here */
+    const void *image;
+    size_t size;
+    int image_err;                /* a registration we cannot use */
+    bool loaded;
+    int load_err;
+    uint64_t module;
+    struct tdm_fatbin *next;
+} tdm_fatbin;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static tdm_fatbin *fatbins;
+static tdm_function **funcs;
+static size_t nfuncs, capfuncs;
+static tdm_variable **vars;
+static size_t nvars, capvars;
+
+static int push(void ***v, size_t *n, size_t *cap, void *item)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        void **nv = realloc(*v, ncap * sizeof(void *));
+        if (!nv)
+            return -1;
+        *v = nv;
+        *cap = ncap;
+    }
+    (*v)[(*n)++] = item;
+    return 0;
+}
+
+void **__cudaRegisterFatBinary(void *fatCubin)
+{
+    const fatbin_wrapper *w = fatCubin;
+    tdm_fatbin *fb = calloc(1, sizeof(*fb));
+
+    if (!fb)
+        return NULL;
+    fb->handle_slot = fb;
+    if (!w || (unsigned)w->magic != FATBIN_WRAPPER_MAGIC || !w->data) {
+        fprintf(stderr, "tandem: registered fat binary has no valid wrapper; its kernels cannot run\n");
+        fb->image_err = cudaErrorInvalidKernelImage;
+    } else {
+        const fatbin_header *h = (const fatbin_header *)w->data;
+        if (h->magic != FATBIN_MAGIC || h->header_size < sizeof(*h) || h->fat_size > (1ull << 32)) {
+            fprintf(stderr, "tandem: registered fat binary has a bad header; its kernels cannot run\n");
+            fb->image_err = cudaErrorInvalidKernelImage;
+        } else {
+            fb->image = h;
+            fb->size = h->header_size + h->fat_size;
+        }
+    }
+    pthread_mutex_lock(&lock);
+    fb->next = fatbins;
+    fatbins = fb;
+    pthread_mutex_unlock(&lock);
+    return &fb->handle_slot;
+}
+
+void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
+{
+}
+
+static tdm_fatbin *fatbin_of(void **handle)
+{
+    return handle ? (tdm_fatbin *)*handle : NULL;
+}
+
+void __cudaUnregisterFatBinary(void **fatCubinHandle)
+{
+    /* Runs at exit; the session, and with it the module, ends with the
+     * connection.  Registrations stay valid until the process is gone. */
+}
+
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun, const char *deviceName,
+                            int thread_limit, uint3 *tid, uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize)
+{
+    tdm_function *f = calloc(1, sizeof(*f));
+
+    if (!f || !deviceName || !(f->name = strdup(deviceName))) {
+        free(f);
+        return;
+    }
+    f->magic = TDM_FUNCTION_MAGIC;
+    f->host_fun = hostFun;
+    f->fatbin = fatbin_of(fatCubinHandle);
+    pthread_mutex_lock(&lock);
+    if (push((void ***)&funcs, &nfuncs, &capfuncs, f) != 0) {
+        free(f->name);
+        free(f);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+static void register_var(void **handle, const void *hostVar, const char *deviceName, size_t size)
+{
+    tdm_variable *v = calloc(1, sizeof(*v));
+
+    if (!v || !deviceName || !(v->name = strdup(deviceName))) {
+        free(v);
+        return;
+    }
+    v->host_var = hostVar;
+    v->size = size;
+    v->fatbin = fatbin_of(handle);
+    pthread_mutex_lock(&lock);
+    if (push((void ***)&vars, &nvars, &capvars, v) != 0) {
+        free(v->name);
+        free(v);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName, int ext,
+                       size_t size, int constant, int global)
+{
+    register_var(fatCubinHandle, hostVar, deviceName, size);
+}
+
+void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
+                              const char *deviceName, int ext, size_t size, int constant, int global)
+{
+    fprintf(stderr, "tandem: __managed__ variable '%s' is not supported by Tandem yet\n",
+            deviceName ? deviceName : "?");
+}
+
+char __cudaInitModule(void **fatCubinHandle)
+{
+    return 1;
+}
+
+void __cudaRegisterHostVar(void **fatCubinHandle, const char *deviceName, void *hostVar, size_t size)
+{
+    register_var(fatCubinHandle, hostVar, deviceName, size);
+}
+
+/* ---- loading ---- */
+
+static cudaError_t load_locked(tdm_fatbin *fb)
+{
+    tdm_module_load_args a;
+    tdm_module_load_res r;
+    size_t nf = 0, nv = 0;
+    tdm_function **fl = NULL;
+    tdm_variable **vl = NULL;
+    cudaError_t err;
+
+    if (fb->loaded)
+        return (cudaError_t)fb->load_err;
+    if (fb->image_err)
+        return (cudaError_t)fb->image_err;
+    memset(&a, 0, sizeof(a));
+    memset(&r, 0, sizeof(r));
+    fl = calloc(nfuncs + 1, sizeof(*fl));
+    vl = calloc(nvars + 1, sizeof(*vl));
+    a.funcs.funcs_val = calloc(nfuncs + 1, sizeof(char *));
+    a.vars.vars_val = calloc(nvars + 1, sizeof(char *));
+    if (!fl || !vl || !a.funcs.funcs_val || !a.vars.vars_val) {
+        err = cudaErrorMemoryAllocation;
+        goto out;
+    }
+    for (size_t i = 0; i < nfuncs; i++)
+        if (funcs[i]->fatbin == fb) {
+            fl[nf] = funcs[i];
+            a.funcs.funcs_val[nf++] = funcs[i]->name;
+        }
+    for (size_t i = 0; i < nvars; i++)
+        if (vars[i]->fatbin == fb) {
+            vl[nv] = vars[i];
+            a.vars.vars_val[nv++] = vars[i]->name;
+        }
+    a.funcs.funcs_len = (u_int)nf;
+    a.vars.vars_len = (u_int)nv;
+    a.image.image_val = (char *)fb->image;
+    a.image.image_len = (u_int)fb->size;
+
+    err = tdm_call(TDM_MODULE_LOAD, (xdrproc_t)xdr_tdm_module_load_args, &a,
+                   (xdrproc_t)xdr_tdm_module_load_res, &r);
+    if (err)
+        goto out;
+    err = (cudaError_t)r.err;
+    if (!err && (r.funcs.funcs_len != nf || r.vars.vars_len != nv))
+        err = cudaErrorUnknown;
+    if (!err) {
+        fb->module = r.module;
+        for (size_t i = 0; i < nf; i++) {
+            tdm_func_info *fi = &r.funcs.funcs_val[i];
+            tdm_function *f = fl[i];
+            uint32_t n = fi->param_offset.param_offset_len;
+            f->load_err = fi->err;
+            f->handle = fi->handle;
+            if (fi->err)
+                continue;
+            if (n != fi->param_size.param_size_len) {
+                f->load_err = cudaErrorUnknown;
+                continue;
+            }
+            f->param_offset = malloc((n + 1) * sizeof(uint32_t));
+            f->param_size = malloc((n + 1) * sizeof(uint32_t));
+            if (!f->param_offset || !f->param_size) {
+                f->load_err = cudaErrorMemoryAllocation;
+                continue;
+            }
+            memcpy(f->param_offset, fi->param_offset.param_offset_val, n * sizeof(uint32_t));
+            memcpy(f->param_size, fi->param_size.param_size_val, n * sizeof(uint32_t));
+            f->nparams = n;
+            f->params_len = n ? f->param_offset[n - 1] + f->param_size[n - 1] : 0;
+            __atomic_store_n(&f->ready, 1, __ATOMIC_RELEASE);
+        }
+        for (size_t i = 0; i < nv; i++) {
+            tdm_var_info *vi = &r.vars.vars_val[i];
+            vl[i]->load_err = vi->err;
+            vl[i]->addr = vi->addr;
+            if (!vi->err) {
+                vl[i]->size = vi->size;
+                tdm_allocs_add(vi->addr, vi->size, true);
+            }
+        }
+    }
+    xdr_free((xdrproc_t)xdr_tdm_module_load_res, (char *)&r);
+    fb->loaded = true;
+    fb->load_err = err;
+    if (err)
+        fprintf(stderr, "tandem: loading a module on the server failed: %s\n", cudaGetErrorName(err));
+out:
+    free(fl);
+    free(vl);
+    free(a.funcs.funcs_val);
+    free(a.vars.vars_val);
+    return err;
+}
+
+/* Loads f's module if needed; the caller holds no lock. */
+static tdm_function *ready_function(tdm_function *f, cudaError_t *err)
+{
+    *err = cudaSuccess;
+    if (__atomic_load_n(&f->ready, __ATOMIC_ACQUIRE))
+        return f;
+    pthread_mutex_lock(&lock);
+    *err = load_locked(f->fatbin);
+    if (!*err)
+        *err = (cudaError_t)f->load_err;
+    pthread_mutex_unlock(&lock);
+    return *err ? NULL : f;
+}
+
+tdm_function *tdm_function_for_host(const void *host_fun, cudaError_t *err)
+{
+    tdm_function *f = NULL;
+
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nfuncs; i++)
+        if (funcs[i]->host_fun == host_fun) {
+            f = funcs[i];
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    if (!f) {
+        *err = cudaErrorInvalidDeviceFunction;
+        return NULL;
+    }
+    return ready_function(f, err);
+}
+
+tdm_function *tdm_function_for_kernel(const void *kernel, cudaError_t *err)
+{
+    tdm_function *f = (tdm_function *)kernel;
+
+    if (!f || f->magic != TDM_FUNCTION_MAGIC) {
+        *err = cudaErrorInvalidResourceHandle;
+        return NULL;
+    }
+    return ready_function(f, err);
+}
+
+tdm_variable *tdm_variable_for_host(const void *host_var, cudaError_t *err)
+{
+    tdm_variable *v = NULL;
+
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nvars; i++)
+        if (vars[i]->host_var == host_var) {
+            v = vars[i];
+            break;
+        }
+    if (!v) {
+        *err = cudaErrorInvalidSymbol;
+    } else {
+        *err = load_locked(v->fatbin);
+        if (!*err)
+            *err = (cudaError_t)v->load_err;
+    }
+    pthread_mutex_unlock(&lock);
+    return *err ? NULL : v;
+}
+
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
+{
+    tdm_function *f = NULL;
+
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nfuncs; i++)
+        if (funcs[i]->host_fun == func) {
+            f = funcs[i];
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    if (!kernel)
+        return tdm_ret(cudaErrorInvalidValue);
+    *kernel = (cudaKernel_t)f;
+    return f ? cudaSuccess : tdm_ret(cudaErrorInvalidDeviceFunction);
+}
+
+void tdm_registry_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    for (tdm_fatbin *fb = fatbins; fb; fb = fb->next) {
+        fb->loaded = false;
+        fb->load_err = 0;
+    }
+    for (size_t i = 0; i < nfuncs; i++) {
+        free(funcs[i]->param_offset);
+        free(funcs[i]->param_size);
+        funcs[i]->param_offset = funcs[i]->param_size = NULL;
+        funcs[i]->handle = 0;
+        funcs[i]->load_err = 0;
+        __atomic_store_n(&funcs[i]->ready, 0, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&lock);
+}
