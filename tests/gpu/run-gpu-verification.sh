@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Runs on a GPU host, from the repository root, over a bundle made by
+# scripts/gpu-bundle.sh (default .device).  For every example: the native run
+# (NVIDIA's libcudart) and the run through Tandem (cuda backend, TCP) must
+# print the same line.  Then the integration suites run against the cuda
+# backend.  The report goes to $OUT (default /tmp/tandem-gpu).
+set -uo pipefail
+B=$(cd "${1:-.device}" && pwd)
+OUT=${OUT:-/tmp/tandem-gpu}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="$B/deps${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+CUDA_LIB=/usr/local/cuda/lib64
+report="$OUT/gpu-verification.txt"
+fails=0
+ns() { date +%s%N; }
+log() { echo "$*" | tee -a "$report"; }
+
+: >"$report"
+log "date: $(date -u +%Y-%m-%dT%H:%MZ)"
+log "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader)"
+log "kernel: $(uname -r)"
+log ""
+
+port_file=$(mktemp)
+"$B/bin/tandem-server" --backend cuda --port 0 --port-file "$port_file" 2>"$OUT/server.log" &
+server=$!
+for _ in $(seq 200); do [ -s "$port_file" ] && break; sleep 0.1; done
+if [ ! -s "$port_file" ]; then log "tandem-server (cuda) did not start:"; cat "$OUT/server.log" | tee -a "$report"; exit 1; fi
+ep="tcp://127.0.0.1:$(cat "$port_file")"
+log "tandem-server --backend cuda at $ep"
+log "$(printf '%-16s %-8s %-10s %-10s %s' example match native_s tandem_s output)"
+for ex in vector_add increment_loop streams_events matmul; do
+  t0=$(ns); native=$(LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/examples/$ex" 2>>"$OUT/native.err"); rn=$?; t1=$(ns)
+  tandem=$(LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_SERVER="$ep" "$B/examples/$ex" 2>>"$OUT/tandem.err"); rt=$?; t2=$(ns)
+  ok=no; [ $rn -eq 0 ] && [ $rt -eq 0 ] && [ -n "$native" ] && [ "$native" = "$tandem" ] && ok=yes
+  [ $ok = yes ] || fails=$((fails + 1))
+  log "$(printf '%-16s %-8s %-10s %-10s %s' "$ex" "$ok" "$(echo "scale=3; ($t1-$t0)/1000000000" | bc)" \
+        "$(echo "scale=3; ($t2-$t1)/1000000000" | bc)" "$native")"
+  [ $ok = yes ] || log "   tandem printed: $tandem (exit $rt, native exit $rn)"
+done
+# Which libcudart each run really loaded: the guest library, not NVIDIA's.
+log "guest run loads: $(LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" ldd "$B/examples/vector_add" | grep libcudart)"
+kill "$server"; wait "$server"; log "server exit status after SIGTERM: $?"
+log ""
+
+for suite in test_examples test_bad_input; do
+  log "== $suite against the cuda backend =="
+  TANDEM_TEST_BACKEND=cuda TANDEM_TEST_BUILD_DIR="$B" "$B/bin/$suite" --jobs 1 >"$OUT/$suite.log" 2>&1
+  rc=$?; tail -1 "$OUT/$suite.log" | tee -a "$report"
+  [ $rc -eq 0 ] || { fails=$((fails + 1)); grep -E "FAIL|Crash|fail" "$OUT/$suite.log" | head -20 | tee -a "$report"; }
+done
+log ""
+log "verification failures: $fails"
+exit $((fails > 0))

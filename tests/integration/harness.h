@@ -1,0 +1,47 @@
+/* Test harness: starts a real tandem-server process and runs programs
+ * against it, as a user would. */
+#ifndef TANDEM_TEST_HARNESS_H
+#define TANDEM_TEST_HARNESS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct th_server {
+    pid_t pid;
+    int port;
+    char endpoint[64];
+    char log[256];       /* the server's stderr */
+} th_server;
+
+/* Starts `tandem-server --backend sim --port 0` plus extra args (NULL-ended).
+ * Fails the test if it does not come up within 10 s. */
+void th_server_start(th_server *s, const char *const *extra_args);
+/* SIGTERM, then waits; returns the exit status (0 = clean stop). */
+int th_server_stop(th_server *s);
+/* True if the server's log contains text. */
+int th_server_log_has(const th_server *s, const char *text);
+
+typedef struct th_result {
+    int status;          /* exit code, or 128+signal */
+    char out[16384];
+    char err[16384];
+} th_result;
+
+/* Runs argv with the guest library and TANDEM_SERVER=endpoint, capturing
+ * stdout and stderr; kills it after timeout_s. */
+void th_run_guest(const char *endpoint, const char *const *argv, int timeout_s, th_result *r);
+/* Runs argv plainly. */
+void th_run(const char *const *argv, int timeout_s, th_result *r);
+
+/* The backend under test: $TANDEM_TEST_BACKEND, default "sim" (CI has no
+ * GPU); "cuda" runs the same suites on a GPU host. */
+const char *th_backend(void);
+int th_simulated(void);
+
+/* Paths from the build ($TANDEM_TEST_BUILD_DIR overrides the build's own
+ * path, for a build carried to another machine). */
+const char *th_build_dir(void);
+const char *th_bin(const char *name);      /* build/bin/NAME */
+const char *th_example(const char *name);  /* build/examples/NAME */
+
+#endif

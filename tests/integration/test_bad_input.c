@@ -1,0 +1,393 @@
+/* Untrusted guests: malformed and truncated frames, unknown handles, pointers
+ * into other sessions, quota overruns and a guest killed mid-call.  Each gets
+ * a clear error or a closed connection, and the other sessions keep working
+ * with their data intact. */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <driver_types.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "tandem_rpc.h"
+#include "transport.h"
+#include "xdr_extra.h"
+
+static th_server srv;
+
+static void up(void)
+{
+    th_server_start(&srv, NULL);
+}
+
+static void down(void)
+{
+    cr_expect_eq(th_server_stop(&srv), 0, "tandem-server did not stop cleanly; see %s", srv.log);
+}
+
+/* ---- a minimal guest speaking the protocol directly ---- */
+
+static tdm_transport *guest_open(void)
+{
+    tdm_transport *t = NULL;
+    char err[256];
+    tdm_hello_args a = { TDM_PROTO_VERSION, (int)getpid(), "bad-input-test" };
+    tdm_hello_res r;
+
+    cr_assert_eq(tdm_transport_open(srv.endpoint, &t, err, sizeof(err)), 0, "%s", err);
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_HELLO, (xdrproc_t)xdr_tdm_hello_args, &a, (xdrproc_t)xdr_tdm_hello_res, &r), 0);
+    cr_assert_eq(r.err, 0);
+    cr_assert_eq(!!r.simulated, th_simulated(), "the server's simulated flag is wrong");
+    xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
+    return t;
+}
+
+static int call_err(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)
+{
+    int res = -1;
+    cr_assert_eq(t->ops->call(t, proc, xa, a, (xdrproc_t)xdr_int, &res), 0, "transport failed");
+    return res;
+}
+
+static int dev_sync(tdm_transport *t)
+{
+    return call_err(t, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL);
+}
+
+static uint64_t g_malloc(tdm_transport *t, uint64_t size, int *err)
+{
+    tdm_malloc_res r;
+    u_quad_t sz = size;
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_MALLOC, (xdrproc_t)xdr_u_quad_t, &sz, (xdrproc_t)xdr_tdm_malloc_res, &r), 0);
+    *err = r.err;
+    return r.addr;
+}
+
+static void g_write(tdm_transport *t, uint64_t dst, const void *src, uint32_t n)
+{
+    tdm_memcpy_htod_args a = { .dst = dst, .stream = 0 };
+    a.data.data_val = (char *)src;
+    a.data.data_len = n;
+    cr_assert_eq(t->ops->post(t, TDM_MEMCPY_HTOD, (xdrproc_t)xdr_tdm_memcpy_htod_args, &a), 0);
+}
+
+static int g_read(tdm_transport *t, uint64_t src, void *dst, uint32_t n)
+{
+    tdm_memcpy_dtoh_args a = { .src = src, .size = n, .stream = 0 };
+    tdm_memcpy_dtoh_res r;
+    int err;
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_MEMCPY_DTOH, (xdrproc_t)xdr_tdm_memcpy_dtoh_args, &a,
+                              (xdrproc_t)xdr_tdm_memcpy_dtoh_res, &r), 0);
+    err = r.err;
+    if (!err) {
+        cr_assert_eq(r.data.data_len, n);
+        memcpy(dst, r.data.data_val, n);
+    }
+    xdr_free((xdrproc_t)xdr_tdm_memcpy_dtoh_res, (char *)&r);
+    return err;
+}
+
+static uint64_t g_free_bytes(tdm_transport *t)
+{
+    tdm_mem_info_res r;
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_MEM_GET_INFO, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_tdm_mem_info_res, &r), 0);
+    cr_assert_eq(r.err, 0);
+    return r.free_bytes;
+}
+
+/* A victim session with a known pattern in device memory. */
+typedef struct victim {
+    tdm_transport *t;
+    uint64_t addr;
+    unsigned char pattern[4096];
+} victim;
+
+static void victim_start(victim *v)
+{
+    int err;
+    v->t = guest_open();
+    v->addr = g_malloc(v->t, sizeof(v->pattern), &err);
+    cr_assert_eq(err, 0);
+    for (size_t i = 0; i < sizeof(v->pattern); i++)
+        v->pattern[i] = (unsigned char)(i * 31 + 7);
+    g_write(v->t, v->addr, v->pattern, sizeof(v->pattern));
+    cr_assert_eq(dev_sync(v->t), 0);
+}
+
+static void victim_check(victim *v)
+{
+    unsigned char back[4096];
+    cr_assert_eq(g_read(v->t, v->addr, back, sizeof(back)), 0, "victim session broken");
+    cr_expect_eq(memcmp(back, v->pattern, sizeof(back)), 0, "victim data changed");
+}
+
+static int raw_connect(void)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)srv.port) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    return fd;
+}
+
+/* Waits up to 5 s for the server to close fd. */
+static int closed_by_server(int fd)
+{
+    struct timeval tv = { 5, 0 };
+    char buf[256];
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n == 0)
+            return 1;
+        if (n < 0)
+            return 0;
+    }
+}
+
+Test(bad_input, garbage_frame_closes_only_that_connection, .init = up, .fini = down)
+{
+    victim v;
+    victim_start(&v);
+    int fd = raw_connect();
+    /* A record marker for a 40-byte last fragment, then text that is no RPC call. */
+    const char garbage[] = "\x80\x00\x00\x28GET / HTTP/1.1\r\nHost: x\r\n\r\nxxxxxxxxxxxxxx";
+    cr_assert_eq(write(fd, garbage, sizeof(garbage) - 1), (ssize_t)sizeof(garbage) - 1);
+    cr_expect(closed_by_server(fd), "server kept a connection that sent garbage");
+    close(fd);
+    victim_check(&v);
+    cr_expect(th_server_log_has(&srv, "malformed frame"), "no clear error in the server log");
+    v.t->ops->close(v.t);
+}
+
+Test(bad_input, truncated_frame_and_vanishing_peer, .init = up, .fini = down)
+{
+    victim v;
+    victim_start(&v);
+    int fd = raw_connect();
+    /* Claims a 1 MiB record, sends 12 bytes of it, and goes away. */
+    const char partial[] = "\x80\x10\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00";
+    cr_assert_eq(write(fd, partial, 12), 12);
+    close(fd);
+    usleep(200000);
+    victim_check(&v);
+    v.t->ops->close(v.t);
+}
+
+Test(bad_input, unknown_handles_get_clear_errors, .init = up, .fini = down)
+{
+    victim v;
+    victim_start(&v);
+    tdm_handle bogus = 0x5300000100000007ull;
+    tdm_addr nowhere = 0x123456789ull;
+
+    cr_expect_eq(call_err(v.t, TDM_STREAM_SYNCHRONIZE, (xdrproc_t)xdr_tdm_handle, &bogus),
+                 cudaErrorInvalidResourceHandle);
+    cr_expect_eq(call_err(v.t, TDM_EVENT_QUERY, (xdrproc_t)xdr_tdm_handle, &bogus), cudaErrorInvalidResourceHandle);
+    cr_expect_eq(call_err(v.t, TDM_STREAM_DESTROY, (xdrproc_t)xdr_tdm_handle, &bogus), cudaErrorInvalidResourceHandle);
+    cr_expect_eq(call_err(v.t, TDM_MODULE_UNLOAD, (xdrproc_t)xdr_tdm_handle, &bogus), cudaErrorInvalidResourceHandle);
+    cr_expect_eq(call_err(v.t, TDM_FREE, (xdrproc_t)xdr_tdm_addr, &nowhere), cudaErrorInvalidValue);
+    tdm_addr inside = v.addr + 16;
+    cr_expect_eq(call_err(v.t, TDM_FREE, (xdrproc_t)xdr_tdm_addr, &inside), cudaErrorInvalidValue,
+                 "freeing an interior pointer");
+
+    /* One-way calls report their error at the next synchronizing call. */
+    tdm_launch_args la;
+    memset(&la, 0, sizeof(la));
+    la.func = bogus;
+    la.grid = (tdm_xdim3){ 1, 1, 1 };
+    la.block = (tdm_xdim3){ 1, 1, 1 };
+    cr_assert_eq(v.t->ops->post(v.t, TDM_LAUNCH, (xdrproc_t)xdr_tdm_launch_args, &la), 0);
+    cr_expect_eq(dev_sync(v.t), cudaErrorInvalidDeviceFunction);
+    cr_expect_eq(dev_sync(v.t), 0, "a non-sticky error is reported once");
+    tdm_event_record_args er = { bogus, 0 };
+    cr_assert_eq(v.t->ops->post(v.t, TDM_EVENT_RECORD, (xdrproc_t)xdr_tdm_event_record_args, &er), 0);
+    cr_expect_eq(dev_sync(v.t), cudaErrorInvalidResourceHandle);
+    victim_check(&v);
+    v.t->ops->close(v.t);
+}
+
+Test(bad_input, sessions_cannot_reach_each_other, .init = up, .fini = down)
+{
+    victim v;
+    victim_start(&v);
+    tdm_transport *evil = guest_open();
+    unsigned char buf[64];
+
+    /* Reading and writing the victim's memory by its logical address. */
+    cr_expect_eq(g_read(evil, v.addr, buf, sizeof(buf)), cudaErrorInvalidValue);
+    memset(buf, 0xee, sizeof(buf));
+    g_write(evil, v.addr, buf, sizeof(buf));
+    tdm_memset_args ms = { .dst = v.addr, .value = 0, .size = 4096, .stream = 0 };
+    cr_assert_eq(evil->ops->post(evil, TDM_MEMSET, (xdrproc_t)xdr_tdm_memset_args, &ms), 0);
+    cr_expect_eq(dev_sync(evil), cudaErrorInvalidValue);
+    tdm_addr a = v.addr;
+    cr_expect_eq(call_err(evil, TDM_FREE, (xdrproc_t)xdr_tdm_addr, &a), cudaErrorInvalidValue);
+
+    /* The victim's handles mean nothing in another session. */
+    tdm_stream_create_args sa = { 0, 0 };
+    tdm_handle_res hr;
+    memset(&hr, 0, sizeof(hr));
+    cr_assert_eq(v.t->ops->call(v.t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sa,
+                                (xdrproc_t)xdr_tdm_handle_res, &hr), 0);
+    cr_assert_eq(hr.err, 0);
+    cr_expect_eq(call_err(evil, TDM_STREAM_SYNCHRONIZE, (xdrproc_t)xdr_tdm_handle, &hr.handle),
+                 cudaErrorInvalidResourceHandle);
+    cr_expect_eq(call_err(evil, TDM_STREAM_DESTROY, (xdrproc_t)xdr_tdm_handle, &hr.handle),
+                 cudaErrorInvalidResourceHandle);
+    cr_expect_eq(call_err(v.t, TDM_STREAM_SYNCHRONIZE, (xdrproc_t)xdr_tdm_handle, &hr.handle), 0);
+    victim_check(&v);
+    evil->ops->close(evil);
+    v.t->ops->close(v.t);
+}
+
+Test(bad_input, out_of_range_pointers_in_own_session, .init = up, .fini = down)
+{
+    victim v;
+    victim_start(&v);
+    unsigned char buf[16];
+
+    cr_expect_eq(g_read(v.t, v.addr + 4096 - 8, buf, 16), cudaErrorInvalidValue, "read past the end");
+    cr_expect_eq(g_read(v.t, v.addr - 8, buf, 8), cudaErrorInvalidValue, "read before the start");
+    cr_expect_eq(g_read(v.t, UINT64_MAX - 4, buf, 8), cudaErrorInvalidValue, "wrapping address");
+    tdm_memcpy_dtoh_args big = { .src = v.addr, .size = (uint64_t)TDM_MAX_CHUNK + 1, .stream = 0 };
+    tdm_memcpy_dtoh_res r;
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(v.t->ops->call(v.t, TDM_MEMCPY_DTOH, (xdrproc_t)xdr_tdm_memcpy_dtoh_args, &big,
+                                (xdrproc_t)xdr_tdm_memcpy_dtoh_res, &r), 0);
+    cr_expect_eq(r.err, cudaErrorInvalidValue, "a reply larger than the protocol allows");
+    xdr_free((xdrproc_t)xdr_tdm_memcpy_dtoh_res, (char *)&r);
+    tdm_memcpy_dtod_args dd = { .dst = v.addr, .src = v.addr + 2048, .size = 4096, .stream = 0 };
+    cr_assert_eq(v.t->ops->post(v.t, TDM_MEMCPY_DTOD, (xdrproc_t)xdr_tdm_memcpy_dtod_args, &dd), 0);
+    cr_expect_eq(dev_sync(v.t), cudaErrorInvalidValue);
+    victim_check(&v);
+    v.t->ops->close(v.t);
+}
+
+/* Encodes only part of a launch's arguments: the frame ends early. */
+static bool_t xdr_short_launch(XDR *xdrs, void *unused)
+{
+    tdm_handle h = 1;
+    return xdr_tdm_handle(xdrs, &h);
+}
+
+/* Claims a 4 GiB payload for a host-to-device copy. */
+static bool_t xdr_huge_claim(XDR *xdrs, void *unused)
+{
+    tdm_addr dst = 0x200000000000ull;
+    tdm_handle stream = 0;
+    u_int len = 0xfffffff0u;
+    return xdr_tdm_addr(xdrs, &dst) && xdr_tdm_handle(xdrs, &stream) && xdr_u_int(xdrs, &len);
+}
+
+Test(bad_input, undecodable_arguments, .init = up, .fini = down)
+{
+    victim v;
+    victim_start(&v);
+    tdm_transport *t = guest_open();
+
+    cr_assert_eq(t->ops->post(t, TDM_LAUNCH, (xdrproc_t)xdr_short_launch, NULL), 0);
+    cr_expect_eq(dev_sync(t), cudaErrorInvalidValue, "a one-way call with broken arguments is reported");
+    cr_assert_eq(t->ops->post(t, TDM_MEMCPY_HTOD, (xdrproc_t)xdr_huge_claim, NULL), 0);
+    cr_expect_eq(dev_sync(t), cudaErrorInvalidValue, "an oversize payload claim is refused, not allocated");
+    int res = 0;
+    cr_expect_eq(t->ops->call(t, TDM_FREE, (xdrproc_t)xdr_short_launch, NULL, (xdrproc_t)xdr_int, &res), 0,
+                 "a short but well-formed argument is decoded");
+    cr_expect_eq(t->ops->call(t, 99, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_int, &res), TDM_T_REJECTED,
+                 "unknown procedure");
+    cr_expect_eq(dev_sync(t), 0, "the connection survives");
+    victim_check(&v);
+    t->ops->close(t);
+    v.t->ops->close(v.t);
+}
+
+Test(bad_input, wrong_program_version_is_refused, .init = up, .fini = down)
+{
+    victim v;
+    victim_start(&v);
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)srv.port) };
+    int fd = raw_connect();
+    struct netbuf nb = { sizeof(a), sizeof(a), &a };
+    struct timeval tmo = { 5, 0 };
+    int res;
+
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    CLIENT *c = clnt_vc_create(fd, &nb, TANDEM_PROG, 99, 0, 0);
+    cr_assert_not_null(c);
+    cr_expect_eq(clnt_call(c, TDM_NULL, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_int, (char *)&res, tmo),
+                 RPC_PROGVERSMISMATCH);
+    clnt_destroy(c);
+    close(fd);
+    victim_check(&v);
+    v.t->ops->close(v.t);
+}
+
+Test(bad_input, killed_guest_releases_its_memory, .init = up, .fini = down)
+{
+    victim v;
+    victim_start(&v);
+    uint64_t before = g_free_bytes(v.t);
+    int ready[2];
+    cr_assert_eq(pipe(ready), 0);
+    pid_t kid = fork();
+    cr_assert_neq(kid, -1);
+    if (kid == 0) {
+        tdm_transport *t = guest_open();
+        int err;
+        static unsigned char chunk[1 << 20];
+        uint64_t p = g_malloc(t, 64ull << 20, &err);
+        if (err)
+            _exit(3);
+        if (write(ready[1], "x", 1) != 1)
+            _exit(4);
+        for (;;)   /* killed while streaming copies */
+            g_write(t, p, chunk, sizeof(chunk));
+    }
+    char c;
+    cr_assert_eq(read(ready[0], &c, 1), 1, "child could not allocate");
+    cr_expect_lt(g_free_bytes(v.t), before, "the child's allocation is visible in free memory");
+    usleep(100000);
+    kill(kid, SIGKILL);
+    waitpid(kid, NULL, 0);
+    uint64_t after = 0;
+    for (int i = 0; i < 100 && (after = g_free_bytes(v.t)) != before; i++)
+        usleep(50000);
+    cr_expect_eq(after, before, "memory of the killed guest was not released");
+    victim_check(&v);
+    v.t->ops->close(v.t);
+}
+
+static void up_quota(void)
+{
+    const char *args[] = { "--session-quota", "4M", NULL };
+    th_server_start(&srv, args);
+}
+
+Test(bad_input, quota_overrun_is_refused, .init = up_quota, .fini = down)
+{
+    victim v;
+    victim_start(&v);
+    int err;
+
+    g_malloc(v.t, 8ull << 20, &err);
+    cr_expect_eq(err, cudaErrorMemoryAllocation);
+    uint64_t p = g_malloc(v.t, 2ull << 20, &err);
+    cr_expect_eq(err, 0, "room left under the quota");
+    g_malloc(v.t, 1, &err);
+    cr_expect_eq(err, cudaErrorMemoryAllocation, "the quota counts whole granules");
+    tdm_addr a = p;
+    cr_expect_eq(call_err(v.t, TDM_FREE, (xdrproc_t)xdr_tdm_addr, &a), 0);
+    g_malloc(v.t, 2ull << 20, &err);
+    cr_expect_eq(err, 0, "freed memory returns to the quota");
+    cr_expect(th_server_log_has(&srv, "exceeds its quota"));
+    victim_check(&v);
+    v.t->ops->close(v.t);
+}

@@ -1,0 +1,115 @@
+/* End to end: unmodified nvcc-built programs run through libcudart.so.13 and
+ * a real tandem-server on the sim backend; each program's output must equal
+ * the line example-reference computes on the host, independently. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static th_server srv;
+
+static void up(void)
+{
+    th_server_start(&srv, NULL);
+}
+
+static void down(void)
+{
+    cr_expect_eq(th_server_stop(&srv), 0, "tandem-server did not stop cleanly; see %s", srv.log);
+}
+
+static void expect_example(const char *name)
+{
+    const char *ref_argv[] = { th_bin("example-reference"), name, NULL };
+    const char *ex_argv[] = { th_example(name), NULL };
+    th_result *ref = calloc(1, sizeof(*ref)), *got = calloc(1, sizeof(*got));
+
+    th_run(ref_argv, 60, ref);
+    cr_assert_eq(ref->status, 0, "example-reference %s failed: %s", name, ref->err);
+    cr_assert_gt(strlen(ref->out), 0);
+    th_run_guest(srv.endpoint, ex_argv, 120, got);
+    cr_assert_eq(got->status, 0, "%s through Tandem exited %d; stderr:\n%s", name, got->status, got->err);
+    cr_expect_str_eq(got->out, ref->out, "%s through Tandem printed\n%s\nexpected\n%s", name, got->out, ref->out);
+    if (th_simulated())
+        cr_expect(strstr(got->err, "SIMULATED GPU") != NULL, "the sim backend must say it is simulated");
+    else
+        cr_expect(strstr(got->err, "SIMULATED") == NULL, "a real GPU must not be called simulated");
+    free(ref);
+    free(got);
+}
+
+Test(examples, vector_add, .init = up, .fini = down)
+{
+    expect_example("vector_add");
+}
+
+Test(examples, increment_loop, .init = up, .fini = down)
+{
+    expect_example("increment_loop");
+}
+
+Test(examples, streams_events, .init = up, .fini = down)
+{
+    expect_example("streams_events");
+}
+
+Test(examples, matmul, .init = up, .fini = down)
+{
+    expect_example("matmul");
+}
+
+/* Four guests at once on one server: sessions are independent. */
+Test(examples, concurrent_sessions_do_not_interfere, .init = up, .fini = down)
+{
+    static const char *names[] = { "vector_add", "increment_loop", "streams_events", "matmul" };
+    pid_t kids[4];
+
+    for (int i = 0; i < 4; i++) {
+        kids[i] = fork();
+        cr_assert_neq(kids[i], -1);
+        if (kids[i] == 0) {
+            const char *ref_argv[] = { th_bin("example-reference"), names[i], NULL };
+            const char *ex_argv[] = { th_example(names[i]), NULL };
+            static th_result ref, got;
+            th_run(ref_argv, 60, &ref);
+            th_run_guest(srv.endpoint, ex_argv, 200, &got);
+            _exit(ref.status == 0 && got.status == 0 && strcmp(ref.out, got.out) == 0 ? 0 : 1);
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        int st = 0;
+        waitpid(kids[i], &st, 0);
+        cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s failed when run beside the others", names[i]);
+    }
+}
+
+Test(examples, unreachable_server_is_a_clear_error)
+{
+    const char *ex_argv[] = { th_example("vector_add"), NULL };
+    th_result *r = calloc(1, sizeof(*r));
+
+    /* Port 1 on loopback: nothing listens there. */
+    th_run_guest("tcp://127.0.0.1:1", ex_argv, 30, r);
+    cr_expect_neq(r->status, 0);
+    cr_expect(strstr(r->err, "cannot reach the Tandem server") != NULL, "stderr was:\n%s", r->err);
+    free(r);
+}
+
+Test(examples, server_refuses_to_start_on_an_occupied_arena)
+{
+    th_server a;
+    const char *argv[] = { th_bin("tandem-server"), "--backend", "sim", "--port", "0", "--arena-base",
+                           "0x1000", "--arena-size", "4M", NULL };
+    th_result *r = calloc(1, sizeof(*r));
+
+    (void)a;
+    /* Address 0x1000 is below mmap_min_addr: the reservation must fail
+     * loudly rather than land somewhere else. */
+    th_run(argv, 20, r);
+    cr_expect_neq(r->status, 0);
+    cr_expect(strstr(r->err, "cannot reserve the logical arena") != NULL, "stderr was:\n%s", r->err);
+    free(r);
+}
