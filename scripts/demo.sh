@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The demo: builds Tandem, starts tandem-server (the real GPU if one answers,
+# otherwise the SIMULATED GPU), and runs each example program unmodified
+# through the guest library, next to its native run where a GPU exists.
+set -euo pipefail
+source "$(dirname "$0")/env.sh"
+"$TANDEM_ROOT/scripts/install-deps.sh" >/dev/null
+TANDEM_WITH_KMOD_TEST=0 "$TANDEM_ROOT/scripts/build.sh"
+
+backend=${TANDEM_BACKEND:-}
+if [ -z "$backend" ]; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then backend=cuda; else backend=sim; fi
+fi
+port_file=$(mktemp)
+log=$(mktemp)
+"$TANDEM_BUILD/bin/tandem-server" --backend "$backend" --port 0 --port-file "$port_file" 2>"$log" &
+server=$!
+trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$port_file"' EXIT
+for _ in $(seq 100); do [ -s "$port_file" ] && break; sleep 0.1; done
+[ -s "$port_file" ] || { echo "tandem-server did not start:"; cat "$log"; exit 1; }
+endpoint="tcp://127.0.0.1:$(cat "$port_file")"
+echo "tandem-server: backend $backend at $endpoint$([ $backend = sim ] && echo '  (SIMULATED GPU: no GPU on this machine)')"
+echo
+
+status=0
+for ex in vector_add increment_loop streams_events matmul; do
+  bin="$TANDEM_BUILD/examples/$ex"
+  if [ "$backend" = cuda ]; then
+    native=$("$bin" 2>/dev/null || echo "native run failed")
+    printf '%-16s native : %s\n' "$ex" "$native"
+  fi
+  start=$(date +%s.%N)
+  out=$(TANDEM_QUIET=1 LD_LIBRARY_PATH="$TANDEM_BUILD/lib" TANDEM_SERVER="$endpoint" "$bin") || status=1
+  secs=$(echo "$(date +%s.%N) - $start" | bc 2>/dev/null || echo "?")
+  printf '%-16s tandem : %s   (%ss)\n' "$ex" "$out" "$secs"
+  if [ "$backend" = cuda ]; then
+    expected=$native; source_of_truth="native run"
+  else
+    expected=$("$TANDEM_BUILD/bin/example-reference" "$ex"); source_of_truth="host reference"
+    printf '%-16s host   : %s\n' "$ex" "$expected"
+  fi
+  if [ "$out" = "$expected" ]; then echo "  match ($source_of_truth)"; else echo "  MISMATCH with $source_of_truth"; status=1; fi
+done
+echo
+[ $status -eq 0 ] && echo "demo: all outputs match" || echo "demo: MISMATCHES above"
+exit $status

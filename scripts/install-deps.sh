@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs what building and testing Tandem needs on Debian 12.  The CUDA 13
+# toolkit (nvcc, headers, stub libcuda) must already be installed: NVIDIA
+# ships it outside Debian's archive.  Idempotent; needs root for apt-get.
+set -euo pipefail
+export DEBIAN_FRONTEND=noninteractive
+
+pkgs=(build-essential cmake pkg-config libtirpc-dev rpcsvc-proto libcriterion-dev gnuplot-nox)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "install-deps: the CUDA 13 toolkit (nvcc) is not installed; install it from NVIDIA first" >&2
+  exit 1
+fi
+
+if [ "${TANDEM_WITH_KMOD_TEST:-1}" = 1 ] && [ -x "$(dirname "$0")/kmod-install-deps.sh" ]; then
+  "$(dirname "$0")/kmod-install-deps.sh"
+fi
+echo "install-deps: ready"
