@@ -13,6 +13,7 @@ CUDA_LIB=/usr/local/cuda/lib64
 report="$OUT/gpu-verification.txt"
 fails=0
 ns() { date +%s%N; }
+secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", (b - a) / 1e9 }'; }
 log() { echo "$*" | tee -a "$report"; }
 
 : >"$report"
@@ -34,8 +35,7 @@ for ex in vector_add increment_loop streams_events matmul; do
   tandem=$(LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_SERVER="$ep" "$B/examples/$ex" 2>>"$OUT/tandem.err"); rt=$?; t2=$(ns)
   ok=no; [ $rn -eq 0 ] && [ $rt -eq 0 ] && [ -n "$native" ] && [ "$native" = "$tandem" ] && ok=yes
   [ $ok = yes ] || fails=$((fails + 1))
-  log "$(printf '%-16s %-8s %-10s %-10s %s' "$ex" "$ok" "$(echo "scale=3; ($t1-$t0)/1000000000" | bc)" \
-        "$(echo "scale=3; ($t2-$t1)/1000000000" | bc)" "$native")"
+  log "$(printf '%-16s %-8s %-10s %-10s %s' "$ex" "$ok" "$(secs "$t0" "$t1")" "$(secs "$t1" "$t2")" "$native")"
   [ $ok = yes ] || log "   tandem printed: $tandem (exit $rt, native exit $rn)"
 done
 # Which libcudart each run really loaded: the guest library, not NVIDIA's.
