@@ -81,6 +81,13 @@ typedef struct tdm_backend_ops {
     int (*mem_map)(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **out);
     /* Unmap it from `addr` and release the physical memory. */
     int (*mem_unmap)(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem *mem);
+    /* Standby support.  mem_export gives a POSIX fd (the caller's to close)
+     * for the physical memory behind a mapping, to pass to another process;
+     * mem_import maps such memory at `addr` (the same logical address as in
+     * the exporter), contents as they are.  The fd stays the caller's.  An
+     * imported mapping is released with mem_unmap like any other. */
+    int (*mem_export)(tdm_backend *b, tdm_bmem *mem, int *fd_out);
+    int (*mem_import)(tdm_backend *b, uint64_t addr, uint64_t size, int fd, tdm_bmem **out);
 
     /* Modules.  `image` is a fat binary (cuda) as registered by the guest;
      * it is only valid during the call. */

@@ -67,6 +67,8 @@ void tdm_cuda_arena_free(tdm_backend *b);
 uint64_t tdm_cuda_granularity(tdm_backend *b);
 int tdm_cuda_mem_map(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **out);
 int tdm_cuda_mem_unmap(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem *mem);
+int tdm_cuda_mem_export(tdm_backend *b, tdm_bmem *mem, int *fd_out);
+int tdm_cuda_mem_import(tdm_backend *b, uint64_t addr, uint64_t size, int fd, tdm_bmem **out);
 
 /* cuda_copy.c */
 int tdm_cuda_memcpy_htod(tdm_backend *b, uint64_t dst, const void *src, size_t n, tdm_bstream *s);

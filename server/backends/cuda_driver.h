@@ -19,6 +19,7 @@
     X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSynchronize) X(cuCtxGetCurrent) X(cuCtxSetCurrent)          \
     X(cuMemGetInfo) X(cuMemGetAllocationGranularity) X(cuMemAddressReserve)               \
     X(cuMemAddressFree) X(cuMemCreate) X(cuMemRelease) X(cuMemMap) X(cuMemUnmap)          \
+    X(cuMemExportToShareableHandle) X(cuMemImportFromShareableHandle)          \
     X(cuMemSetAccess) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)      \
     X(cuMemsetD8Async)                                                                    \
     X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetGlobal)     \

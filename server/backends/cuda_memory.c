@@ -49,10 +49,23 @@ uint64_t tdm_cuda_granularity(tdm_backend *b)
     return b->gran;
 }
 
-int tdm_cuda_mem_map(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **out)
+/* Maps physical memory at addr, read/write for the device. */
+static int map_handle(tdm_backend *b, uint64_t addr, uint64_t size, CUmemGenericAllocationHandle h)
 {
     CUmemAccessDesc access = { .location = b->prop.location,
                                .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE };
+    int err = tdm_cuda_err(tdm_cu.cuMemMap(addr, size, 0, h, 0), "cuMemMap");
+
+    if (err)
+        return err;
+    err = tdm_cuda_err(tdm_cu.cuMemSetAccess(addr, size, &access, 1), "cuMemSetAccess");
+    if (err)
+        tdm_cuda_err(tdm_cu.cuMemUnmap(addr, size), "cuMemUnmap");
+    return err;
+}
+
+int tdm_cuda_mem_map(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **out)
+{
     tdm_bmem *m;
     int err = tdm_cuda_enter(b);
 
@@ -65,12 +78,9 @@ int tdm_cuda_mem_map(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **ou
     err = tdm_cuda_err(tdm_cu.cuMemCreate(&m->handle, size, &b->prop, 0), "cuMemCreate");
     if (err)
         goto out_free;
-    err = tdm_cuda_err(tdm_cu.cuMemMap(addr, size, 0, m->handle, 0), "cuMemMap");
+    err = map_handle(b, addr, size, m->handle);
     if (err)
         goto out_release;
-    err = tdm_cuda_err(tdm_cu.cuMemSetAccess(addr, size, &access, 1), "cuMemSetAccess");
-    if (err)
-        goto out_unmap;
     /* cuMemCreate does not clear memory and the interface promises zeros.
      * The clear runs on a private stream and is waited for here: on the
      * legacy stream a guest's non-blocking stream could overtake it. */
@@ -84,6 +94,54 @@ int tdm_cuda_mem_map(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **ou
 
 out_unmap:
     tdm_cuda_err(tdm_cu.cuMemUnmap(addr, size), "cuMemUnmap");
+out_release:
+    tdm_cuda_err(tdm_cu.cuMemRelease(m->handle), "cuMemRelease");
+out_free:
+    free(m);
+    return err;
+}
+
+int tdm_cuda_mem_export(tdm_backend *b, tdm_bmem *mem, int *fd_out)
+{
+    int fd = -1;
+    int err = tdm_cuda_enter(b);
+
+    *fd_out = -1;
+    if (err)
+        return err;
+    if (b->prop.requestedHandleTypes != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+        return cudaErrorNotSupported;
+    err = tdm_cuda_err(tdm_cu.cuMemExportToShareableHandle(&fd, mem->handle,
+                                                            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                       "cuMemExportToShareableHandle");
+    if (!err)
+        *fd_out = fd;
+    return err;
+}
+
+int tdm_cuda_mem_import(tdm_backend *b, uint64_t addr, uint64_t size, int fd, tdm_bmem **out)
+{
+    tdm_bmem *m;
+    int err = tdm_cuda_enter(b);
+
+    *out = NULL;
+    if (err)
+        return err;
+    m = calloc(1, sizeof(*m));
+    if (!m)
+        return cudaErrorMemoryAllocation;
+    err = tdm_cuda_err(tdm_cu.cuMemImportFromShareableHandle(&m->handle, (void *)(uintptr_t)fd,
+                                                              CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                       "cuMemImportFromShareableHandle");
+    if (err)
+        goto out_free;
+    /* The exporter's contents are the point: no clearing here. */
+    err = map_handle(b, addr, size, m->handle);
+    if (err)
+        goto out_release;
+    *out = m;
+    return cudaSuccess;
+
 out_release:
     tdm_cuda_err(tdm_cu.cuMemRelease(m->handle), "cuMemRelease");
 out_free:

@@ -160,6 +160,8 @@ void sim_arena_release(tdm_backend *b);
 uint64_t sim_granularity(tdm_backend *b);
 int sim_mem_map(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **out);
 int sim_mem_unmap(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem *mem);
+int sim_mem_export(tdm_backend *b, tdm_bmem *mem, int *fd_out);
+int sim_mem_import(tdm_backend *b, uint64_t addr, uint64_t size, int fd, tdm_bmem **out);
 int sim_mem_get_info(tdm_backend *b, uint64_t *free_bytes, uint64_t *total_bytes);
 /* Closes what the session layer left mapped (shutdown). */
 void sim_mems_free_all(tdm_backend *b);

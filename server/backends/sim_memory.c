@@ -2,9 +2,11 @@
  * arena address, and one memfd per allocation mapped into it (the analogue
  * of a CUDA VMM allocation exported as a shareable POSIX fd). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "sim_internal.h"
@@ -59,6 +61,32 @@ static bool in_arena(tdm_backend *b, uint64_t addr, uint64_t size)
            size % SIM_GRANULARITY == 0;
 }
 
+/* Maps `fd` (which `mem` takes over) at addr and records the mapping. */
+static int attach(tdm_backend *b, tdm_bmem *mem, int fd, uint64_t addr, uint64_t size)
+{
+    /* Claim the range in the table first: MAP_FIXED over memory another
+     * allocation still uses would silently replace it. */
+    int err = sim_mem_insert(&b->mem, addr, size, true);
+
+    if (err)
+        return err;
+    if (mmap((void *)(uintptr_t)addr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+        sim_log("cannot map simulated device memory at %#llx: %s", (unsigned long long)addr, strerror(errno));
+        sim_mem_remove(&b->mem, addr, size);
+        return cudaErrorMemoryAllocation;
+    }
+    mem->fd = fd;
+    mem->addr = addr;
+    mem->size = size;
+    pthread_mutex_lock(&b->lock);
+    mem->next = b->mems;
+    if (b->mems)
+        b->mems->prev = mem;
+    b->mems = mem;
+    pthread_mutex_unlock(&b->lock);
+    return 0;
+}
+
 int sim_mem_map(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **out)
 {
     tdm_bmem *mem = NULL;
@@ -77,31 +105,58 @@ int sim_mem_map(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **out)
         err = cudaErrorMemoryAllocation;
         goto fail;
     }
-    /* Claim the range in the table first: MAP_FIXED over memory another
-     * allocation still uses would silently replace it. */
-    err = sim_mem_insert(&b->mem, addr, size, true);
+    err = attach(b, mem, fd, addr, size);
     if (err)
         goto fail;
-    if (mmap((void *)(uintptr_t)addr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
-        sim_log("cannot map simulated device memory at %#llx: %s", (unsigned long long)addr, strerror(errno));
-        sim_mem_remove(&b->mem, addr, size);
-        err = cudaErrorMemoryAllocation;
-        goto fail;
-    }
-    mem->fd = fd;
-    mem->addr = addr;
-    mem->size = size;
-    pthread_mutex_lock(&b->lock);
-    mem->next = b->mems;
-    if (b->mems)
-        b->mems->prev = mem;
-    b->mems = mem;
-    pthread_mutex_unlock(&b->lock);
     *out = mem;
     return 0;
 fail:
     if (fd >= 0)
         close(fd);
+    free(mem);
+    return err;
+}
+
+int sim_mem_export(tdm_backend *b, tdm_bmem *mem, int *fd_out)
+{
+    *fd_out = fcntl(mem->fd, F_DUPFD_CLOEXEC, 0);
+    if (*fd_out >= 0)
+        return 0;
+    sim_log("cannot export simulated device memory at %#llx: %s", (unsigned long long)mem->addr,
+            strerror(errno));
+    return cudaErrorMemoryAllocation;
+}
+
+int sim_mem_import(tdm_backend *b, uint64_t addr, uint64_t size, int fd, tdm_bmem **out)
+{
+    struct stat st;
+    tdm_bmem *mem = NULL;
+    int own = -1, err;
+
+    *out = NULL;
+    if (!in_arena(b, addr, size))
+        return cudaErrorInvalidValue;
+    /* The fd comes from another process: it must really be memory of at
+     * least this size, or touching the mapping would SIGBUS the server. */
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < size) {
+        sim_log("imported memory for [%#llx, +%llu) is not a memory file of that size",
+                (unsigned long long)addr, (unsigned long long)size);
+        return cudaErrorInvalidValue;
+    }
+    mem = calloc(1, sizeof(*mem));
+    own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (!mem || own < 0) {
+        err = cudaErrorMemoryAllocation;
+        goto fail;
+    }
+    err = attach(b, mem, own, addr, size);
+    if (err)
+        goto fail;
+    *out = mem;
+    return 0;
+fail:
+    if (own >= 0)
+        close(own);
     free(mem);
     return err;
 }

@@ -2,11 +2,14 @@
  * layer: a quick check that every entry point does what backend.h promises.
  * Usage: cuda_backend_smoke SMOKE_KERNELS.fatbin
  * Prints each step, then "N passed, N failed"; exits non-zero on failure. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cuda.h>
 #include <driver_types.h>
@@ -424,6 +427,74 @@ static void test_arena_collision(const tdm_backend_config *cfg)
     ops->shutdown(b2);
 }
 
+/* The standby's view: a second process (this program re-executed with
+ * --import FD ADDR SIZE) imports the exported memory at the same address,
+ * checks the bytes the exporter wrote and writes its own. */
+static int import_child(const char *fd_s, const char *addr_s, const char *size_s)
+{
+    tdm_backend_config cfg = { .device = 0, .arena_base = ARENA_BASE, .arena_size = ARENA_SIZE };
+    uint64_t addr = strtoull(addr_s, NULL, 0), size = strtoull(size_s, NULL, 0);
+    tdm_backend *b = NULL;
+    tdm_bmem *m = NULL;
+    uint8_t buf[4096], mark[16];
+
+    if (ops->init(&b, &cfg) || ops->arena_reserve(b))
+        return 10;
+    if (ops->mem_import(b, addr, size, atoi(fd_s), &m))
+        return 11;
+    if (ops->memcpy_dtoh_sync(b, buf, addr, sizeof(buf), NULL) || !all_bytes(buf, sizeof(buf), 0xc3))
+        return 12;
+    memset(mark, 0x3c, sizeof(mark));
+    if (ops->memcpy_htod(b, addr, mark, sizeof(mark), NULL) || ops->device_synchronize(b))
+        return 13;
+    if (ops->mem_unmap(b, addr, size, m))
+        return 14;
+    ops->shutdown(b);
+    return 0;
+}
+
+static void test_export_import(tdm_backend *b, const char *self, uint64_t a, uint64_t size, tdm_bmem *ma,
+                               uint64_t spare)
+{
+    uint8_t buf[4096];
+    tdm_bmem *alias = NULL;
+    char fd_s[16], addr_s[32], size_s[32];
+    int fd = -1, st = 0, err;
+    pid_t pid;
+
+    err = ops->memset_d8(b, a, 0xc3, size, NULL);
+    if (!err)
+        err = ops->device_synchronize(b);
+    err = err ? err : ops->mem_export(b, ma, &fd);
+    if (!check(!err && fd >= 0, "mem_export A as a POSIX fd", err))
+        return;
+    /* Same process, second address: both mappings show the same bytes. */
+    err = ops->mem_import(b, spare, size, fd, &alias);
+    if (!err)
+        err = ops->memcpy_dtoh_sync(b, buf, spare + size - sizeof(buf), sizeof(buf), NULL);
+    check(!err && all_bytes(buf, sizeof(buf), 0xc3), "mem_import A at a second address: same bytes", err);
+    if (alias)
+        check(!ops->mem_unmap(b, spare, size, alias), "mem_unmap the alias", 0);
+
+    snprintf(fd_s, sizeof(fd_s), "%d", fd);
+    snprintf(addr_s, sizeof(addr_s), "%#llx", (unsigned long long)a);
+    snprintf(size_s, sizeof(size_s), "%llu", (unsigned long long)size);
+    pid = fork();
+    if (pid == 0) {
+        fcntl(fd, F_SETFD, 0); /* the child must inherit it across exec */
+        execl(self, self, "--import", fd_s, addr_s, size_s, (char *)NULL);
+        _exit(127);
+    }
+    st = -1;
+    if (pid > 0)
+        waitpid(pid, &st, 0);
+    close(fd);
+    check(pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+          "another process imports A at the same address and sees its bytes", st);
+    err = ops->memcpy_dtoh_sync(b, buf, a, 16, NULL);
+    check(!err && all_bytes(buf, 16, 0x3c), "its write is visible here", err);
+}
+
 int main(int argc, char **argv)
 {
     tdm_backend_config cfg = { .device = 0, .arena_base = ARENA_BASE, .arena_size = ARENA_SIZE };
@@ -433,6 +504,8 @@ int main(int argc, char **argv)
     uint64_t gran, a, bb, a_size, b_size, free_b = 0, total_b = 0;
     int err, version = 0;
 
+    if (argc == 5 && strcmp(argv[1], "--import") == 0)
+        return import_child(argv[2], argv[3], argv[4]);
     if (argc != 2) {
         fprintf(stderr, "usage: %s SMOKE_KERNELS.fatbin\n", argv[0]);
         return 2;
@@ -486,6 +559,7 @@ int main(int argc, char **argv)
 
     test_copies(b, a, a_size, bb, b_size);
     test_module(b, argv[1], a, a_size);
+    test_export_import(b, "/proc/self/exe", a, a_size, ma, ARENA_BASE + 32 * gran);
     test_arena_collision(&cfg);
 
 unmap:
