@@ -1,9 +1,14 @@
 /* ONC RPC over TCP with libtirpc's client (clnt_vc).
  *
- * One-way calls use ONC RPC's message-passing form: a call whose result
- * decoder is xdr_void and whose timeout is zero is written to the socket at
- * once and clnt_call returns RPC_TIMEDOUT without waiting; the server never
- * replies to those procedures. */
+ * One-way calls use ONC RPC batching: a call with no result decoder and a
+ * zero timeout only goes into the client's send buffer.  A synchronous call
+ * sends the buffer ahead of itself, so order is kept.  Left alone, batched
+ * calls would wait for the next synchronous call while the GPU idles, so a
+ * flusher thread sends them FLUSH_DELAY after the first of a burst (a
+ * one-way TDM_FLUSH that ships the buffer).  A burst of launches thus costs
+ * one write instead of one per launch.  Every use of the CLIENT holds
+ * io_lock: clnt_vc's own locking does not make a zero-timeout call from the
+ * flusher safe beside a synchronous call waiting for its reply. */
 #include "transport.h"
 #include "xdr_extra.h"
 
@@ -11,19 +16,34 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tandem_rpc.h"
 
 #define TCP_BUF_SIZE (1u << 20)
 
+/* Long enough to gather a burst of launches, short next to a kernel a
+ * program would wait for. */
+#define FLUSH_DELAY_NS 20000
+
 typedef struct tcp_transport {
     tdm_transport base;
     CLIENT *clnt;
+    pthread_mutex_t io_lock;  /* every clnt_call */
+    atomic_bool pending;      /* batched calls not yet sent */
+    pthread_mutex_t lock;     /* for the flusher's sleep and stop */
+    pthread_cond_t wake;
+    bool stop, flusher_running;
+    pthread_t flusher;
 } tcp_transport;
 
 /* Long enough for any synchronize; a dead server shows as a closed socket,
@@ -31,11 +51,54 @@ typedef struct tcp_transport {
 static const struct timeval call_timeout = { 7 * 24 * 3600, 0 };
 static const struct timeval post_timeout = { 0, 0 };
 
+/* Ships the send buffer: a one-way call with a result decoder is sent at
+ * once (and not waited for). */
+static bool flush(tcp_transport *tt)
+{
+    enum clnt_stat st;
+
+    pthread_mutex_lock(&tt->io_lock);
+    st = clnt_call(tt->clnt, TDM_FLUSH, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)tdm_xdr_void, NULL,
+                   post_timeout);
+    pthread_mutex_unlock(&tt->io_lock);
+    return st == RPC_TIMEDOUT || st == RPC_SUCCESS;
+}
+
+static void *flusher_main(void *arg)
+{
+    tcp_transport *tt = arg;
+    const struct timespec delay = { 0, FLUSH_DELAY_NS };
+
+    /* The default 50 us timer slack would dwarf the delay. */
+    prctl(PR_SET_TIMERSLACK, 1000UL);
+    pthread_mutex_lock(&tt->lock);
+    while (!tt->stop) {
+        if (!atomic_load(&tt->pending)) {
+            pthread_cond_wait(&tt->wake, &tt->lock);
+            continue;
+        }
+        pthread_mutex_unlock(&tt->lock);
+        nanosleep(&delay, NULL);
+        /* A failed send shows up again at the guest's next call. */
+        if (atomic_exchange(&tt->pending, false))
+            flush(tt);
+        pthread_mutex_lock(&tt->lock);
+    }
+    pthread_mutex_unlock(&tt->lock);
+    return NULL;
+}
+
 static int tcp_call(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args,
                     xdrproc_t xres, void *res)
 {
     tcp_transport *tt = (tcp_transport *)t;
-    enum clnt_stat st = clnt_call(tt->clnt, proc, xargs, args, xres, res, call_timeout);
+    enum clnt_stat st;
+
+    pthread_mutex_lock(&tt->io_lock);
+    /* This call carries whatever is batched. */
+    atomic_store(&tt->pending, false);
+    st = clnt_call(tt->clnt, proc, xargs, args, xres, res, call_timeout);
+    pthread_mutex_unlock(&tt->io_lock);
 
     if (st == RPC_SUCCESS)
         return TDM_T_OK;
@@ -45,20 +108,57 @@ static int tcp_call(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args
     return TDM_T_BROKEN;
 }
 
+/* Without a flusher thread (it could not be started) every one-way call
+ * is sent at once. */
+static int flush_now_post(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args)
+{
+    enum clnt_stat st;
+
+    pthread_mutex_lock(&tt->io_lock);
+    st = clnt_call(tt->clnt, proc, xargs, args, (xdrproc_t)tdm_xdr_void, NULL, post_timeout);
+    pthread_mutex_unlock(&tt->io_lock);
+    return (st == RPC_TIMEDOUT || st == RPC_SUCCESS) ? TDM_T_OK : TDM_T_BROKEN;
+}
+
 static int tcp_post(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args)
 {
     tcp_transport *tt = (tcp_transport *)t;
-    enum clnt_stat st = clnt_call(tt->clnt, proc, xargs, args, (xdrproc_t)tdm_xdr_void, NULL, post_timeout);
+    enum clnt_stat st;
 
-    return (st == RPC_TIMEDOUT || st == RPC_SUCCESS) ? TDM_T_OK : TDM_T_BROKEN;
+    if (!tt->flusher_running)
+        return flush_now_post(tt, proc, xargs, args);
+    pthread_mutex_lock(&tt->io_lock);
+    st = clnt_call(tt->clnt, proc, xargs, args, NULL, NULL, post_timeout);
+    pthread_mutex_unlock(&tt->io_lock);
+    if (st != RPC_SUCCESS && st != RPC_TIMEDOUT)
+        return TDM_T_BROKEN;
+    if (!atomic_exchange(&tt->pending, true)) {
+        pthread_mutex_lock(&tt->lock);
+        pthread_cond_signal(&tt->wake);
+        pthread_mutex_unlock(&tt->lock);
+    }
+    return TDM_T_OK;
 }
 
 static void tcp_close(tdm_transport *t)
 {
     tcp_transport *tt = (tcp_transport *)t;
 
+    if (tt->flusher_running) {
+        pthread_mutex_lock(&tt->lock);
+        tt->stop = true;
+        pthread_cond_signal(&tt->wake);
+        pthread_mutex_unlock(&tt->lock);
+        pthread_join(tt->flusher, NULL);
+    }
+    /* Whatever is still batched must reach the server before we go. */
+    if (tt->clnt && atomic_load(&tt->pending))
+        flush(tt);
     if (tt->clnt)
         clnt_destroy(tt->clnt);
+    pthread_cond_destroy(&tt->wake);
+    pthread_mutex_destroy(&tt->lock);
+    pthread_mutex_destroy(&tt->io_lock);
     free(tt);
 }
 
@@ -112,6 +212,10 @@ int tdm_transport_tcp_open(const char *host, int port, tdm_transport **out, char
         snprintf(err, errlen, "out of memory");
         return -1;
     }
+    pthread_mutex_init(&tt->lock, NULL);
+    pthread_mutex_init(&tt->io_lock, NULL);
+    pthread_cond_init(&tt->wake, NULL);
+    atomic_init(&tt->pending, false);
     fd = connect_tcp(host, port, err, errlen);
     if (fd < 0)
         goto fail;
@@ -126,14 +230,22 @@ int tdm_transport_tcp_open(const char *host, int port, tdm_transport **out, char
         goto fail;
     }
     clnt_control(tt->clnt, CLSET_FD_CLOSE, NULL);
+    /* A fixed reply timeout: otherwise clnt_vc takes it from each call, and
+     * the flusher's zero-timeout call could cut short a synchronous call's
+     * wait for its reply. */
+    clnt_control(tt->clnt, CLSET_TIMEOUT, (char *)&call_timeout);
     fd = -1;
     tt->base.ops = &tcp_ops;
     snprintf(tt->base.desc, sizeof(tt->base.desc), "tcp://%s:%d", host, port);
+    tt->flusher_running = pthread_create(&tt->flusher, NULL, flusher_main, tt) == 0;
     *out = &tt->base;
     return 0;
 fail:
     if (fd >= 0)
         close(fd);
+    pthread_cond_destroy(&tt->wake);
+    pthread_mutex_destroy(&tt->lock);
+    pthread_mutex_destroy(&tt->io_lock);
     free(tt);
     return -1;
 }

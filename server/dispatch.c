@@ -324,6 +324,12 @@ static bool h_event_record(void *ctx, void *args, void *res)
     return true;
 }
 
+/* The call itself is the point: it carried the guest's batched calls here. */
+static bool h_flush(void *ctx, void *args, void *res)
+{
+    return true;
+}
+
 static bool h_stream_wait(void *ctx, void *args, void *res)
 {
     tdm_stream_wait_args *a = args;
@@ -377,6 +383,7 @@ static const tdm_rpc_proc procs[] = {
     ONEWAY(TDM_LAUNCH, xdr_tdm_launch_args, tdm_launch_args, h_launch),
     ONEWAY(TDM_EVENT_RECORD, xdr_tdm_event_record_args, tdm_event_record_args, h_event_record),
     ONEWAY(TDM_STREAM_WAIT_EVENT, xdr_tdm_stream_wait_args, tdm_stream_wait_args, h_stream_wait),
+    ONEWAY(TDM_FLUSH, tdm_xdr_void, char, h_flush),
 };
 
 const tdm_rpc_program tdm_dispatch_program = {

@@ -104,7 +104,9 @@ typedef struct {
 
 static bool toy_add(void *ctx, void *args, void *res)
 {
-    ((toy_state *)ctx)->total = ((toy_state *)ctx)->total * 3 + *(u_int *)args;
+    toy_state *st = ctx;
+
+    __atomic_store_n(&st->total, st->total * 3 + *(u_int *)args, __ATOMIC_RELEASE);
     return true;
 }
 
@@ -194,6 +196,33 @@ Test(rpc, one_way_calls_arrive_in_order_before_the_next_call)
     close(s.listen_fd);
     cr_expect_eq(s.end, TDM_RPC_CLOSED, "the loop should end because the peer closed");
     cr_expect_eq(s.state.garbage, 0);
+}
+
+Test(rpc, batched_one_way_calls_go_out_without_a_synchronous_call)
+{
+    toy_server s = { .listen_fd = toy_listen() };
+    tdm_transport *t = NULL;
+    pthread_t th;
+    char err[256];
+    unsigned expect = 0;
+    int waited_ms = 0;
+
+    cr_assert_eq(pthread_create(&th, NULL, serve_one, &s), 0);
+    cr_assert_eq(tdm_transport_tcp_open("127.0.0.1", port_of(s.listen_fd), &t, err, sizeof(err)), 0, "%s", err);
+    for (u_int i = 1; i <= 10; i++) {
+        cr_assert_eq(t->ops->post(t, 1, (xdrproc_t)xdr_u_int, &i), TDM_T_OK);
+        expect = expect * 3 + i;
+    }
+    /* A launch must reach the GPU although the guest does not synchronize. */
+    while (__atomic_load_n(&s.state.total, __ATOMIC_ACQUIRE) != expect && waited_ms < 2000) {
+        usleep(1000);
+        waited_ms++;
+    }
+    cr_expect_eq(__atomic_load_n(&s.state.total, __ATOMIC_ACQUIRE), expect,
+                 "batched calls were still not delivered after %d ms", waited_ms);
+    t->ops->close(t);
+    pthread_join(th, NULL);
+    close(s.listen_fd);
 }
 
 Test(rpc, a_frame_that_is_not_rpc_ends_only_that_connection)
