@@ -65,7 +65,7 @@ cudaError_t cudaFreeHost(void *ptr)
 {
     if (!ptr)
         return cudaSuccess;
-    return tdm_host_free(ptr) == 0 ? cudaSuccess : tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(tdm_host_free(ptr));
 }
 
 cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
@@ -98,13 +98,13 @@ cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-    return tdm_memcpy(dst, src, count, kind, NULL);
+    return tdm_memcpy(dst, src, count, kind, NULL, false);
 }
 
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
                             cudaStream_t stream)
 {
-    return tdm_memcpy(dst, src, count, kind, stream);
+    return tdm_memcpy(dst, src, count, kind, stream, true);
 }
 
 cudaError_t cudaMemset(void *devPtr, int value, size_t count)
@@ -154,7 +154,7 @@ static cudaError_t symbol_range(const void *symbol, size_t count, size_t offset,
 }
 
 static cudaError_t to_symbol(const void *symbol, const void *src, size_t count, size_t offset,
-                             enum cudaMemcpyKind kind, cudaStream_t stream)
+                             enum cudaMemcpyKind kind, cudaStream_t stream, bool async)
 {
     uint64_t addr = 0;
     cudaError_t err = symbol_range(symbol, count, offset, &addr);
@@ -163,11 +163,11 @@ static cudaError_t to_symbol(const void *symbol, const void *src, size_t count, 
         return tdm_ret(err);
     if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
         return tdm_ret(cudaErrorInvalidMemcpyDirection);
-    return tdm_memcpy((void *)(uintptr_t)addr, src, count, kind, stream);
+    return tdm_memcpy((void *)(uintptr_t)addr, src, count, kind, stream, async);
 }
 
 static cudaError_t from_symbol(void *dst, const void *symbol, size_t count, size_t offset,
-                               enum cudaMemcpyKind kind, cudaStream_t stream)
+                               enum cudaMemcpyKind kind, cudaStream_t stream, bool async)
 {
     uint64_t addr = 0;
     cudaError_t err = symbol_range(symbol, count, offset, &addr);
@@ -176,31 +176,31 @@ static cudaError_t from_symbol(void *dst, const void *symbol, size_t count, size
         return tdm_ret(err);
     if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
         return tdm_ret(cudaErrorInvalidMemcpyDirection);
-    return tdm_memcpy(dst, (void *)(uintptr_t)addr, count, kind, stream);
+    return tdm_memcpy(dst, (void *)(uintptr_t)addr, count, kind, stream, async);
 }
 
 cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
                                enum cudaMemcpyKind kind)
 {
-    return to_symbol(symbol, src, count, offset, kind, NULL);
+    return to_symbol(symbol, src, count, offset, kind, NULL, false);
 }
 
 cudaError_t cudaMemcpyToSymbolAsync(const void *symbol, const void *src, size_t count, size_t offset,
                                     enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    return to_symbol(symbol, src, count, offset, kind, stream);
+    return to_symbol(symbol, src, count, offset, kind, stream, true);
 }
 
 cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,
                                  enum cudaMemcpyKind kind)
 {
-    return from_symbol(dst, symbol, count, offset, kind, NULL);
+    return from_symbol(dst, symbol, count, offset, kind, NULL, false);
 }
 
 cudaError_t cudaMemcpyFromSymbolAsync(void *dst, const void *symbol, size_t count, size_t offset,
                                       enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    return from_symbol(dst, symbol, count, offset, kind, stream);
+    return from_symbol(dst, symbol, count, offset, kind, stream, true);
 }
 
 cudaError_t cudaGetSymbolAddress(void **devPtr, const void *symbol)

@@ -11,12 +11,12 @@ static cudaStream_t per_thread(cudaStream_t s)
 
 cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
 {
-    return tdm_memcpy(dst, src, n, kind, cudaStreamPerThread);
+    return tdm_memcpy(dst, src, n, kind, cudaStreamPerThread, false);
 }
 
 cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t s)
 {
-    return tdm_memcpy(dst, src, n, kind, per_thread(s));
+    return tdm_memcpy(dst, src, n, kind, per_thread(s), true);
 }
 
 cudaError_t cudaMemset_ptds(void *p, int value, size_t n)

@@ -133,6 +133,35 @@ cudaError_t tdm_post(uint32_t proc, xdrproc_t xargs, void *args)
     return err;
 }
 
+const struct tdm_shm_region *tdm_shm(void)
+{
+    const struct tdm_shm_region *r = NULL;
+
+    pthread_mutex_lock(&conn_lock);
+    if (connect_locked() == cudaSuccess)
+        r = tdm_transport_shm_region(conn);
+    pthread_mutex_unlock(&conn_lock);
+    return r;
+}
+
+cudaError_t tdm_shm_wait_copy(uint32_t slot, uint32_t ticket, int *err)
+{
+    tdm_transport *t;
+    cudaError_t rc = cudaSuccess;
+
+    /* Not under conn_lock: the server may need further calls of another
+     * thread to get there, and waiting touches no ring. */
+    pthread_mutex_lock(&conn_lock);
+    t = conn;
+    pthread_mutex_unlock(&conn_lock);
+    if (!t || tdm_transport_shm_wait_slot(t, slot, ticket, err) != TDM_T_OK) {
+        pthread_mutex_lock(&conn_lock);
+        rc = fail_locked("lost the connection to the Tandem server");
+        pthread_mutex_unlock(&conn_lock);
+    }
+    return rc;
+}
+
 cudaError_t tdm_call_err(uint32_t proc, xdrproc_t xargs, void *args)
 {
     int res = 0;

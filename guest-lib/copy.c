@@ -1,6 +1,8 @@
-/* Copies and memsets.  Host-to-device data travels inside the one-way call,
- * so the application's buffer is free again when cudaMemcpy returns, as with
- * CUDA's staged pageable copies; device-to-host is a round trip per chunk. */
+/* Copies and memsets.  Over TCP, host-to-device data travels inside the
+ * one-way call, so the application's buffer is free again when cudaMemcpy
+ * returns, as with CUDA's staged pageable copies; device-to-host is a round
+ * trip per chunk.  Over shm, copies go through the shared region instead
+ * (copy_shm.c). */
 #include <string.h>
 
 #include "guest.h"
@@ -73,9 +75,11 @@ static cudaError_t dtoh(char *dst, uint64_t src, size_t n, uint64_t stream)
     return cudaSuccess;
 }
 
-cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream)
+cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream,
+                       bool async)
 {
     uint64_t sid = tdm_stream_id(stream);
+    const struct tdm_shm_region *shm;
 
     if (n == 0)
         return cudaSuccess;
@@ -88,10 +92,14 @@ cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind
     case cudaMemcpyHostToDevice:
         if (!tdm_allocs_covers(dev(dst), n))
             return tdm_ret(cudaErrorInvalidValue);
+        if ((shm = tdm_shm()) != NULL)
+            return tdm_ret(tdm_shm_htod(shm, dev(dst), src, n, sid, async));
         return tdm_ret(htod(dev(dst), src, n, sid));
     case cudaMemcpyDeviceToHost:
         if (!tdm_allocs_covers(dev(src), n))
             return tdm_ret(cudaErrorInvalidValue);
+        if ((shm = tdm_shm()) != NULL)
+            return tdm_ret(tdm_shm_dtoh(shm, dst, dev(src), n, sid, async));
         return tdm_ret(dtoh(dst, dev(src), n, sid));
     case cudaMemcpyDeviceToDevice: {
         if (!tdm_allocs_covers(dev(dst), n) || !tdm_allocs_covers(dev(src), n))

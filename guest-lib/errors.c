@@ -33,6 +33,9 @@ cudaError_t cudaPeekAtLastError(void)
 
 const char *cudaGetErrorName(cudaError_t error)
 {
+    /* The generated table holds the cudaError* names only. */
+    if (error == cudaSuccess)
+        return "cudaSuccess";
     for (unsigned i = 0; i < tdm_error_name_count; i++)
         if (tdm_error_names[i].code == (int)error)
             return tdm_error_names[i].name;

@@ -42,6 +42,11 @@ cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
 cudaError_t tdm_post(uint32_t proc, xdrproc_t xargs, void *args);
 /* Convenience for procedures whose result is a bare int error. */
 cudaError_t tdm_call_err(uint32_t proc, xdrproc_t xargs, void *args);
+/* The shm transport's shared region (connecting first), or NULL over
+ * another transport. */
+const struct tdm_shm_region *tdm_shm(void);
+/* Waits for a copy's completion slot; its error in *err. */
+cudaError_t tdm_shm_wait_copy(uint32_t slot, uint32_t ticket, int *err);
 
 /* ---- device allocations (allocs.c) ---- */
 void tdm_allocs_add(uint64_t addr, uint64_t size, bool global);
@@ -53,7 +58,8 @@ void tdm_allocs_clear(bool keep_globals);
 
 /* ---- host allocations from cudaMallocHost/cudaHostAlloc (hostmem.c) ---- */
 void *tdm_host_alloc(size_t size, unsigned flags);
-int tdm_host_free(void *p);
+/* cudaErrorInvalidValue for a pointer not from tdm_host_alloc. */
+cudaError_t tdm_host_free(void *p);
 /* Flags of the pinned allocation containing p, or -1. */
 int tdm_host_lookup(const void *p, void **base);
 
@@ -95,7 +101,17 @@ void tdm_registry_reset(void);
 cudaError_t tdm_launch(tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream);
 
 /* ---- copies (copy.c) ---- */
-cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream);
+/* async: cudaMemcpyAsync semantics (a copy from or to pinned memory may
+ * still be in flight when it returns). */
+cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream,
+                       bool async);
+
+/* ---- copies through the shm transport's region (copy_shm.c) ---- */
+struct tdm_shm_region;
+cudaError_t tdm_shm_htod(const struct tdm_shm_region *r, uint64_t dst, const void *src, size_t n, uint64_t stream,
+                         bool async);
+cudaError_t tdm_shm_dtoh(const struct tdm_shm_region *r, void *dst, uint64_t src, size_t n, uint64_t stream,
+                         bool async);
 cudaError_t tdm_memset(void *dst, int value, size_t n, cudaStream_t stream);
 
 static inline uint64_t tdm_stream_id(cudaStream_t s)

@@ -1,61 +1,125 @@
 /* Host memory handed out by cudaMallocHost/cudaHostAlloc.  Over TCP it is
- * ordinary page-aligned memory; the table remembers it so cudaFreeHost and
- * cudaPointerGetAttributes behave as in CUDA. */
+ * ordinary page-aligned memory.  Over shm it is carved from the shared
+ * region's host memory area (the arena allocator the server uses for device
+ * addresses, here over the area's addresses), so the server's GPU copies
+ * from and to it directly; when the area is full the allocation fails, as a
+ * full pinned pool does.  The table remembers every block so cudaFreeHost
+ * and cudaPointerGetAttributes behave as in CUDA. */
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arena.h"
 #include "guest.h"
+#include "shm_region.h"
+#include "xdr_extra.h"
+
+#define SHM_HOST_ALIGN 4096  /* whole pages: the server pins each block */
 
 typedef struct host_block {
     void *base;
     size_t size;
     unsigned flags;
+    uint64_t in_region;      /* bytes taken from the shm area, 0 for malloc'ed */
 } host_block;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static host_block *blocks;
 static size_t nblocks, cap;
+static tdm_arena *shm_area;
+
+/* The server pins a block for the device, as cudaMallocHost pins memory. */
+static cudaError_t region_pin(const tdm_shm_region *r, uint64_t addr, uint64_t size, bool pin)
+{
+    tdm_shm_span a = { addr - (uint64_t)(uintptr_t)r->base, size };
+
+    return tdm_call_err(pin ? TDM_SHM_HOST_REGISTER : TDM_SHM_HOST_UNREGISTER, (xdrproc_t)xdr_tdm_shm_span, &a);
+}
+
+/* From the region's host memory area; NULL when it is full. */
+static void *region_alloc(const tdm_shm_region *r, size_t size, uint64_t *rounded)
+{
+    uint64_t addr = 0;
+    cudaError_t err;
+
+    pthread_mutex_lock(&lock);
+    if (!shm_area && r->g.host_size)
+        tdm_arena_create(&shm_area, (uint64_t)(uintptr_t)(r->base + r->g.host_off), r->g.host_size, SHM_HOST_ALIGN);
+    pthread_mutex_unlock(&lock);
+    if (!shm_area || tdm_arena_alloc(shm_area, size ? size : 1, &addr, rounded) != 0) {
+        fprintf(stderr, "tandem: pinned host memory of the shm region is exhausted (%llu MiB; raise "
+                        "TANDEM_SHM_HOST_MB)\n", (unsigned long long)(r->g.host_size >> 20));
+        return NULL;
+    }
+    err = region_pin(r, addr, *rounded, true);
+    if (err) {
+        tdm_arena_free(shm_area, addr, *rounded);
+        return NULL;
+    }
+    return (void *)(uintptr_t)addr;
+}
 
 void *tdm_host_alloc(size_t size, unsigned flags)
 {
+    const tdm_shm_region *r = tdm_shm();
+    uint64_t rounded = 0;
     void *p = NULL;
 
-    if (posix_memalign(&p, 4096, size ? size : 1) != 0)
+    if (r) {
+        p = region_alloc(r, size, &rounded);
+        if (!p)
+            return NULL;
+    } else if (posix_memalign(&p, 4096, size ? size : 1) != 0) {
         return NULL;
+    }
     pthread_mutex_lock(&lock);
     if (nblocks == cap) {
         size_t ncap = cap ? cap * 2 : 64;
         host_block *v = realloc(blocks, ncap * sizeof(*v));
         if (!v) {
             pthread_mutex_unlock(&lock);
-            free(p);
+            if (rounded)
+                tdm_arena_free(shm_area, (uint64_t)(uintptr_t)p, rounded);
+            else
+                free(p);
             return NULL;
         }
         blocks = v;
         cap = ncap;
     }
-    blocks[nblocks++] = (host_block){ p, size, flags };
+    blocks[nblocks++] = (host_block){ p, size, flags, rounded };
     pthread_mutex_unlock(&lock);
     return p;
 }
 
-int tdm_host_free(void *p)
+cudaError_t tdm_host_free(void *p)
 {
+    uint64_t in_region = 0;
+    cudaError_t err = cudaSuccess;
     int rc = -1;
 
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nblocks; i++) {
         if (blocks[i].base == p) {
+            in_region = blocks[i].in_region;
             blocks[i] = blocks[--nblocks];
             rc = 0;
             break;
         }
     }
     pthread_mutex_unlock(&lock);
-    if (rc == 0)
+    if (rc != 0)
+        return cudaErrorInvalidValue;
+    if (in_region) {
+        /* Errors of earlier asynchronous work come back here, as from
+         * CUDA's cudaFreeHost, which also waits for the device. */
+        err = region_pin(tdm_shm(), (uint64_t)(uintptr_t)p, in_region, false);
+        tdm_arena_free(shm_area, (uint64_t)(uintptr_t)p, in_region);
+    } else {
         free(p);
-    return rc;
+    }
+    return err;
 }
 
 int tdm_host_lookup(const void *p, void **base)

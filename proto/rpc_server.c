@@ -12,6 +12,7 @@ typedef struct conn_io {
     int fd;
     int saw_eof;
     int saw_error;
+    XDR xdrs;
 } conn_io;
 
 /* xdrrec callbacks: -1 ends the record stream. */
@@ -54,7 +55,24 @@ static int conn_write(void *h, void *buf, int len)
     return len;
 }
 
-static int send_reply(XDR *xdrs, uint32_t xid, enum accept_stat stat, xdrproc_t xres, void *res,
+static int rec_send_reply(void *arg, struct rpc_msg *reply)
+{
+    conn_io *io = arg;
+
+    io->xdrs.x_op = XDR_ENCODE;
+    if (!xdr_replymsg(&io->xdrs, reply))
+        return -1;
+    return xdrrec_endofrecord(&io->xdrs, TRUE) ? 0 : -1;
+}
+
+static bool rec_input_lost(void *arg)
+{
+    conn_io *io = arg;
+
+    return io->saw_eof || io->saw_error;
+}
+
+static int send_reply(const tdm_rpc_io *io, uint32_t xid, enum accept_stat stat, xdrproc_t xres, void *res,
                       uint32_t low, uint32_t high)
 {
     struct rpc_msg reply;
@@ -72,20 +90,12 @@ static int send_reply(XDR *xdrs, uint32_t xid, enum accept_stat stat, xdrproc_t 
         reply.acpted_rply.ar_vers.low = low;
         reply.acpted_rply.ar_vers.high = high;
     }
-    xdrs->x_op = XDR_ENCODE;
-    if (!xdr_replymsg(xdrs, &reply))
-        return -1;
-    return xdrrec_endofrecord(xdrs, TRUE) ? 0 : -1;
+    return io->send_reply(io->arg, &reply);
 }
 
-tdm_rpc_end tdm_rpc_serve(const tdm_rpc_program *p, void *ctx, int fd, char *why, size_t whylen)
+int tdm_rpc_bufs_alloc(const tdm_rpc_program *p, tdm_rpc_bufs *b)
 {
-    conn_io io = { .fd = fd };
-    char cred[2 * MAX_AUTH_BYTES], verf[MAX_AUTH_BYTES];
     size_t maxargs = 0, maxres = 0;
-    void *args = NULL, *res = NULL;
-    tdm_rpc_end end = TDM_RPC_CLOSED;
-    XDR xdrs;
 
     for (size_t i = 0; i < p->nprocs; i++) {
         if (p->procs[i].args_size > maxargs)
@@ -93,95 +103,122 @@ tdm_rpc_end tdm_rpc_serve(const tdm_rpc_program *p, void *ctx, int fd, char *why
         if (p->procs[i].res_size > maxres)
             maxres = p->procs[i].res_size;
     }
-    args = calloc(1, maxargs ? maxargs : 1);
-    res = calloc(1, maxres ? maxres : 1);
-    if (!args || !res) {
-        snprintf(why, whylen, "out of memory");
-        end = TDM_RPC_IO_ERROR;
-        goto out;
+    b->args = calloc(1, maxargs ? maxargs : 1);
+    b->res = calloc(1, maxres ? maxres : 1);
+    if (!b->args || !b->res) {
+        tdm_rpc_bufs_free(b);
+        return -1;
     }
-    xdrrec_create(&xdrs, REC_BUF_SIZE, REC_BUF_SIZE, (char *)&io, conn_read, conn_write);
+    return 0;
+}
+
+void tdm_rpc_bufs_free(tdm_rpc_bufs *b)
+{
+    free(b->args);
+    free(b->res);
+    b->args = b->res = NULL;
+}
+
+int tdm_rpc_serve_one(const tdm_rpc_program *p, void *ctx, const tdm_rpc_io *io, tdm_rpc_bufs *b,
+                      char *why, size_t whylen)
+{
+    char cred[2 * MAX_AUTH_BYTES], verf[MAX_AUTH_BYTES];
+    XDR *xdrs = io->in;
+    struct rpc_msg msg;
+    const tdm_rpc_proc *proc;
+    bool keep;
+
+    xdrs->x_op = XDR_DECODE;
+    memset(&msg, 0, sizeof(msg));
+    msg.rm_call.cb_cred.oa_base = cred;
+    msg.rm_call.cb_verf.oa_base = verf;
+    if (!xdr_callmsg(xdrs, &msg)) {
+        if (io->input_lost(io->arg))
+            return TDM_RPC_CLOSED;
+        snprintf(why, whylen, "malformed frame: not an ONC RPC call message");
+        return TDM_RPC_MALFORMED;
+    }
+    if (msg.rm_direction != CALL || msg.rm_call.cb_rpcvers != RPC_MSG_VERSION) {
+        snprintf(why, whylen, "malformed frame: RPC version %u", (unsigned)msg.rm_call.cb_rpcvers);
+        return TDM_RPC_MALFORMED;
+    }
+    if (msg.rm_call.cb_prog != p->prog) {
+        send_reply(io, msg.rm_xid, PROG_UNAVAIL, NULL, NULL, 0, 0);
+        return TDM_RPC_NEXT;
+    }
+    if (msg.rm_call.cb_vers != p->vers) {
+        send_reply(io, msg.rm_xid, PROG_MISMATCH, NULL, NULL, p->vers, p->vers);
+        return TDM_RPC_NEXT;
+    }
+    proc = msg.rm_call.cb_proc < p->nprocs ? &p->procs[msg.rm_call.cb_proc] : NULL;
+    if (!proc || !proc->handler) {
+        send_reply(io, msg.rm_xid, PROC_UNAVAIL, NULL, NULL, 0, 0);
+        return TDM_RPC_NEXT;
+    }
+
+    memset(b->args, 0, proc->args_size);
+    if (!proc->xargs(xdrs, b->args)) {
+        xdrs->x_op = XDR_FREE;
+        proc->xargs(xdrs, b->args);
+        if (io->input_lost(io->arg)) {
+            snprintf(why, whylen, "connection lost in the middle of a frame");
+            return TDM_RPC_CLOSED;
+        }
+        if (proc->xres)
+            send_reply(io, msg.rm_xid, GARBAGE_ARGS, NULL, NULL, 0, 0);
+        else if (p->on_garbage_oneway)
+            p->on_garbage_oneway(ctx, msg.rm_call.cb_proc);
+        return TDM_RPC_NEXT;
+    }
+
+    if (proc->xres)
+        memset(b->res, 0, proc->res_size);
+    keep = proc->handler(ctx, b->args, b->res);
+    xdrs->x_op = XDR_FREE;
+    proc->xargs(xdrs, b->args);
+    if (proc->xres) {
+        int rc = send_reply(io, msg.rm_xid, SUCCESS, proc->xres, b->res, 0, 0);
+        xdrs->x_op = XDR_FREE;
+        proc->xres(xdrs, b->res);
+        if (rc != 0) {
+            snprintf(why, whylen, "cannot send reply: peer gone");
+            return TDM_RPC_IO_ERROR;
+        }
+    }
+    if (!keep) {
+        snprintf(why, whylen, "session finished");
+        return TDM_RPC_FINISHED;
+    }
+    return TDM_RPC_NEXT;
+}
+
+tdm_rpc_end tdm_rpc_serve(const tdm_rpc_program *p, void *ctx, int fd, char *why, size_t whylen)
+{
+    conn_io io = { .fd = fd };
+    tdm_rpc_io rio = { &io.xdrs, rec_send_reply, rec_input_lost, &io };
+    tdm_rpc_bufs b = { 0 };
+    int end = TDM_RPC_CLOSED;
+
+    if (tdm_rpc_bufs_alloc(p, &b)) {
+        snprintf(why, whylen, "out of memory");
+        return TDM_RPC_IO_ERROR;
+    }
+    xdrrec_create(&io.xdrs, REC_BUF_SIZE, REC_BUF_SIZE, (char *)&io, conn_read, conn_write);
     snprintf(why, whylen, "peer closed the connection");
 
     for (;;) {
-        struct rpc_msg msg;
-        const tdm_rpc_proc *proc;
-
-        xdrs.x_op = XDR_DECODE;
-        if (!xdrrec_skiprecord(&xdrs))
+        io.xdrs.x_op = XDR_DECODE;
+        if (!xdrrec_skiprecord(&io.xdrs)) {
+            end = TDM_RPC_CLOSED;
             break;
-        memset(&msg, 0, sizeof(msg));
-        msg.rm_call.cb_cred.oa_base = cred;
-        msg.rm_call.cb_verf.oa_base = verf;
-        if (!xdr_callmsg(&xdrs, &msg)) {
-            if (io.saw_eof || io.saw_error)
-                break;
-            snprintf(why, whylen, "malformed frame: not an ONC RPC call message");
-            end = TDM_RPC_MALFORMED;
-            goto destroy;
         }
-        if (msg.rm_direction != CALL || msg.rm_call.cb_rpcvers != RPC_MSG_VERSION) {
-            snprintf(why, whylen, "malformed frame: RPC version %u", (unsigned)msg.rm_call.cb_rpcvers);
-            end = TDM_RPC_MALFORMED;
-            goto destroy;
-        }
-        if (msg.rm_call.cb_prog != p->prog) {
-            send_reply(&xdrs, msg.rm_xid, PROG_UNAVAIL, NULL, NULL, 0, 0);
-            continue;
-        }
-        if (msg.rm_call.cb_vers != p->vers) {
-            send_reply(&xdrs, msg.rm_xid, PROG_MISMATCH, NULL, NULL, p->vers, p->vers);
-            continue;
-        }
-        proc = msg.rm_call.cb_proc < p->nprocs ? &p->procs[msg.rm_call.cb_proc] : NULL;
-        if (!proc || !proc->handler) {
-            send_reply(&xdrs, msg.rm_xid, PROC_UNAVAIL, NULL, NULL, 0, 0);
-            continue;
-        }
-
-        memset(args, 0, proc->args_size);
-        if (!proc->xargs(&xdrs, args)) {
-            xdrs.x_op = XDR_FREE;
-            proc->xargs(&xdrs, args);
-            if (io.saw_eof || io.saw_error) {
-                snprintf(why, whylen, "connection lost in the middle of a frame");
-                break;
-            }
-            if (proc->xres)
-                send_reply(&xdrs, msg.rm_xid, GARBAGE_ARGS, NULL, NULL, 0, 0);
-            else if (p->on_garbage_oneway)
-                p->on_garbage_oneway(ctx, msg.rm_call.cb_proc);
-            continue;
-        }
-
-        bool keep;
-        if (proc->xres)
-            memset(res, 0, proc->res_size);
-        keep = proc->handler(ctx, args, res);
-        xdrs.x_op = XDR_FREE;
-        proc->xargs(&xdrs, args);
-        if (proc->xres) {
-            int rc = send_reply(&xdrs, msg.rm_xid, SUCCESS, proc->xres, res, 0, 0);
-            xdrs.x_op = XDR_FREE;
-            proc->xres(&xdrs, res);
-            if (rc != 0) {
-                snprintf(why, whylen, "cannot send reply: peer gone");
-                end = TDM_RPC_IO_ERROR;
-                goto destroy;
-            }
-        }
-        if (!keep) {
-            snprintf(why, whylen, "session finished");
-            end = TDM_RPC_FINISHED;
-            goto destroy;
-        }
+        end = tdm_rpc_serve_one(p, ctx, &rio, &b, why, whylen);
+        if (end != TDM_RPC_NEXT)
+            break;
     }
-    if (io.saw_error)
+    if (end == TDM_RPC_CLOSED && io.saw_error)
         end = TDM_RPC_IO_ERROR;
-destroy:
-    xdr_destroy(&xdrs);
-out:
-    free(args);
-    free(res);
-    return end;
+    xdr_destroy(&io.xdrs);
+    tdm_rpc_bufs_free(&b);
+    return (tdm_rpc_end)end;
 }

@@ -42,4 +42,30 @@ typedef enum {
  * handler ends it.  A short description of why is written to why. */
 tdm_rpc_end tdm_rpc_serve(const tdm_rpc_program *p, void *ctx, int fd, char *why, size_t whylen);
 
+/* ---- the per-call part, shared by every transport's server loop ---- */
+
+/* Argument and result storage big enough for every procedure of p. */
+typedef struct tdm_rpc_bufs {
+    void *args, *res;
+} tdm_rpc_bufs;
+int tdm_rpc_bufs_alloc(const tdm_rpc_program *p, tdm_rpc_bufs *b);
+void tdm_rpc_bufs_free(tdm_rpc_bufs *b);
+
+/* How a transport ships a reply message and tells a lost peer from a bad
+ * frame. */
+typedef struct tdm_rpc_io {
+    XDR *in;                                        /* positioned at a call message */
+    int (*send_reply)(void *arg, struct rpc_msg *reply);   /* 0 or -1 */
+    bool (*input_lost)(void *arg);                  /* the input ended mid-message */
+    void *arg;
+} tdm_rpc_io;
+
+#define TDM_RPC_NEXT 2   /* tdm_rpc_serve_one: go on with the next call */
+
+/* Decodes one call from io->in, checks program, version and procedure,
+ * decodes the arguments, runs the handler and sends the reply (if the
+ * procedure has one).  Returns TDM_RPC_NEXT or how the connection ends. */
+int tdm_rpc_serve_one(const tdm_rpc_program *p, void *ctx, const tdm_rpc_io *io, tdm_rpc_bufs *b,
+                      char *why, size_t whylen);
+
 #endif

@@ -14,8 +14,7 @@ int tdm_transport_open(const char *endpoint, tdm_transport **out, char *err, siz
     case TDM_EP_TCP:
         return tdm_transport_tcp_open(ep.host, ep.port, out, err, errlen);
     case TDM_EP_SHM:
-        snprintf(err, errlen, "the shm transport is not available in this build");
-        return -1;
+        return tdm_transport_shm_open(ep.name, out, err, errlen);
     case TDM_EP_RDMA:
         snprintf(err, errlen, "the rdma transport is not available in this build");
         return -1;

@@ -38,4 +38,18 @@ int tdm_transport_open(const char *endpoint, tdm_transport **out, char *err, siz
 
 int tdm_transport_tcp_open(const char *host, int port, tdm_transport **out, char *err, size_t errlen);
 
+/* shm:NAME (docs/shm-transport.md): creates this session's region with
+ * $TANDEM_SHM_HOST_MB MiB of host memory (default 256) and hands it to the
+ * server listening as NAME. */
+int tdm_transport_shm_open(const char *name, tdm_transport **out, char *err, size_t errlen);
+
+struct tdm_shm_region;
+/* The shared region behind t, or NULL when t is not an shm transport.  The
+ * guest library places pinned host memory and copy chunks in it. */
+const struct tdm_shm_region *tdm_transport_shm_region(const tdm_transport *t);
+/* Waits until completion slot `slot` holds `ticket` (a copy that asked for
+ * a completion is done) and gives its error.  Safe beside call()/post()
+ * from another thread.  TDM_T_OK, or TDM_T_BROKEN when the server is gone. */
+int tdm_transport_shm_wait_slot(tdm_transport *t, uint32_t slot, uint32_t ticket, int *err);
+
 #endif

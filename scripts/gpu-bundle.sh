@@ -9,7 +9,12 @@ rm -rf "$out" && mkdir -p "$out/bin" "$out/lib" "$out/examples" "$out/deps"
 cp -a "$TANDEM_BUILD"/bin/* "$out/bin/"
 cp -a "$TANDEM_BUILD"/lib/libcudart.so* "$out/lib/"
 find "$TANDEM_BUILD/examples" -maxdepth 1 -type f -executable -exec cp {} "$out/examples/" \;
-for t in test_examples test_bad_input; do
+# The fault triggers and the victim (tests/faults/), when built.
+if [ -d "$TANDEM_BUILD/faults" ]; then
+  mkdir -p "$out/faults"
+  find "$TANDEM_BUILD/faults" -maxdepth 1 -type f -executable -exec cp {} "$out/faults/" \;
+fi
+for t in test_examples test_bad_input test_shm test_shm_ring; do
   f=$(find "$TANDEM_BUILD/tests" -maxdepth 1 -name "$t" -type f | head -1)
   [ -n "$f" ] && cp "$f" "$out/bin/"
 done

@@ -57,6 +57,7 @@ typedef struct tdm_backend_config {
     int device;              /* physical device ordinal this server drives */
     uint64_t arena_base;     /* fixed virtual address of the logical arena */
     uint64_t arena_size;
+    const char *sim_mps_domain; /* sim: the MPS domain to join (NULL: none) */
 } tdm_backend_config;
 
 typedef struct tdm_backend_ops {
@@ -89,6 +90,15 @@ typedef struct tdm_backend_ops {
     int (*mem_export)(tdm_backend *b, tdm_bmem *mem, int *fd_out);
     int (*mem_import)(tdm_backend *b, uint64_t addr, uint64_t size, int fd, tdm_bmem **out);
 
+    /* Host memory shared with a guest (the shm transport's region, mapped
+     * in this process).  host_register makes [p, p+n) (page-aligned) reachable
+     * by the device's copy engines, so copies from and to it are DMA with
+     * no staging copy; *handle goes back to host_unregister before the
+     * memory is unmapped.  NULL in a backend that reads host memory
+     * directly (sim): the session layer then skips registration. */
+    int (*host_register)(tdm_backend *b, void *p, size_t n, void **handle);
+    int (*host_unregister)(tdm_backend *b, void *handle);
+
     /* Modules.  `image` is a fat binary (cuda) as registered by the guest;
      * it is only valid during the call. */
     int (*module_load)(tdm_backend *b, const void *image, size_t len, tdm_bmodule **out);
@@ -118,7 +128,9 @@ typedef struct tdm_backend_ops {
     int (*event_elapsed_ms)(tdm_backend *b, tdm_bevent *start, tdm_bevent *end, float *ms);
 
     /* Work on a stream, asynchronous with respect to the caller.
-     * memcpy_htod consumes `src` before it returns (copies it if it must).
+     * memcpy_htod consumes `src` before it returns (copies it if it must),
+     * except from memory given to host_register: that the device reads
+     * later, in stream order, as CUDA does with pinned memory.
      * memcpy_dtoh_sync returns only when `dst` holds the data.
      * Addresses are device addresses the session layer has validated. */
     int (*memcpy_htod)(tdm_backend *b, uint64_t dst, const void *src, size_t n, tdm_bstream *s);

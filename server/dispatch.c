@@ -377,6 +377,8 @@ static const tdm_rpc_proc procs[] = {
     SYNC(TDM_DEVICE_RESET, tdm_xdr_void, char, xdr_int, int, h_device_reset),
     SYNC(TDM_MEMCPY_DTOH, xdr_tdm_memcpy_dtoh_args, tdm_memcpy_dtoh_args, xdr_tdm_memcpy_dtoh_res,
          tdm_memcpy_dtoh_res, h_memcpy_dtoh),
+    SYNC(TDM_SHM_HOST_REGISTER, xdr_tdm_shm_span, tdm_shm_span, xdr_int, int, tdm_dispatch_shm_host_register),
+    SYNC(TDM_SHM_HOST_UNREGISTER, xdr_tdm_shm_span, tdm_shm_span, xdr_int, int, tdm_dispatch_shm_host_unregister),
     ONEWAY(TDM_MEMCPY_HTOD, xdr_tdm_memcpy_htod_args, tdm_memcpy_htod_args, h_memcpy_htod),
     ONEWAY(TDM_MEMCPY_DTOD, xdr_tdm_memcpy_dtod_args, tdm_memcpy_dtod_args, h_memcpy_dtod),
     ONEWAY(TDM_MEMSET, xdr_tdm_memset_args, tdm_memset_args, h_memset),
@@ -384,6 +386,8 @@ static const tdm_rpc_proc procs[] = {
     ONEWAY(TDM_EVENT_RECORD, xdr_tdm_event_record_args, tdm_event_record_args, h_event_record),
     ONEWAY(TDM_STREAM_WAIT_EVENT, xdr_tdm_stream_wait_args, tdm_stream_wait_args, h_stream_wait),
     ONEWAY(TDM_FLUSH, tdm_xdr_void, char, h_flush),
+    ONEWAY(TDM_SHM_HTOD, xdr_tdm_shm_copy_args, tdm_shm_copy_args, tdm_dispatch_shm_htod),
+    ONEWAY(TDM_SHM_DTOH, xdr_tdm_shm_copy_args, tdm_shm_copy_args, tdm_dispatch_shm_dtoh),
 };
 
 const tdm_rpc_program tdm_dispatch_program = {

@@ -7,4 +7,10 @@
 
 extern const tdm_rpc_program tdm_dispatch_program;
 
+/* Handlers of the shm transport's copy procedures (dispatch_shm.c). */
+bool tdm_dispatch_shm_htod(void *ctx, void *args, void *res);
+bool tdm_dispatch_shm_dtoh(void *ctx, void *args, void *res);
+bool tdm_dispatch_shm_host_register(void *ctx, void *args, void *res);
+bool tdm_dispatch_shm_host_unregister(void *ctx, void *args, void *res);
+
 #endif

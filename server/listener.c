@@ -15,6 +15,7 @@
 
 #include "dispatch.h"
 #include "session.h"
+#include "shm_socket.h"
 
 typedef struct conn_set {
     pthread_mutex_t lock;
@@ -27,6 +28,7 @@ typedef struct conn {
     tdm_server *srv;
     conn_set *set;
     int fd;
+    bool shm;                 /* a unix-socket guest of the shm transport */
     char peer[128];
 } conn;
 
@@ -48,8 +50,13 @@ static void *serve_conn(void *arg)
     conn *c = arg;
     tdm_session *s = NULL;
     char why[160];
-    int err = tdm_session_create(c->srv, &s);
+    int err;
 
+    if (c->shm) {
+        tdm_listener_serve_shm(c->srv, c->fd, c->peer);
+        goto out;
+    }
+    err = tdm_session_create(c->srv, &s);
     if (err) {
         fprintf(stderr, "tandem-server: cannot open a session for %s (cudaError %d)\n", c->peer, err);
         goto out;
@@ -117,7 +124,7 @@ static int write_port_file(const char *path, int port)
     return 0;
 }
 
-static void accept_one(tdm_server *srv, conn_set *cs, int lfd)
+static void accept_one(tdm_server *srv, conn_set *cs, int lfd, const char *shm_name)
 {
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
@@ -129,9 +136,18 @@ static void accept_one(tdm_server *srv, conn_set *cs, int lfd)
 
     if (fd < 0)
         return;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
-    getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), serv, sizeof(serv), NI_NUMERICHOST | NI_NUMERICSERV);
+    if (shm_name) {
+        struct ucred cred = { 0 };
+        socklen_t cl = sizeof(cred);
+        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl);
+        snprintf(host, sizeof(host), "shm:%s", shm_name);
+        snprintf(serv, sizeof(serv), "pid %d", (int)cred.pid);
+    } else {
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+        getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), serv, sizeof(serv),
+                    NI_NUMERICHOST | NI_NUMERICSERV);
+    }
 
     pthread_mutex_lock(&cs->lock);
     int full = cs->n >= (int)(sizeof(cs->fds) / sizeof(cs->fds[0])) ||
@@ -150,7 +166,8 @@ static void accept_one(tdm_server *srv, conn_set *cs, int lfd)
     c->srv = srv;
     c->set = cs;
     c->fd = fd;
-    snprintf(c->peer, sizeof(c->peer), "%s:%s", host, serv);
+    c->shm = shm_name != NULL;
+    snprintf(c->peer, sizeof(c->peer), shm_name ? "%s %s" : "%s:%s", host, serv);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     int rc = pthread_create(&th, &attr, serve_conn, c);
@@ -167,27 +184,47 @@ fail:
 int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile sig_atomic_t *stop)
 {
     conn_set cs = { .n = 0 };
-    int port = 0, lfd;
+    int port = 0, lfd, sfd = -1;
+    char err[300];
 
     pthread_mutex_init(&cs.lock, NULL);
     pthread_cond_init(&cs.idle, NULL);
     lfd = listen_on(cfg, &port);
     if (lfd < 0)
         return -1;
+    if (cfg->shm_name) {
+        sfd = tdm_shm_listen(cfg->shm_name, err, sizeof(err));
+        if (sfd < 0) {
+            fprintf(stderr, "tandem-server: %s\n", err);
+            close(lfd);
+            return -1;
+        }
+    }
+    /* Written last: whoever waits for the port file may connect at once. */
     if (cfg->port_file && write_port_file(cfg->port_file, port) != 0) {
         close(lfd);
+        if (sfd >= 0)
+            close(sfd);
         return -1;
     }
-    printf("tandem-server: listening on tcp://%s:%d, backend %s%s\n", cfg->host, port, srv->ops->name,
-           srv->ops->simulated ? " (SIMULATED GPU, not a real device)" : "");
+    printf("tandem-server: listening on tcp://%s:%d", cfg->host, port);
+    if (cfg->shm_name)
+        printf(" and shm:%s (unix socket @tandem-shm-%s)", cfg->shm_name, cfg->shm_name);
+    printf(", backend %s%s\n", srv->ops->name, srv->ops->simulated ? " (SIMULATED GPU, not a real device)" : "");
     fflush(stdout);
 
     while (!*stop) {
-        struct pollfd p = { .fd = lfd, .events = POLLIN };
-        if (poll(&p, 1, 200) > 0 && (p.revents & POLLIN))
-            accept_one(srv, &cs, lfd);
+        struct pollfd p[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
+        if (poll(p, sfd >= 0 ? 2 : 1, 200) <= 0)
+            continue;
+        if (p[0].revents & POLLIN)
+            accept_one(srv, &cs, lfd, NULL);
+        if (sfd >= 0 && (p[1].revents & POLLIN))
+            accept_one(srv, &cs, sfd, cfg->shm_name);
     }
     close(lfd);
+    if (sfd >= 0)
+        close(sfd);
 
     /* Wake every session thread; each destroys its session on the way out. */
     pthread_mutex_lock(&cs.lock);

@@ -11,7 +11,12 @@ typedef struct tdm_listener_config {
     const char *host;         /* address to bind; "127.0.0.1" by default */
     int port;                 /* 0 = any free port */
     const char *port_file;    /* if set, the bound port is written there */
+    const char *shm_name;     /* if set, also serve shm:NAME (abstract socket @tandem-shm-NAME) */
 } tdm_listener_config;
+
+/* Serves one shm guest connected on unix socket fd, on the calling thread:
+ * takes its region, runs its session, releases both (listener_shm.c). */
+void tdm_listener_serve_shm(tdm_server *srv, int fd, const char *peer);
 
 /* Serves until *stop becomes non-zero (set from a signal handler); the
  * listener polls it at least every 200 ms.  0 on a clean stop. */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "listener.h"
+#include "mps.h"
 #include "server.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -26,10 +27,19 @@ static void usage(FILE *f)
             "  --listen HOST          address to bind (default 127.0.0.1)\n"
             "  --port N               TCP port (default 7710; 0 = any free port)\n"
             "  --port-file PATH       write the bound port to PATH\n"
+            "  --shm NAME             also serve guests with TANDEM_SERVER=shm:NAME (shared memory;\n"
+            "                         unix socket @tandem-shm-NAME in the abstract namespace)\n"
             "  --arena-base ADDR      logical arena address (default 0x200000000000)\n"
             "  --arena-size BYTES     logical arena size (default 256 GiB; suffixes K M G)\n"
             "  --session-quota BYTES  device memory per session (default: none)\n"
-            "  --max-sessions N       refuse connections beyond N (default 256)\n");
+            "  --max-sessions N       refuse connections beyond N (default 256)\n"
+            "  --mps start            start an MPS control daemon for this GPU (own pipe and log\n"
+            "                         directories under --mps-run-dir), serve as its client, stop it at exit\n"
+            "  --mps attach DIR       serve as a client of the MPS daemon with pipe directory DIR\n"
+            "  --mps-run-dir DIR      where --mps start puts its directories\n"
+            "                         (default $XDG_RUNTIME_DIR/tandem or /tmp/tandem-UID)\n"
+            "  --sim-mps-domain NAME  sim: share a simulated MPS domain with the other sim servers\n"
+            "                         of that name: a fatal fault in one kills every client\n");
 }
 
 static int parse_size(const char *s, uint64_t *out)
@@ -60,14 +70,18 @@ int main(int argc, char **argv)
         { "port-file", required_argument, 0, 'f' }, { "arena-base", required_argument, 0, 'A' },
         { "arena-size", required_argument, 0, 'S' }, { "session-quota", required_argument, 0, 'q' },
         { "max-sessions", required_argument, 0, 'm' }, { "help", no_argument, 0, 'h' },
+        { "mps", required_argument, 0, 'M' },       { "mps-run-dir", required_argument, 0, 'R' },
+        { "sim-mps-domain", required_argument, 0, 'D' }, { "shm", required_argument, 0, 's' },
         { 0, 0, 0, 0 },
     };
     tdm_server_config cfg = {
         .backend = NULL, .device = 0, .arena_base = TDM_DEFAULT_ARENA_BASE,
         .arena_size = TDM_DEFAULT_ARENA_SIZE, .session_mem_quota = 0, .max_sessions = 256,
     };
-    tdm_listener_config lc = { .host = "127.0.0.1", .port = 7710, .port_file = NULL };
+    tdm_listener_config lc = { .host = "127.0.0.1", .port = 7710, .port_file = NULL, .shm_name = NULL };
     tdm_server srv;
+    tdm_mps mps = { 0 };
+    const char *mps_run_dir = NULL;
     struct sigaction sa;
     int c, rc;
 
@@ -78,6 +92,7 @@ int main(int argc, char **argv)
         case 'l': lc.host = optarg; break;
         case 'p': lc.port = atoi(optarg); break;
         case 'f': lc.port_file = optarg; break;
+        case 's': lc.shm_name = optarg; break;
         case 'm': cfg.max_sessions = atoi(optarg); break;
         case 'A':
             if (parse_size(optarg, &cfg.arena_base)) goto bad;
@@ -87,6 +102,18 @@ int main(int argc, char **argv)
             break;
         case 'q':
             if (parse_size(optarg, &cfg.session_mem_quota)) goto bad;
+            break;
+        case 'D': cfg.sim_mps_domain = optarg; break;
+        case 'R': mps_run_dir = optarg; break;
+        case 'M':
+            cfg.mps_mode = optarg;
+            /* `--mps attach DIR`: the directory is the next word. */
+            if (strcmp(optarg, "attach") == 0 && optind < argc && argv[optind][0] != '-')
+                cfg.mps_dir = argv[optind++];
+            else if (strcmp(optarg, "start") != 0) {
+                fprintf(stderr, "tandem-server: --mps takes 'start' or 'attach DIR'\n");
+                return 2;
+            }
             break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
@@ -103,13 +130,27 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    if (cfg.mps_mode) {
+        /* Before the backend loads libcuda: the environment decides whether
+         * it becomes an MPS client. */
+        if (cfg.backend && strcmp(cfg.backend, "cuda") != 0) {
+            fprintf(stderr, "tandem-server: --mps needs the cuda backend (the sim backend models MPS with "
+                            "--sim-mps-domain)\n");
+            return 2;
+        }
+        if (strcmp(cfg.mps_mode, "start") == 0 ? tdm_mps_start(&mps, mps_run_dir, &cfg.device)
+                                               : tdm_mps_attach(&mps, cfg.mps_dir))
+            return 1;
+    }
     if (!cfg.backend) {
         cfg.backend = "cuda";
         if (tdm_server_start(&srv, &cfg) != 0) {
             fprintf(stderr, "tandem-server: no usable GPU; start with --backend sim for the simulated GPU\n");
+            tdm_mps_stop(&mps);
             return 1;
         }
     } else if (tdm_server_start(&srv, &cfg) != 0) {
+        tdm_mps_stop(&mps);
         return 1;
     }
     fprintf(stderr, "tandem-server: device '%s'%s, arena %#llx + %llu GiB\n", srv.info.name,
@@ -118,6 +159,8 @@ int main(int argc, char **argv)
     rc = tdm_listener_run(&srv, &lc, &stop_requested);
     if (rc == 0)
         tdm_server_stop(&srv);
+    /* After the backend let go of the GPU: the daemon's client is gone. */
+    tdm_mps_stop(&mps);
     fprintf(stderr, "tandem-server: stopped\n");
     return rc == 0 ? 0 : 1;
 bad:

@@ -20,6 +20,7 @@ int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
     bc.device = cfg->device;
     bc.arena_base = cfg->arena_base;
     bc.arena_size = cfg->arena_size;
+    bc.sim_mps_domain = cfg->sim_mps_domain;
     err = srv->ops->init(&srv->be, &bc);
     if (err) {
         fprintf(stderr, "tandem-server: backend '%s' failed to start (cudaError %d)\n", srv->ops->name, err);

@@ -19,6 +19,9 @@ typedef struct tdm_server_config {
     uint64_t arena_base, arena_size;
     uint64_t session_mem_quota;  /* bytes; 0 = no quota beyond the device */
     int max_sessions;
+    const char *sim_mps_domain;  /* sim backend: MPS domain name, or NULL */
+    const char *mps_mode;        /* cuda backend: NULL, "start" or "attach" (mps.h) */
+    const char *mps_dir;         /* --mps attach DIR / --mps-run-dir */
 } tdm_server_config;
 
 typedef struct tdm_server {

@@ -392,7 +392,7 @@ static void log_bad_range(tdm_session *s, const char *what, uint64_t addr, uint6
             (unsigned long long)s->id, what, (unsigned long long)addr, (unsigned long long)n);
 }
 
-int tdm_session_memcpy_htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream)
+static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream, bool wait)
 {
     tdm_stream_state *st;
     int err;
@@ -404,7 +404,20 @@ int tdm_session_memcpy_htod(tdm_session *s, uint64_t dst, const void *src, uint6
         return cudaErrorInvalidValue;
     }
     st = stream_for_work(s, stream, &err);
-    return st ? ops(s)->memcpy_htod(be(s), dst, src, n, st->bs) : err;
+    if (!st)
+        return err;
+    err = ops(s)->memcpy_htod(be(s), dst, src, n, st->bs);
+    return err || !wait ? err : ops(s)->stream_synchronize(be(s), st->bs);
+}
+
+int tdm_session_memcpy_htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream)
+{
+    return htod(s, dst, src, n, stream, false);
+}
+
+int tdm_session_memcpy_htod_wait(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream)
+{
+    return htod(s, dst, src, n, stream, true);
 }
 
 int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n, uint64_t stream)

@@ -54,6 +54,7 @@ typedef struct tdm_session {
     tdm_stream_state null_stream;    /* the session's own legacy stream */
     uint64_t mem_used;               /* bytes mapped for cudaMalloc */
     int deferred_err;
+    struct tdm_shm_guest *shm;       /* the guest's shared region (shm transport); NULL over TCP */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -70,6 +71,10 @@ int tdm_session_free(tdm_session *s, uint64_t addr);
 int tdm_session_mem_get_info(tdm_session *s, uint64_t *free_bytes, uint64_t *total);
 
 int tdm_session_memcpy_htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream);
+/* As memcpy_htod, and returns only once the device has read src: the
+ * guest reuses those bytes next (a chunk of the shm data area), and
+ * registered host memory is read asynchronously. */
+int tdm_session_memcpy_htod_wait(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream);
 int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n, uint64_t stream);
 int tdm_session_memcpy_dtod(tdm_session *s, uint64_t dst, uint64_t src, uint64_t n, uint64_t stream);
 int tdm_session_memset(tdm_session *s, uint64_t dst, uint8_t value, uint64_t n, uint64_t stream);

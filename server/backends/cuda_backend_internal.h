@@ -71,6 +71,8 @@ int tdm_cuda_mem_export(tdm_backend *b, tdm_bmem *mem, int *fd_out);
 int tdm_cuda_mem_import(tdm_backend *b, uint64_t addr, uint64_t size, int fd, tdm_bmem **out);
 
 /* cuda_copy.c */
+int tdm_cuda_host_register(tdm_backend *b, void *p, size_t n, void **handle);
+int tdm_cuda_host_unregister(tdm_backend *b, void *handle);
 int tdm_cuda_memcpy_htod(tdm_backend *b, uint64_t dst, const void *src, size_t n, tdm_bstream *s);
 int tdm_cuda_memcpy_dtoh_sync(tdm_backend *b, void *dst, uint64_t src, size_t n, tdm_bstream *s);
 int tdm_cuda_memcpy_dtod(tdm_backend *b, uint64_t dst, uint64_t src, size_t n, tdm_bstream *s);

@@ -8,6 +8,30 @@
  * The CUDA documentation only says such a copy "might be synchronous"; the
  * GPU smoke test checks the behaviour by queueing the copy behind a busy
  * kernel and overwriting the source at once. */
+/* Pins the pages (they are the guest's shm region, mapped here too) and
+ * maps them for the device, so cuMemcpy*Async from and to them is DMA and
+ * truly asynchronous.  PORTABLE: every context may use them. */
+int tdm_cuda_host_register(tdm_backend *b, void *p, size_t n, void **handle)
+{
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    err = tdm_cuda_err(tdm_cu.cuMemHostRegister(p, n, CU_MEMHOSTREGISTER_PORTABLE), "cuMemHostRegister");
+    if (!err)
+        *handle = p;
+    return err;
+}
+
+int tdm_cuda_host_unregister(tdm_backend *b, void *handle)
+{
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    return tdm_cuda_err(tdm_cu.cuMemHostUnregister(handle), "cuMemHostUnregister");
+}
+
 int tdm_cuda_memcpy_htod(tdm_backend *b, uint64_t dst, const void *src, size_t n, tdm_bstream *s)
 {
     int err = tdm_cuda_enter(b);

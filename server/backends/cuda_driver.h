@@ -21,7 +21,7 @@
     X(cuMemAddressFree) X(cuMemCreate) X(cuMemRelease) X(cuMemMap) X(cuMemUnmap)          \
     X(cuMemExportToShareableHandle) X(cuMemImportFromShareableHandle)          \
     X(cuMemSetAccess) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)      \
-    X(cuMemsetD8Async)                                                                    \
+    X(cuMemsetD8Async) X(cuMemHostRegister) X(cuMemHostUnregister)                                                              \
     X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetGlobal)     \
     X(cuFuncGetAttribute) X(cuFuncGetParamInfo) X(cuLaunchKernel)                         \
     X(cuStreamCreate) X(cuStreamCreateWithPriority) X(cuStreamDestroy) X(cuStreamQuery)   \

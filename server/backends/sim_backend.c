@@ -39,11 +39,16 @@ static int sim_init(tdm_backend **out, const tdm_backend_config *cfg)
         err = cudaErrorInitializationError;
         goto fail_lock;
     }
-    err = sim_stream_create(b, 0, 0, &b->legacy);
+    err = sim_mps_join(b, cfg->sim_mps_domain);
     if (err)
         goto fail_cond;
+    err = sim_stream_create(b, 0, 0, &b->legacy);
+    if (err)
+        goto fail_mps;
     *out = b;
     return 0;
+fail_mps:
+    sim_mps_leave(b);
 fail_cond:
     pthread_cond_destroy(&b->progress);
 fail_lock:
@@ -70,6 +75,7 @@ static void sim_shutdown(tdm_backend *b)
     sim_modules_free_all(b);
     sim_mems_free_all(b);
     sim_arena_release(b);
+    sim_mps_leave(b);
     pthread_cond_destroy(&b->progress);
     pthread_mutex_destroy(&b->lock);
     sim_mem_release(&b->mem);

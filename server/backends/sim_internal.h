@@ -95,6 +95,7 @@ struct tdm_bstream {
     sim_op *head, *tail;     /* head stays queued while it runs */
     uint64_t enqueued, completed;
     int sticky;              /* first fault; later work is skipped */
+    uint64_t mps_gen;        /* the MPS domain's fault generation at creation */
     bool stop;               /* drain, then exit */
     struct tdm_bstream *next;
 };
@@ -142,6 +143,7 @@ struct tdm_backend {
     tdm_bevent *events;      /* live events */
     tdm_bmodule *modules;    /* loaded or still referenced */
     tdm_bmem *mems;          /* mapped physical memory */
+    struct sim_mps *mps;     /* the MPS domain joined (sim_mps.c), or NULL */
 };
 
 /* The per-launch state behind sim_launch.exec. */
@@ -219,6 +221,19 @@ int sim_func_get_attributes(tdm_backend *b, tdm_bfunc *f, tdm_func_attrs *out);
 /* b->lock held. */
 void sim_module_unref_locked(tdm_backend *b, tdm_bmodule *m);
 void sim_modules_free_all(tdm_backend *b);
+
+/* sim_mps.c: the MPS domain shared by sim servers (docs/sim-backend.md) */
+/* Joins domain `name` (NULL: none). */
+int sim_mps_join(tdm_backend *b, const char *name);
+void sim_mps_leave(tdm_backend *b);
+/* The domain's fault generation now (0 without a domain). */
+uint64_t sim_mps_generation(const tdm_backend *b);
+/* A kernel of this server failed with err: if it is fatal, every client of
+ * the domain dies. */
+void sim_mps_kernel_fault(tdm_backend *b, int err);
+/* b->lock held.  Makes s sticky with the domain's error if a fatal fault
+ * happened in the domain since s was created. */
+void sim_mps_poll_locked(tdm_backend *b, tdm_bstream *s);
 
 /* sim_device.c */
 int sim_device_info(tdm_backend *b, tdm_device_info *out);

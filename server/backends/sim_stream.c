@@ -27,6 +27,7 @@ static void run_head_locked(tdm_backend *b, tdm_bstream *s, sim_op *op)
             pthread_cond_wait(&b->progress, &b->lock);
         break;
     default:
+        sim_mps_poll_locked(b, s);
         if (s->sticky || stopping) {
             err = s->sticky ? s->sticky : cudaErrorContextIsDestroyed;
             break;
@@ -36,6 +37,8 @@ static void run_head_locked(tdm_backend *b, tdm_bstream *s, sim_op *op)
         pthread_mutex_lock(&b->lock);
         if (err && !s->sticky)
             s->sticky = err;
+        if (err && op->kind == SIM_OP_LAUNCH)
+            sim_mps_kernel_fault(b, err);
         break;
     }
     if (op->result)
@@ -77,6 +80,7 @@ int sim_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bstream 
     if (!s)
         return cudaErrorMemoryAllocation;
     s->b = b;
+    s->mps_gen = sim_mps_generation(b);
     if (pthread_cond_init(&s->wake, NULL) != 0) {
         free(s);
         return cudaErrorMemoryAllocation;
@@ -158,6 +162,7 @@ int sim_stream_synchronize(tdm_backend *b, tdm_bstream *s)
     s = sim_stream_or_legacy(b, s);
     pthread_mutex_lock(&b->lock);
     sim_wait_seq_locked(b, s, s->enqueued);
+    sim_mps_poll_locked(b, s);
     err = s->sticky;
     pthread_mutex_unlock(&b->lock);
     return err;
@@ -169,6 +174,7 @@ int sim_stream_query(tdm_backend *b, tdm_bstream *s)
 
     s = sim_stream_or_legacy(b, s);
     pthread_mutex_lock(&b->lock);
+    sim_mps_poll_locked(b, s);
     err = s->head ? cudaErrorNotReady : s->sticky;
     pthread_mutex_unlock(&b->lock);
     return err;
@@ -189,8 +195,10 @@ int sim_device_synchronize(tdm_backend *b)
         if (busy)
             pthread_cond_wait(&b->progress, &b->lock);
     } while (busy);
-    for (tdm_bstream *s = b->streams; s && !err; s = s->next)
+    for (tdm_bstream *s = b->streams; s && !err; s = s->next) {
+        sim_mps_poll_locked(b, s);
         err = s->sticky;
+    }
     pthread_mutex_unlock(&b->lock);
     return err;
 }

@@ -15,5 +15,11 @@ extern const sim_kernel sim_kernel_se_combine;
 /* matmul.c (examples/matmul.cu) */
 extern const sim_kernel sim_kernel_matmul_tiled;
 extern const sim_global_desc sim_global_matmul_positive;
+/* fault_mmu.c, fault_sm.c, fault_victim.c (tests/faults/, docs/faults.md) */
+extern const sim_kernel sim_kernel_fault_sm_oob, sim_kernel_fault_am_cpu, sim_kernel_fault_am_gpu_read,
+    sim_kernel_fault_am_gpu, sim_kernel_fault_am_vmm, sim_kernel_fault_zombie, sim_kernel_fault_nonmigratable;
+extern const sim_kernel sim_kernel_fault_stack_overflow, sim_kernel_fault_illegal_instruction,
+    sim_kernel_fault_shared_oob, sim_kernel_fault_misaligned, sim_kernel_fault_invalid_address_space;
+extern const sim_kernel sim_kernel_victim_step;
 
 #endif

@@ -10,6 +10,20 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_se_transform,
     &sim_kernel_se_combine,
     &sim_kernel_matmul_tiled,
+    /* tests/faults/ */
+    &sim_kernel_fault_sm_oob,
+    &sim_kernel_fault_am_cpu,
+    &sim_kernel_fault_am_gpu_read,
+    &sim_kernel_fault_am_gpu,
+    &sim_kernel_fault_am_vmm,
+    &sim_kernel_fault_zombie,
+    &sim_kernel_fault_nonmigratable,
+    &sim_kernel_fault_stack_overflow,
+    &sim_kernel_fault_illegal_instruction,
+    &sim_kernel_fault_shared_oob,
+    &sim_kernel_fault_misaligned,
+    &sim_kernel_fault_invalid_address_space,
+    &sim_kernel_victim_step,
 };
 
 static const sim_global_desc *const globals[] = {

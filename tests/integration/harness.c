@@ -73,6 +73,10 @@ void th_server_start(th_server *s, const char *const *extra)
     argv[n++] = "0";
     argv[n++] = "--port-file";
     argv[n++] = portfile;
+    snprintf(s->shm_name, sizeof(s->shm_name), "test-%d-%ld", (int)getpid(), (long)random());
+    snprintf(s->shm_endpoint, sizeof(s->shm_endpoint), "shm:%s", s->shm_name);
+    argv[n++] = "--shm";
+    argv[n++] = s->shm_name;
     for (int i = 0; extra && extra[i] && n < 30; i++)
         argv[n++] = extra[i];
     argv[n] = NULL;

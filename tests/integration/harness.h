@@ -10,10 +10,13 @@ typedef struct th_server {
     pid_t pid;
     int port;
     char endpoint[64];
+    char shm_name[64];       /* the server also serves shm:shm_name */
+    char shm_endpoint[80];
     char log[256];       /* the server's stderr */
 } th_server;
 
-/* Starts `tandem-server --backend sim --port 0` plus extra args (NULL-ended).
+/* Starts `tandem-server --backend sim --port 0 --shm NAME` (a name unique to
+ * this server) plus extra args (NULL-ended).
  * Fails the test if it does not come up within 10 s. */
 void th_server_start(th_server *s, const char *const *extra_args);
 /* SIGTERM, then waits; returns the exit status (0 = clean stop). */

@@ -1,6 +1,7 @@
 /* End to end: unmodified nvcc-built programs run through libcudart.so.13 and
- * a real tandem-server on the sim backend; each program's output must equal
- * the line example-reference computes on the host, independently. */
+ * a real tandem-server on the sim backend, over TCP and over shared memory;
+ * each program's output must equal the line example-reference computes on
+ * the host, independently. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,7 +22,7 @@ static void down(void)
     cr_expect_eq(th_server_stop(&srv), 0, "tandem-server did not stop cleanly; see %s", srv.log);
 }
 
-static void expect_example(const char *name)
+static void expect_example_on(const char *endpoint, const char *name)
 {
     const char *ref_argv[] = { th_bin("example-reference"), name, NULL };
     const char *ex_argv[] = { th_example(name), NULL };
@@ -30,9 +31,11 @@ static void expect_example(const char *name)
     th_run(ref_argv, 60, ref);
     cr_assert_eq(ref->status, 0, "example-reference %s failed: %s", name, ref->err);
     cr_assert_gt(strlen(ref->out), 0);
-    th_run_guest(srv.endpoint, ex_argv, 120, got);
-    cr_assert_eq(got->status, 0, "%s through Tandem exited %d; stderr:\n%s", name, got->status, got->err);
-    cr_expect_str_eq(got->out, ref->out, "%s through Tandem printed\n%s\nexpected\n%s", name, got->out, ref->out);
+    th_run_guest(endpoint, ex_argv, 120, got);
+    cr_assert_eq(got->status, 0, "%s through Tandem (%s) exited %d; stderr:\n%s", name, endpoint, got->status,
+                 got->err);
+    cr_expect_str_eq(got->out, ref->out, "%s through Tandem (%s) printed\n%s\nexpected\n%s", name, endpoint,
+                     got->out, ref->out);
     if (th_simulated())
         cr_expect(strstr(got->err, "SIMULATED GPU") != NULL, "the sim backend must say it is simulated");
     else
@@ -41,27 +44,47 @@ static void expect_example(const char *name)
     free(got);
 }
 
-Test(examples, vector_add, .init = up, .fini = down)
+static void expect_example(const char *name)
 {
-    expect_example("vector_add");
+    expect_example_on(srv.endpoint, name);
 }
 
-Test(examples, increment_loop, .init = up, .fini = down)
+static void expect_example_shm(const char *name)
 {
-    expect_example("increment_loop");
+    expect_example_on(srv.shm_endpoint, name);
+    cr_expect(th_server_log_has(&srv, "opened by shm:"), "the session did not go over shm; see %s", srv.log);
 }
 
-Test(examples, streams_events, .init = up, .fini = down)
+/* Every example over both transports: suite `examples` is TCP, suite
+ * `examples_shm` shared memory (streams_events puts cudaMallocHost memory in
+ * the shared region and copies from and to it asynchronously). */
+#define EXAMPLE(name)                                                                                \
+    Test(examples, name, .init = up, .fini = down) { expect_example(#name); }                       \
+    Test(examples_shm, name, .init = up, .fini = down) { expect_example_shm(#name); }
+
+EXAMPLE(vector_add)
+EXAMPLE(increment_loop)
+EXAMPLE(streams_events)
+EXAMPLE(matmul)
+
+/* Pinned memory beyond the region's host area fails cleanly, as a full
+ * pinned pool does. */
+Test(examples_shm, pinned_memory_exhausted_is_a_clean_error, .init = up, .fini = down)
 {
-    expect_example("streams_events");
+    const char *ex_argv[] = { th_example("streams_events"), NULL };
+    th_result *r = calloc(1, sizeof(*r));
+
+    setenv("TANDEM_SHM_HOST_MB", "0", 1);
+    th_run_guest(srv.shm_endpoint, ex_argv, 60, r);
+    unsetenv("TANDEM_SHM_HOST_MB");
+    cr_expect_neq(r->status, 0);
+    cr_expect(strstr(r->err, "pinned host memory of the shm region is exhausted") != NULL, "stderr was:\n%s", r->err);
+    cr_expect(strstr(r->err, "cudaErrorMemoryAllocation") != NULL, "stderr was:\n%s", r->err);
+    free(r);
 }
 
-Test(examples, matmul, .init = up, .fini = down)
-{
-    expect_example("matmul");
-}
-
-/* Four guests at once on one server: sessions are independent. */
+/* Four guests at once on one server, two over TCP and two over shm:
+ * sessions are independent whatever their transport. */
 Test(examples, concurrent_sessions_do_not_interfere, .init = up, .fini = down)
 {
     static const char *names[] = { "vector_add", "increment_loop", "streams_events", "matmul" };
@@ -75,7 +98,7 @@ Test(examples, concurrent_sessions_do_not_interfere, .init = up, .fini = down)
             const char *ex_argv[] = { th_example(names[i]), NULL };
             static th_result ref, got;
             th_run(ref_argv, 60, &ref);
-            th_run_guest(srv.endpoint, ex_argv, 200, &got);
+            th_run_guest(i >= 2 ? srv.shm_endpoint : srv.endpoint, ex_argv, 200, &got);
             _exit(ref.status == 0 && got.status == 0 && strcmp(ref.out, got.out) == 0 ? 0 : 1);
         }
     }

@@ -1,0 +1,40 @@
+/* One shm guest: its region, its session, and the loop serving it. */
+#include "listener.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "dispatch.h"
+#include "session.h"
+#include "shm_guest.h"
+
+void tdm_listener_serve_shm(tdm_server *srv, int fd, const char *peer)
+{
+    tdm_shm_guest g;
+    tdm_session *s = NULL;
+    char why[300];
+    int err;
+
+    memset(&g, 0, sizeof(g));
+    if (tdm_shm_conn_accept(&g.conn, fd, TDM_SHM_MAX_REGION, why, sizeof(why)) != 0) {
+        fprintf(stderr, "tandem-server: refusing shm guest %s: %s (other sessions are unaffected)\n", peer, why);
+        return;
+    }
+    err = tdm_session_create(srv, &s);
+    if (err) {
+        fprintf(stderr, "tandem-server: cannot open a session for %s (cudaError %d)\n", peer, err);
+        goto out;
+    }
+    s->shm = &g;
+    fprintf(stderr, "tandem-server: session %llu opened by %s (region %llu MiB)\n", (unsigned long long)s->id,
+            peer, (unsigned long long)(g.conn.region.g.size >> 20));
+    tdm_rpc_end end = tdm_shm_serve(&tdm_dispatch_program, s, &g.conn, why, sizeof(why));
+    fprintf(stderr, "tandem-server: session %llu (pid %d) closed: %s%s\n", (unsigned long long)s->id, s->pid, why,
+            end == TDM_RPC_MALFORMED ? " (other sessions are unaffected)" : "");
+    /* The session waits for its work first: the device may still read or
+     * write the region until then. */
+    tdm_session_destroy(s);
+    tdm_shm_guest_release(srv, &g);
+out:
+    tdm_shm_conn_release(&g.conn);
+}

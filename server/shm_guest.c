@@ -1,0 +1,108 @@
+#include "shm_guest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <driver_types.h>
+
+#include "session.h"
+
+#define PAGE 4096u
+
+static bool inside(uint64_t off, uint64_t len, uint64_t area_off, uint64_t area_size)
+{
+    return off >= area_off && len <= area_size && off - area_off <= area_size - len;
+}
+
+static int backend_register(tdm_session *s, uint64_t off, uint64_t size, void **handle)
+{
+    tdm_server *srv = s->srv;
+
+    *handle = NULL;
+    if (!srv->ops->host_register)
+        return 0;
+    return srv->ops->host_register(srv->be, tdm_shm_at(&s->shm->conn.region, off), size, handle);
+}
+
+void tdm_shm_guest_touch(tdm_session *s, uint64_t off, uint64_t len)
+{
+    tdm_shm_guest *g = s->shm;
+    const tdm_shm_geom *geo = &g->conn.region.g;
+
+    if (g->data_tried || !inside(off, len, geo->data_off, geo->data_size))
+        return;
+    g->data_tried = true;
+    if (backend_register(s, geo->data_off, geo->data_size, &g->data_handle) != 0) {
+        fprintf(stderr, "tandem-server: session %llu: cannot register the shm data area with the device; "
+                        "copies through it will be staged\n", (unsigned long long)s->id);
+        g->data_handle = NULL;
+    }
+}
+
+int tdm_shm_guest_register(tdm_session *s, uint64_t off, uint64_t size)
+{
+    tdm_shm_guest *g = s->shm;
+    const tdm_shm_geom *geo;
+    void *handle = NULL;
+    int err;
+
+    if (!g)
+        return cudaErrorInvalidValue;
+    geo = &g->conn.region.g;
+    if (size == 0 || off % PAGE || size % PAGE || !inside(off, size, geo->host_off, geo->host_size)) {
+        fprintf(stderr, "tandem-server: session %llu: pinned block [%llu, +%llu) is not whole pages of the "
+                        "region's host memory area\n", (unsigned long long)s->id, (unsigned long long)off,
+                (unsigned long long)size);
+        return cudaErrorInvalidValue;
+    }
+    for (size_t i = 0; i < g->nregs; i++)
+        if (off < g->regs[i].off + g->regs[i].size && g->regs[i].off < off + size)
+            return cudaErrorHostMemoryAlreadyRegistered;
+    if (g->nregs == g->cap) {
+        size_t ncap = g->cap ? 2 * g->cap : 16;
+        tdm_shm_reg *v = realloc(g->regs, ncap * sizeof(*v));
+        if (!v)
+            return cudaErrorMemoryAllocation;
+        g->regs = v;
+        g->cap = ncap;
+    }
+    err = backend_register(s, off, size, &handle);
+    if (err)
+        return err == cudaErrorHostMemoryAlreadyRegistered ? cudaErrorMemoryAllocation : err;
+    g->regs[g->nregs++] = (tdm_shm_reg){ off, size, handle };
+    return 0;
+}
+
+int tdm_shm_guest_unregister(tdm_session *s, uint64_t off, uint64_t size)
+{
+    tdm_shm_guest *g = s->shm;
+    int err, uerr = 0;
+
+    if (!g)
+        return cudaErrorInvalidValue;
+    for (size_t i = 0; i < g->nregs; i++) {
+        tdm_shm_reg r = g->regs[i];
+        if (r.off != off || r.size != size)
+            continue;
+        /* As cudaFreeHost: the device may still be copying from or to it. */
+        err = tdm_session_device_synchronize(s);
+        if (r.handle)
+            uerr = s->srv->ops->host_unregister(s->srv->be, r.handle);
+        g->regs[i] = g->regs[--g->nregs];
+        return err ? err : uerr;
+    }
+    return cudaErrorInvalidValue;
+}
+
+void tdm_shm_guest_release(tdm_server *srv, tdm_shm_guest *g)
+{
+    for (size_t i = 0; i < g->nregs; i++)
+        if (g->regs[i].handle)
+            srv->ops->host_unregister(srv->be, g->regs[i].handle);
+    if (g->data_handle)
+        srv->ops->host_unregister(srv->be, g->data_handle);
+    free(g->regs);
+    g->regs = NULL;
+    g->nregs = g->cap = 0;
+    g->data_handle = NULL;
+}
