@@ -2,18 +2,47 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "guest.h"
+#include "journal.h"
 #include "xdr_extra.h"
 #include "transport.h"
 
 #define DEFAULT_SERVER "tcp://127.0.0.1:7710"
+#define DEFAULT_JOURNAL_MB 256
 
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static tdm_transport *conn;
 static tdm_hello_info hello;
 static bool broken;
+
+/* Where and how this session resumes if its server dies (docs/takeover.md). */
+static struct {
+    char standby[256];
+    uint64_t token;
+    int policy;
+    size_t journal_limit;
+} resume;
+
+static int wanted_policy(const char *endpoint)
+{
+    const char *p = getenv("TANDEM_RESUME");
+
+    /* The shm transport's copies name bytes in the shared region that the
+     * application may reuse at once: they cannot be journaled cheaply, so
+     * takeover is a TCP feature for now. */
+    if (strncmp(endpoint, "shm:", 4) == 0)
+        return TDM_RESUME_NONE;
+    if (!p || !*p || strcmp(p, "exact") == 0)
+        return TDM_RESUME_EXACT;
+    if (strcmp(p, "replay") == 0)
+        return TDM_RESUME_REPLAY;
+    if (strcmp(p, "none") != 0)
+        fprintf(stderr, "tandem: TANDEM_RESUME=%s is not exact, replay or none: using none\n", p);
+    return TDM_RESUME_NONE;
+}
 
 static void close_at_exit(void)
 {
@@ -60,6 +89,7 @@ static cudaError_t connect_locked(void)
     a.proto_version = TDM_PROTO_VERSION;
     a.pid = (int)getpid();
     a.client = name;
+    a.resume_policy = wanted_policy(ep);
     memset(&r, 0, sizeof(r));
     if (conn->ops->call(conn, TDM_HELLO, (xdrproc_t)xdr_tdm_hello_args, &a, (xdrproc_t)xdr_tdm_hello_res, &r) != 0) {
         conn->ops->close(conn);
@@ -81,7 +111,15 @@ static cudaError_t connect_locked(void)
     hello.driver_version = r.driver_version;
     hello.arena_base = r.arena_base;
     hello.arena_size = r.arena_size;
+    snprintf(resume.standby, sizeof(resume.standby), "%s", r.standby ? r.standby : "");
+    resume.token = r.resume_token;
+    resume.policy = r.resume_policy;
     xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
+    if (resume.policy != TDM_RESUME_NONE && resume.standby[0]) {
+        const char *mb = getenv("TANDEM_JOURNAL_MB");
+        resume.journal_limit = (size_t)(mb && atol(mb) > 0 ? atol(mb) : DEFAULT_JOURNAL_MB) << 20;
+        tdm_journal_start();
+    }
     if (hello.simulated && getenv("TANDEM_QUIET") == NULL)
         fprintf(stderr, "tandem: connected to %s (backend %s: SIMULATED GPU, not a real device)\n", ep,
                 hello.backend);
@@ -104,19 +142,143 @@ const tdm_hello_info *tdm_hello(void)
     return &hello;
 }
 
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The server is gone: resume the session on its standby and send the
+ * journal again.  0, or -1 after saying why. */
+static int failover_locked(void)
+{
+    tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), hello.session_id, resume.token, 0, 0 };
+    tdm_hello_res r;
+    char err[400], msg[800];
+    size_t replayed = 0;
+    uint64_t epoch;
+    double t0 = now_ms();
+    int rc, qerr = 0;
+
+    if (!tdm_journal_active() || !resume.standby[0])
+        return -1;
+    a.epoch = tdm_journal_confirmed();
+    a.epoch_sent = tdm_journal_pending();
+    fprintf(stderr, "tandem: lost the server; resuming session %llu on the standby at %s\n",
+            (unsigned long long)hello.session_id, resume.standby);
+    conn->ops->close(conn);
+    conn = NULL;
+    if (tdm_transport_open(resume.standby, &conn, err, sizeof(err)) != 0) {
+        snprintf(msg, sizeof(msg), "takeover failed: cannot reach the standby at %s: %s", resume.standby, err);
+        goto fail;
+    }
+    memset(&r, 0, sizeof(r));
+    rc = conn->ops->call(conn, TDM_RESUME, (xdrproc_t)xdr_tdm_resume_args, &a, (xdrproc_t)xdr_tdm_hello_res, &r);
+    if (rc != TDM_T_OK || r.err) {
+        snprintf(msg, sizeof(msg), "takeover failed: the standby at %s %s (its log says why)", resume.standby,
+                 rc != TDM_T_OK ? "did not answer" : "refused the session");
+        if (rc == TDM_T_OK)
+            xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
+        goto fail;
+    }
+    epoch = r.resumed_epoch;
+    xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
+    /* The replayed calls are done once a quiesce returns: that is the
+     * recovery time users care about (fault to work resumed). */
+    rc = tdm_journal_replay(conn, epoch, &replayed);
+    if (rc == TDM_T_OK)
+        rc = conn->ops->call(conn, TDM_QUIESCE, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_int, &qerr);
+    if (rc != TDM_T_OK) {
+        snprintf(msg, sizeof(msg), "takeover failed: the standby at %s went away while resuming", resume.standby);
+        goto fail;
+    }
+    fprintf(stderr, "tandem: session %llu resumed on %s (policy %s, %zu call(s) replayed) in %.2f ms\n",
+            (unsigned long long)hello.session_id, resume.standby,
+            resume.policy == TDM_RESUME_EXACT ? "exact" : "replay", replayed, now_ms() - t0);
+    /* A standby has no standby behind it (yet): from here on a lost
+     * server is an error again. */
+    resume.standby[0] = 0;
+    tdm_journal_stop();
+    return 0;
+fail:
+    if (conn) {
+        conn->ops->close(conn);
+        conn = NULL;
+    }
+    resume.standby[0] = 0;
+    tdm_journal_stop();
+    fail_locked(msg);
+    return -1;
+}
+
+/* A synchronous call that proves the session idle acknowledges the
+ * journal: the server starts a new shadow epoch. */
+static void acknowledge_locked(void)
+{
+    uint64_t seq = tdm_journal_seq();
+
+    tdm_journal_acknowledge();
+    if (conn->ops->post(conn, TDM_EPOCH, (xdrproc_t)xdr_u_quad_t, &seq) != TDM_T_OK)
+        failover_locked();   /* the epoch is lost with the server; the journal was kept until here */
+}
+
+/* Waits for the session's work (deferred errors stay for the program's
+ * next synchronizing call) so the journal can be emptied: before calls that
+ * would make journaled work impossible to replay, and when it grows past
+ * its limit. */
+static void quiesce_locked(void)
+{
+    int qerr = 0;
+    int rc;
+
+    tdm_journal_next_call();
+    rc = conn->ops->call(conn, TDM_QUIESCE, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_int, &qerr);
+    if (rc == TDM_T_BROKEN && failover_locked() == 0)
+        return;
+    if (rc == TDM_T_OK)
+        tdm_journal_confirm();
+    if (rc == TDM_T_OK && tdm_journal_proves_idle(TDM_QUIESCE, NULL, qerr))
+        acknowledge_locked();
+}
+
 cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res)
 {
     cudaError_t err;
+    int rc;
 
     pthread_mutex_lock(&conn_lock);
     err = connect_locked();
-    if (!err) {
-        int rc = conn->ops->call(conn, proc, xargs, args, xres, res);
-        if (rc == TDM_T_REJECTED)
-            err = cudaErrorInvalidValue;
-        else if (rc != TDM_T_OK)
-            err = fail_locked("lost the connection to the Tandem server");
+    if (err)
+        goto out;
+    /* Journaled work on a stream or event about to be destroyed could not
+     * be replayed after it. */
+    if (tdm_journal_active() && !tdm_journal_empty() &&
+        (proc == TDM_STREAM_DESTROY || proc == TDM_EVENT_DESTROY || proc == TDM_MODULE_UNLOAD ||
+         proc == TDM_DEVICE_RESET))
+        quiesce_locked();
+    if (!conn) {
+        err = cudaErrorDevicesUnavailable;
+        goto out;
     }
+    tdm_journal_next_call();
+    rc = conn->ops->call(conn, proc, xargs, args, xres, res);
+    if (rc == TDM_T_BROKEN && failover_locked() == 0)
+        rc = conn->ops->call(conn, proc, xargs, args, xres, res);
+    if (rc == TDM_T_REJECTED)
+        err = cudaErrorInvalidValue;
+    else if (rc != TDM_T_OK)
+        err = fail_locked("lost the connection to the Tandem server");
+    else if (tdm_journal_active()) {
+        tdm_journal_confirm();
+        if (proc == TDM_STREAM_CREATE && ((tdm_handle_res *)res)->err == 0)
+            tdm_journal_stream_created(((tdm_handle_res *)res)->handle, ((tdm_stream_create_args *)args)->flags);
+        /* Every reply starts with its error. */
+        if (tdm_journal_proves_idle(proc, args, *(int *)res))
+            acknowledge_locked();
+    }
+out:
     pthread_mutex_unlock(&conn_lock);
     return err;
 }
@@ -124,11 +286,20 @@ cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
 cudaError_t tdm_post(uint32_t proc, xdrproc_t xargs, void *args)
 {
     cudaError_t err;
+    int rc;
 
     pthread_mutex_lock(&conn_lock);
     err = connect_locked();
-    if (!err && conn->ops->post(conn, proc, xargs, args) != TDM_T_OK)
+    if (err)
+        goto out;
+    tdm_journal_record(proc, xargs, args);
+    rc = conn->ops->post(conn, proc, xargs, args);
+    /* The journal holds this call too: the replay sends it. */
+    if (rc != TDM_T_OK && failover_locked() != 0)
         err = fail_locked("lost the connection to the Tandem server");
+    else if (tdm_journal_active() && tdm_journal_bytes() > resume.journal_limit)
+        quiesce_locked();
+out:
     pthread_mutex_unlock(&conn_lock);
     return err;
 }

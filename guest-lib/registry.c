@@ -229,8 +229,12 @@ static cudaError_t load_locked(tdm_fatbin *fb)
                 f->load_err = cudaErrorMemoryAllocation;
                 continue;
             }
-            memcpy(f->param_offset, fi->param_offset.param_offset_val, n * sizeof(uint32_t));
-            memcpy(f->param_size, fi->param_size.param_size_val, n * sizeof(uint32_t));
+            /* A kernel without parameters decodes to NULL arrays, which
+             * memcpy may not be given even for 0 bytes. */
+            if (n) {
+                memcpy(f->param_offset, fi->param_offset.param_offset_val, n * sizeof(uint32_t));
+                memcpy(f->param_size, fi->param_size.param_size_val, n * sizeof(uint32_t));
+            }
             f->nparams = n;
             f->params_len = n ? f->param_offset[n - 1] + f->param_size[n - 1] : 0;
             __atomic_store_n(&f->ready, 1, __ATOMIC_RELEASE);

@@ -173,6 +173,8 @@ int tdm_rpc_serve_one(const tdm_rpc_program *p, void *ctx, const tdm_rpc_io *io,
 
     if (proc->xres)
         memset(b->res, 0, proc->res_size);
+    if (p->before_call)
+        p->before_call(ctx, msg.rm_call.cb_proc);
     keep = proc->handler(ctx, b->args, b->res);
     xdrs->x_op = XDR_FREE;
     proc->xargs(xdrs, b->args);

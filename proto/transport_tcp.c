@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -53,13 +54,37 @@ static const struct timeval post_timeout = { 0, 0 };
 
 /* Ships the send buffer: a one-way call with a result decoder is sent at
  * once (and not waited for). */
+/* clnt_call under io_lock with SIGPIPE blocked: a server that died must
+ * come back as an error (so the guest can resume elsewhere), not kill the
+ * application with SIGPIPE.  The signal a failed write raised is taken
+ * before the thread's own mask comes back. */
+static enum clnt_stat guarded_call(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args,
+                                   xdrproc_t xres, void *res, struct timeval timeout)
+{
+    sigset_t pipe_only, old;
+    enum clnt_stat st;
+
+    sigemptyset(&pipe_only);
+    sigaddset(&pipe_only, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+    st = clnt_call(tt->clnt, proc, xargs, args, xres, res, timeout);
+    if (st != RPC_SUCCESS && st != RPC_TIMEDOUT && !sigismember(&old, SIGPIPE)) {
+        const struct timespec none = { 0, 0 };
+        sigset_t pending;
+        sigpending(&pending);
+        if (sigismember(&pending, SIGPIPE))
+            sigtimedwait(&pipe_only, NULL, &none);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return st;
+}
+
 static bool flush(tcp_transport *tt)
 {
     enum clnt_stat st;
 
     pthread_mutex_lock(&tt->io_lock);
-    st = clnt_call(tt->clnt, TDM_FLUSH, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)tdm_xdr_void, NULL,
-                   post_timeout);
+    st = guarded_call(tt, TDM_FLUSH, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)tdm_xdr_void, NULL, post_timeout);
     pthread_mutex_unlock(&tt->io_lock);
     return st == RPC_TIMEDOUT || st == RPC_SUCCESS;
 }
@@ -97,7 +122,7 @@ static int tcp_call(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args
     pthread_mutex_lock(&tt->io_lock);
     /* This call carries whatever is batched. */
     atomic_store(&tt->pending, false);
-    st = clnt_call(tt->clnt, proc, xargs, args, xres, res, call_timeout);
+    st = guarded_call(tt, proc, xargs, args, xres, res, call_timeout);
     pthread_mutex_unlock(&tt->io_lock);
 
     if (st == RPC_SUCCESS)
@@ -115,7 +140,7 @@ static int flush_now_post(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, voi
     enum clnt_stat st;
 
     pthread_mutex_lock(&tt->io_lock);
-    st = clnt_call(tt->clnt, proc, xargs, args, (xdrproc_t)tdm_xdr_void, NULL, post_timeout);
+    st = guarded_call(tt, proc, xargs, args, (xdrproc_t)tdm_xdr_void, NULL, post_timeout);
     pthread_mutex_unlock(&tt->io_lock);
     return (st == RPC_TIMEDOUT || st == RPC_SUCCESS) ? TDM_T_OK : TDM_T_BROKEN;
 }
@@ -128,7 +153,7 @@ static int tcp_post(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args
     if (!tt->flusher_running)
         return flush_now_post(tt, proc, xargs, args);
     pthread_mutex_lock(&tt->io_lock);
-    st = clnt_call(tt->clnt, proc, xargs, args, NULL, NULL, post_timeout);
+    st = guarded_call(tt, proc, xargs, args, NULL, NULL, post_timeout);
     pthread_mutex_unlock(&tt->io_lock);
     if (st != RPC_SUCCESS && st != RPC_TIMEDOUT)
         return TDM_T_BROKEN;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Packs a build for a GPU host that lacks the build's libraries (libtirpc,
-# Criterion): the binaries, the guest library, the examples, the test suites
-# and every non-system shared library they load, into $1 (default .device).
+# Criterion): the binaries, the guest library, the examples, the test suites,
+# the benchmark suite (bench/: its programs and scripts, and NVIDIA's
+# libcudart.so.13 for its native runs) and every non-system shared library
+# they load, into $1 (default .device).
 set -euo pipefail
 source "$(dirname "$0")/env.sh"
 out=${1:-$TANDEM_ROOT/.device}
@@ -18,9 +20,26 @@ for t in test_examples test_bad_input test_shm test_shm_ring; do
   f=$(find "$TANDEM_BUILD/tests" -maxdepth 1 -name "$t" -type f | head -1)
   [ -n "$f" ] && cp "$f" "$out/bin/"
 done
+# The benchmark suite: bench/run.sh run as $out/bench/run.sh (or with
+# --bundle $out) finds everything here.  native/ holds the toolkit's own
+# libcudart.so.13, the runtime the programs were built against, for their
+# native runs (the GPU host's CUDA installation may be another version).
+if [ -d "$TANDEM_BUILD/bench" ]; then
+  mkdir -p "$out/bench/bin" "$out/native"
+  for p in micro nw lud srad streamcluster; do cp "$TANDEM_BUILD/bench/$p" "$out/bench/bin/"; done
+  cp "$TANDEM_ROOT"/bench/{run.sh,table.sh,plot.sh,results-lines.sh,report.awk,plotdata.awk,plots.gp,targets.tsv} \
+    "$out/bench/"
+  git -C "$TANDEM_ROOT" describe --always --dirty >"$out/bench/VERSION" 2>/dev/null || echo unknown >"$out/bench/VERSION"
+  toolkit_lib=$(dirname "$(command -v nvcc)")/../lib64
+  if [ -e "$toolkit_lib/libcudart.so.13" ]; then
+    cp -L "$toolkit_lib/libcudart.so.13" "$out/native/"
+  else
+    echo "gpu-bundle: no libcudart.so.13 in the toolkit: native benchmark runs will use the GPU host's" >&2
+  fi
+fi
 # System libraries (glibc, the CUDA driver) come from the host itself.
 skip='linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libresolv|libcuda\.so|libcudart|libstdc\+\+|libgcc_s'
-for f in "$out"/bin/* "$out"/lib/libcudart.so.13; do
+for f in "$out"/bin/* "$out"/lib/libcudart.so.13 "$out"/bench/bin/*; do
   ldd "$f" 2>/dev/null | awk '/=> \//{print $3}' | grep -vE "$skip" || true
 done | sort -u | while read -r lib; do cp -L "$lib" "$out/deps/"; done
 du -sh "$out" | awk '{print "gpu-bundle: " $1 " in '"$out"'"}'

@@ -86,6 +86,46 @@ int tdm_arena_alloc(tdm_arena *a, uint64_t size, uint64_t *addr, uint64_t *round
     return rc;
 }
 
+static int grow(tdm_arena *a);
+
+int tdm_arena_claim(tdm_arena *a, uint64_t addr, uint64_t size)
+{
+    int rc = -1;
+
+    if (size == 0 || addr % a->gran || size % a->gran || addr < a->base || addr - a->base > a->size ||
+        size > a->size - (addr - a->base))
+        return -1;
+    pthread_mutex_lock(&a->lock);
+    for (size_t i = 0; i < a->nfree; i++) {
+        extent *e = &a->free[i];
+        if (addr < e->addr || addr + size > e->addr + e->size)
+            continue;
+        uint64_t head = addr - e->addr, tail = e->addr + e->size - (addr + size);
+        if (head && tail) {
+            if (a->nfree == a->cap && grow(a) != 0)
+                break;
+            e = &a->free[i];
+            memmove(e + 2, e + 1, (a->nfree - i - 1) * sizeof(extent));
+            e[1] = (extent){ addr + size, tail };
+            e->size = head;
+            a->nfree++;
+        } else if (head) {
+            e->size = head;
+        } else if (tail) {
+            e->addr = addr + size;
+            e->size = tail;
+        } else {
+            memmove(e, e + 1, (a->nfree - i - 1) * sizeof(extent));
+            a->nfree--;
+        }
+        a->free_bytes -= size;
+        rc = 0;
+        break;
+    }
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
 static int grow(tdm_arena *a)
 {
     size_t cap = a->cap * 2;

@@ -1,12 +1,15 @@
 #include "dispatch.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <driver_types.h>
 
+#include "mirror.h"
 #include "session.h"
+#include "standby.h"
 #include "tandem_rpc.h"
 #include "xdr_extra.h"
 
@@ -25,6 +28,11 @@ static bool h_hello(void *ctx, void *args, void *res)
     tdm_hello_res *r = res;
 
     r->backend = strdup(s->srv->ops->name);
+    r->standby = strdup("");
+    if (!r->backend || !r->standby) {
+        r->err = cudaErrorMemoryAllocation;
+        return false;
+    }
     if (a->proto_version != TDM_PROTO_VERSION) {
         fprintf(stderr, "tandem-server: session %llu: guest speaks protocol %u, server %u\n",
                 (unsigned long long)s->id, a->proto_version, TDM_PROTO_VERSION);
@@ -40,6 +48,70 @@ static bool h_hello(void *ctx, void *args, void *res)
     r->driver_version = s->srv->driver_version;
     r->arena_base = s->srv->cfg.arena_base;
     r->arena_size = s->srv->cfg.arena_size;
+    tdm_session_protect(s, a->resume_policy);
+    if (s->resume_token) {
+        free(r->standby);
+        r->standby = strdup(tdm_mirror_endpoint(s->srv->mirror));
+        if (!r->standby) {
+            r->err = cudaErrorMemoryAllocation;
+            return false;
+        }
+    }
+    r->resume_token = s->resume_token;
+    r->resume_policy = s->resume_token ? s->resume_policy : TDM_RESUME_NONE;
+    return true;
+}
+
+static bool h_resume(void *ctx, void *args, void *res)
+{
+    tdm_session *s = ctx;
+    tdm_resume_args *a = args;
+    tdm_hello_res *r = res;
+
+    r->backend = strdup(s->srv->ops->name);
+    r->standby = strdup("");
+    if (!r->backend || !r->standby) {
+        r->err = cudaErrorMemoryAllocation;
+        return false;
+    }
+    if (a->proto_version != TDM_PROTO_VERSION) {
+        r->err = cudaErrorInsufficientDriver;
+        return false;
+    }
+    if (!s->srv->standby) {
+        fprintf(stderr, "tandem-server: a guest asked to resume session %llu, but this server is no standby\n",
+                (unsigned long long)a->session_id);
+        r->err = cudaErrorDevicesUnavailable;
+        return false;
+    }
+    r->err = tdm_standby_resume(s->srv->standby, s, a->session_id, a->resume_token, a->epoch, a->epoch_sent,
+                                &r->resumed_epoch);
+    if (r->err)
+        return false;
+    s->pid = a->pid;
+    r->session_id = s->id;
+    r->simulated = s->srv->ops->simulated;
+    r->device_count = 1;
+    r->driver_version = s->srv->driver_version;
+    r->arena_base = s->srv->cfg.arena_base;
+    r->arena_size = s->srv->cfg.arena_size;
+    r->resume_policy = TDM_RESUME_NONE;   /* no standby behind a standby (yet) */
+    return true;
+}
+
+static bool h_quiesce(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_quiesce(ctx);
+    return true;
+}
+
+/* One-way: the guest saw all its work up to call number N complete. */
+static bool h_epoch(void *ctx, void *args, void *res)
+{
+    tdm_session *s = ctx;
+
+    s->epoch = *(u_quad_t *)args;
+    tdm_session_defer(s, tdm_shadow_begin_epoch(s, s->epoch));
     return true;
 }
 
@@ -117,7 +189,7 @@ static bool h_module_load(void *ctx, void *args, void *res)
     }
     r->err = tdm_session_module_load(ctx, a->image.image_val, a->image.image_len,
                                      (const char *const *)a->funcs.funcs_val, nf,
-                                     (const char *const *)a->vars.vars_val, nv,
+                                     (const char *const *)a->vars.vars_val, nv, NULL,
                                      &module, fh, fe, va, vs, ve);
     if (r->err) {
         free_module_res(r);
@@ -347,6 +419,20 @@ static void garbage_oneway(void *ctx, uint32_t proc)
     tdm_session_defer(s, cudaErrorInvalidValue);
 }
 
+/* --crash-after-calls N: the server dies by SIGKILL as it is about to
+ * serve its Nth call, so tests can stop it at every point of a program. */
+static void before_call(void *ctx, uint32_t proc)
+{
+    tdm_session *s = ctx;
+    long n = s->srv->cfg.crash_after_calls;
+
+    if (n && atomic_fetch_add(&s->srv->calls, 1) + 1 == n) {
+        fprintf(stderr, "tandem-server: crashing at call %ld (procedure %u), as --crash-after-calls asked\n", n,
+                proc);
+        raise(SIGKILL);
+    }
+}
+
 #define SYNC(P, XA, TA, XR, TR, H) [P] = { (xdrproc_t)XA, sizeof(TA), (xdrproc_t)XR, sizeof(TR), H }
 #define ONEWAY(P, XA, TA, H) [P] = { (xdrproc_t)XA, sizeof(TA), NULL, 0, H }
 
@@ -379,6 +465,8 @@ static const tdm_rpc_proc procs[] = {
          tdm_memcpy_dtoh_res, h_memcpy_dtoh),
     SYNC(TDM_SHM_HOST_REGISTER, xdr_tdm_shm_span, tdm_shm_span, xdr_int, int, tdm_dispatch_shm_host_register),
     SYNC(TDM_SHM_HOST_UNREGISTER, xdr_tdm_shm_span, tdm_shm_span, xdr_int, int, tdm_dispatch_shm_host_unregister),
+    SYNC(TDM_RESUME, xdr_tdm_resume_args, tdm_resume_args, xdr_tdm_hello_res, tdm_hello_res, h_resume),
+    SYNC(TDM_QUIESCE, tdm_xdr_void, char, xdr_int, int, h_quiesce),
     ONEWAY(TDM_MEMCPY_HTOD, xdr_tdm_memcpy_htod_args, tdm_memcpy_htod_args, h_memcpy_htod),
     ONEWAY(TDM_MEMCPY_DTOD, xdr_tdm_memcpy_dtod_args, tdm_memcpy_dtod_args, h_memcpy_dtod),
     ONEWAY(TDM_MEMSET, xdr_tdm_memset_args, tdm_memset_args, h_memset),
@@ -388,6 +476,7 @@ static const tdm_rpc_proc procs[] = {
     ONEWAY(TDM_FLUSH, tdm_xdr_void, char, h_flush),
     ONEWAY(TDM_SHM_HTOD, xdr_tdm_shm_copy_args, tdm_shm_copy_args, tdm_dispatch_shm_htod),
     ONEWAY(TDM_SHM_DTOH, xdr_tdm_shm_copy_args, tdm_shm_copy_args, tdm_dispatch_shm_dtoh),
+    ONEWAY(TDM_EPOCH, xdr_u_quad_t, u_quad_t, h_epoch),
 };
 
 const tdm_rpc_program tdm_dispatch_program = {
@@ -396,4 +485,5 @@ const tdm_rpc_program tdm_dispatch_program = {
     .procs = procs,
     .nprocs = sizeof(procs) / sizeof(procs[0]),
     .on_garbage_oneway = garbage_oneway,
+    .before_call = before_call,
 };

@@ -200,6 +200,9 @@ int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile s
             return -1;
         }
     }
+    char ep[160];
+    snprintf(ep, sizeof(ep), "tcp://%s:%d", cfg->host, port);
+    tdm_server_set_endpoint(srv, ep);
     /* Written last: whoever waits for the port file may connect at once. */
     if (cfg->port_file && write_port_file(cfg->port_file, port) != 0) {
         close(lfd);

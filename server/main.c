@@ -39,7 +39,12 @@ static void usage(FILE *f)
             "  --mps-run-dir DIR      where --mps start puts its directories\n"
             "                         (default $XDG_RUNTIME_DIR/tandem or /tmp/tandem-UID)\n"
             "  --sim-mps-domain NAME  sim: share a simulated MPS domain with the other sim servers\n"
-            "                         of that name: a fatal fault in one kills every client\n");
+            "                         of that name: a fatal fault in one kills every client\n"
+            "  --standby SOCKET       mirror every session to the standby listening on unix SOCKET;\n"
+            "                         when this server dies its guests resume there (docs/takeover.md)\n"
+            "  --standby-listen SOCKET  be a standby: mirror the sessions of active servers that\n"
+            "                         connect to unix SOCKET, and resume them when they die\n"
+            "  --crash-after-calls N  testing: die by SIGKILL when about to serve the Nth call\n");
 }
 
 static int parse_size(const char *s, uint64_t *out)
@@ -72,6 +77,8 @@ int main(int argc, char **argv)
         { "max-sessions", required_argument, 0, 'm' }, { "help", no_argument, 0, 'h' },
         { "mps", required_argument, 0, 'M' },       { "mps-run-dir", required_argument, 0, 'R' },
         { "sim-mps-domain", required_argument, 0, 'D' }, { "shm", required_argument, 0, 's' },
+        { "standby", required_argument, 0, 'Y' },  { "standby-listen", required_argument, 0, 'L' },
+        { "crash-after-calls", required_argument, 0, 'C' },
         { 0, 0, 0, 0 },
     };
     tdm_server_config cfg = {
@@ -104,6 +111,9 @@ int main(int argc, char **argv)
             if (parse_size(optarg, &cfg.session_mem_quota)) goto bad;
             break;
         case 'D': cfg.sim_mps_domain = optarg; break;
+        case 'Y': cfg.standby_sock = optarg; break;
+        case 'L': cfg.standby_listen = optarg; break;
+        case 'C': cfg.crash_after_calls = atol(optarg); break;
         case 'R': mps_run_dir = optarg; break;
         case 'M':
             cfg.mps_mode = optarg;

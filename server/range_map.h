@@ -19,6 +19,11 @@ typedef struct tdm_range {
     uint64_t mapped;       /* what is mapped (size rounded up to the granularity) */
     tdm_range_kind kind;
     void *backing;         /* tdm_bmem * for ALLOC; the owning module for GLOBAL */
+    /* The device address behind addr.  The same number for allocations (the
+     * arena is at one address everywhere); for a variable of a module a
+     * standby loaded, where this process's copy of it lives. */
+    uint64_t dev;
+    struct tdm_shadow *shadow; /* exact resume: the ALLOC's epoch shadow (shadow.h) */
 } tdm_range;
 
 typedef struct tdm_range_map {
@@ -34,6 +39,8 @@ int tdm_range_map_insert(tdm_range_map *m, const tdm_range *r);
 int tdm_range_map_remove(tdm_range_map *m, uint64_t addr, tdm_range *out);
 /* The range containing addr, or NULL. */
 const tdm_range *tdm_range_map_find(const tdm_range_map *m, uint64_t addr);
+/* The same, writable: for bookkeeping fields (shadow), never the extent. */
+tdm_range *tdm_range_map_find_mut(tdm_range_map *m, uint64_t addr);
 /* True when [addr, addr+len) lies inside one range; len 0 needs addr inside. */
 bool tdm_range_map_covers(const tdm_range_map *m, uint64_t addr, uint64_t len);
 

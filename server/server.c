@@ -5,6 +5,9 @@
 
 #include <driver_types.h>
 
+#include "mirror.h"
+#include "standby.h"
+
 int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
 {
     tdm_backend_config bc;
@@ -44,8 +47,21 @@ int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
         goto fail;
     atomic_init(&srv->next_session_id, 1);
     atomic_init(&srv->live_sessions, 0);
+    atomic_init(&srv->calls, 0);
+    pthread_mutex_init(&srv->endpoint_lock, NULL);
+    if (cfg->standby_sock &&
+        tdm_mirror_connect(&srv->mirror, cfg->standby_sock, cfg->arena_base, cfg->arena_size) != 0) {
+        err = cudaErrorDevicesUnavailable;
+        goto fail;
+    }
+    if (cfg->standby_listen && tdm_standby_start(&srv->standby, srv, cfg->standby_listen) != 0) {
+        err = cudaErrorDevicesUnavailable;
+        goto fail;
+    }
     return 0;
 fail:
+    tdm_mirror_close(srv->mirror);
+    srv->mirror = NULL;
     tdm_arena_destroy(srv->arena);
     srv->arena = NULL;
     srv->ops->shutdown(srv->be);
@@ -53,8 +69,27 @@ fail:
     return err;
 }
 
+void tdm_server_set_endpoint(tdm_server *srv, const char *endpoint)
+{
+    pthread_mutex_lock(&srv->endpoint_lock);
+    snprintf(srv->endpoint, sizeof(srv->endpoint), "%s", endpoint);
+    pthread_mutex_unlock(&srv->endpoint_lock);
+}
+
+bool tdm_server_endpoint(tdm_server *srv, char *out, size_t len)
+{
+    pthread_mutex_lock(&srv->endpoint_lock);
+    snprintf(out, len, "%s", srv->endpoint);
+    pthread_mutex_unlock(&srv->endpoint_lock);
+    return out[0] != 0;
+}
+
 void tdm_server_stop(tdm_server *srv)
 {
+    tdm_standby_stop(srv->standby);
+    srv->standby = NULL;
+    tdm_mirror_close(srv->mirror);
+    srv->mirror = NULL;
     if (srv->be)
         srv->ops->shutdown(srv->be);
     tdm_arena_destroy(srv->arena);

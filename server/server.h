@@ -5,6 +5,8 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "arena.h"
@@ -22,6 +24,9 @@ typedef struct tdm_server_config {
     const char *sim_mps_domain;  /* sim backend: MPS domain name, or NULL */
     const char *mps_mode;        /* cuda backend: NULL, "start" or "attach" (mps.h) */
     const char *mps_dir;         /* --mps attach DIR / --mps-run-dir */
+    const char *standby_sock;    /* active: the standby's mirror socket (--standby) */
+    const char *standby_listen;  /* standby: where actives connect (--standby-listen) */
+    long crash_after_calls;      /* test hook: die by SIGKILL at this call (0 = never) */
 } tdm_server_config;
 
 typedef struct tdm_server {
@@ -33,10 +38,19 @@ typedef struct tdm_server {
     int driver_version;
     atomic_uint_fast64_t next_session_id;
     atomic_int live_sessions;
+    struct tdm_mirror *mirror;   /* this server's standby, when it has one */
+    struct tdm_standby *standby; /* when this server is a standby */
+    atomic_long calls;           /* calls served, for crash_after_calls */
+    pthread_mutex_t endpoint_lock;
+    char endpoint[160];          /* tcp://HOST:PORT once the listener is up */
 } tdm_server;
 
 /* 0 on success; otherwise a cudaError_t and a message on stderr. */
 int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg);
 void tdm_server_stop(tdm_server *srv);
+/* The listener's address for guests, once bound (the standby tells actives). */
+void tdm_server_set_endpoint(tdm_server *srv, const char *endpoint);
+/* Copies the endpoint into out; false while there is none yet. */
+bool tdm_server_endpoint(tdm_server *srv, char *out, size_t len);
 
 #endif

@@ -3,8 +3,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <driver_types.h>
+
+#include "mirror.h"
+#include "tandem_rpc.h"
 
 enum { TAG_STREAM = 0x53, TAG_EVENT = 0x45, TAG_MODULE = 0x4d, TAG_FUNC = 0x46 };
 
@@ -18,14 +22,39 @@ static bool is_sticky(int err)
            err == cudaErrorInvalidPc || err == cudaErrorAssert;
 }
 
+/* Beyond sticky: the device context itself is gone (under MPS, the MPS
+ * server that held it). */
+static bool is_context_fatal(int err)
+{
+    return is_sticky(err) || err == cudaErrorMpsConnectionFailed || err == cudaErrorMpsRpcFailure ||
+           err == cudaErrorMpsServerNotReady || err == cudaErrorMpsClientTerminated ||
+           err == cudaErrorECCUncorrectable || err == cudaErrorLaunchTimeout;
+}
+
+void tdm_session_check_fatal(tdm_session *s, int err)
+{
+    if (!s->resume_token || !s->srv->mirror || !is_context_fatal(err))
+        return;
+    /* Fail-stop: every session of this process shares the dead context.
+     * _exit skips the orderly session teardown, which would tell the
+     * standby the sessions ended; the feed simply ends, and each guest
+     * resumes its session there. */
+    fprintf(stderr, "tandem-server: session %llu: the device context is lost (cudaError %d); stopping so that "
+                    "guests resume on the standby\n",
+            (unsigned long long)s->id, err);
+    _exit(75);
+}
+
 void tdm_session_defer(tdm_session *s, int err)
 {
+    tdm_session_check_fatal(s, err);
     if (err && !s->deferred_err)
         s->deferred_err = err;
 }
 
 int tdm_session_sync_result(tdm_session *s, int err)
 {
+    tdm_session_check_fatal(s, err);
     if (err) {
         if (is_sticky(err))
             s->deferred_err = err;
@@ -76,6 +105,60 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
     atomic_fetch_add(&srv->live_sessions, 1);
     *out = s;
     return 0;
+}
+
+/* ---- the standby's mirror ---- */
+
+void tdm_session_mirror(tdm_session *s, uint32_t type, uint64_t a, uint64_t b, uint64_t c, uint64_t d,
+                        const void *payload, uint32_t len, int fd)
+{
+    tdm_mirror_hdr h = { .type = type, .len = len, .session = s->id, .a = a, .b = b, .c = c, .d = d };
+
+    if (s->resume_token && s->srv->mirror)
+        tdm_mirror_post(s->srv->mirror, &h, payload, fd);
+}
+
+void tdm_session_mirror_mem(tdm_session *s, uint32_t type, tdm_bmem *mem, uint64_t a, uint64_t b, uint64_t c,
+                            uint64_t d)
+{
+    int fd = -1;
+
+    if (!s->resume_token || !s->srv->mirror)
+        return;
+    int err = s->srv->ops->mem_export(s->srv->be, mem, &fd);
+    if (err) {
+        /* Without its memory the standby cannot resume this session. */
+        fprintf(stderr, "tandem-server: session %llu: cannot export %#llx for the standby (cudaError %d): "
+                        "the session is no longer protected\n",
+                (unsigned long long)s->id, (unsigned long long)a, err);
+        tdm_session_mirror(s, TDM_M_SESSION_CLOSE, 0, 0, 0, 0, NULL, 0, -1);
+        s->resume_token = 0;
+        return;
+    }
+    tdm_session_mirror(s, type, a, b, c, d, NULL, 0, fd);
+    close(fd);
+}
+
+static uint64_t random_token(void)
+{
+    uint64_t t = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+
+    if (f) {
+        if (fread(&t, sizeof(t), 1, f) != 1)
+            t = 0;
+        fclose(f);
+    }
+    return t ? t : 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+}
+
+void tdm_session_protect(tdm_session *s, int policy)
+{
+    if (!s->srv->mirror || policy == TDM_RESUME_NONE || !*tdm_mirror_endpoint(s->srv->mirror))
+        return;
+    s->resume_policy = policy == TDM_RESUME_REPLAY ? TDM_RESUME_REPLAY : TDM_RESUME_EXACT;
+    s->resume_token = random_token();
+    tdm_session_mirror(s, TDM_M_SESSION_OPEN, s->resume_token, (uint64_t)s->resume_policy, 0, 0, NULL, 0, -1);
 }
 
 /* ---- streams and legacy ordering ---- */
@@ -161,8 +244,10 @@ int tdm_session_stream_create(tdm_session *s, unsigned flags, int priority, uint
     /* A new blocking stream still follows earlier null-stream work. */
     st->null_epoch_seen = 0;
     *out = tdm_handles_add(&s->streams, st);
-    if (*out)
+    if (*out) {
+        tdm_session_mirror(s, TDM_M_STREAM_CREATE, *out, flags, (uint64_t)(int64_t)priority, 0, NULL, 0, -1);
         return 0;
+    }
     err = cudaErrorMemoryAllocation;
     ops(s)->event_destroy(be(s), st->order_ev);
 fail_stream:
@@ -188,6 +273,7 @@ int tdm_session_stream_destroy(tdm_session *s, uint64_t stream)
     /* CUDA lets queued work finish after destroy; the backend's destroy
      * drains the stream first. */
     stream_free(s, st);
+    tdm_session_mirror(s, TDM_M_STREAM_DESTROY, stream, 0, 0, 0, NULL, 0, -1);
     return 0;
 }
 
@@ -238,8 +324,10 @@ int tdm_session_event_create(tdm_session *s, unsigned flags, uint64_t *out)
     if (err)
         return err;
     *out = tdm_handles_add(&s->events, ev);
-    if (*out)
+    if (*out) {
+        tdm_session_mirror(s, TDM_M_EVENT_CREATE, *out, flags, 0, 0, NULL, 0, -1);
         return 0;
+    }
     ops(s)->event_destroy(be(s), ev);
     return cudaErrorMemoryAllocation;
 }
@@ -250,6 +338,7 @@ int tdm_session_event_destroy(tdm_session *s, uint64_t event)
 
     if (!ev)
         return cudaErrorInvalidResourceHandle;
+    tdm_session_mirror(s, TDM_M_EVENT_DESTROY, event, 0, 0, 0, NULL, 0, -1);
     return ops(s)->event_destroy(be(s), ev);
 }
 
@@ -326,11 +415,13 @@ int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr)
     r.mapped = rounded;
     r.kind = TDM_RANGE_ALLOC;
     r.backing = mem;
+    r.dev = r.addr;
     if (tdm_range_map_insert(&s->ranges, &r) != 0) {
         err = cudaErrorMemoryAllocation;
         goto fail_map;
     }
     s->mem_used += rounded;
+    tdm_session_mirror_mem(s, TDM_M_MAP, mem, r.addr, r.mapped, r.size, 0);
     return 0;
 fail_map:
     ops(s)->mem_unmap(be(s), *addr, rounded, mem);
@@ -340,8 +431,10 @@ fail_arena:
     return err;
 }
 
-static int release_alloc(tdm_session *s, const tdm_range *r)
+static int release_alloc(tdm_session *s, tdm_range *r)
 {
+    tdm_shadow_drop(s, r);
+    tdm_session_mirror(s, TDM_M_UNMAP, r->addr, 0, 0, 0, NULL, 0, -1);
     int err = ops(s)->mem_unmap(be(s), r->addr, r->mapped, r->backing);
 
     tdm_arena_free(s->srv->arena, r->addr, r->mapped);
@@ -367,6 +460,17 @@ int tdm_session_free(tdm_session *s, uint64_t addr)
     return err ? err : uerr;
 }
 
+int tdm_session_adopt_mem(tdm_session *s, uint64_t addr, uint64_t mapped, uint64_t size, tdm_bmem *mem)
+{
+    tdm_range r = { .addr = addr, .size = size, .mapped = mapped, .kind = TDM_RANGE_ALLOC,
+                    .backing = mem, .dev = addr };
+
+    if (size == 0 || size > mapped || tdm_range_map_insert(&s->ranges, &r) != 0)
+        return cudaErrorInvalidValue;
+    s->mem_used += mapped;
+    return 0;
+}
+
 int tdm_session_mem_get_info(tdm_session *s, uint64_t *free_bytes, uint64_t *total)
 {
     uint64_t quota = s->srv->cfg.session_mem_quota;
@@ -381,9 +485,16 @@ int tdm_session_mem_get_info(tdm_session *s, uint64_t *free_bytes, uint64_t *tot
     return 0;
 }
 
-static bool covers(tdm_session *s, uint64_t addr, uint64_t n)
+/* The range holding all of [addr, addr+n) and the device address of addr
+ * (addr itself except in a variable a standby reloaded); NULL if none. */
+static tdm_range *resolve(tdm_session *s, uint64_t addr, uint64_t n, uint64_t *dev)
 {
-    return tdm_range_map_covers(&s->ranges, addr, n);
+    tdm_range *r = tdm_range_map_find_mut(&s->ranges, addr);
+
+    if (!r || n > r->size - (addr - r->addr))
+        return NULL;
+    *dev = r->dev + (addr - r->addr);
+    return r;
 }
 
 static void log_bad_range(tdm_session *s, const char *what, uint64_t addr, uint64_t n)
@@ -395,18 +506,22 @@ static void log_bad_range(tdm_session *s, const char *what, uint64_t addr, uint6
 static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream, bool wait)
 {
     tdm_stream_state *st;
+    tdm_range *r;
+    uint64_t dev;
     int err;
 
     if (n == 0)
         return 0;
-    if (!covers(s, dst, n)) {
+    if (!(r = resolve(s, dst, n, &dev))) {
         log_bad_range(s, "memcpy destination", dst, n);
         return cudaErrorInvalidValue;
     }
     st = stream_for_work(s, stream, &err);
     if (!st)
         return err;
-    err = ops(s)->memcpy_htod(be(s), dst, src, n, st->bs);
+    err = tdm_shadow_before_write(s, r, st->bs);
+    if (!err)
+        err = ops(s)->memcpy_htod(be(s), dev, src, n, st->bs);
     return err || !wait ? err : ops(s)->stream_synchronize(be(s), st->bs);
 }
 
@@ -423,48 +538,60 @@ int tdm_session_memcpy_htod_wait(tdm_session *s, uint64_t dst, const void *src, 
 int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n, uint64_t stream)
 {
     tdm_stream_state *st;
+    uint64_t dev;
     int err;
 
     if (n == 0)
         return tdm_session_sync_result(s, 0);
-    if (!covers(s, src, n)) {
+    if (!resolve(s, src, n, &dev)) {
         log_bad_range(s, "memcpy source", src, n);
         return cudaErrorInvalidValue;
     }
     st = stream_for_work(s, stream, &err);
     if (!st)
         return err;
-    return tdm_session_sync_result(s, ops(s)->memcpy_dtoh_sync(be(s), dst, src, n, st->bs));
+    return tdm_session_sync_result(s, ops(s)->memcpy_dtoh_sync(be(s), dst, dev, n, st->bs));
 }
 
 int tdm_session_memcpy_dtod(tdm_session *s, uint64_t dst, uint64_t src, uint64_t n, uint64_t stream)
 {
     tdm_stream_state *st;
+    tdm_range *r;
+    uint64_t ddev, sdev;
     int err;
 
     if (n == 0)
         return 0;
-    if (!covers(s, dst, n) || !covers(s, src, n)) {
-        log_bad_range(s, "device-to-device copy", covers(s, dst, n) ? src : dst, n);
+    r = resolve(s, dst, n, &ddev);
+    if (!r || !resolve(s, src, n, &sdev)) {
+        log_bad_range(s, "device-to-device copy", r ? src : dst, n);
         return cudaErrorInvalidValue;
     }
     st = stream_for_work(s, stream, &err);
-    return st ? ops(s)->memcpy_dtod(be(s), dst, src, n, st->bs) : err;
+    if (!st)
+        return err;
+    err = tdm_shadow_before_write(s, r, st->bs);
+    return err ? err : ops(s)->memcpy_dtod(be(s), ddev, sdev, n, st->bs);
 }
 
 int tdm_session_memset(tdm_session *s, uint64_t dst, uint8_t value, uint64_t n, uint64_t stream)
 {
     tdm_stream_state *st;
+    tdm_range *r;
+    uint64_t dev;
     int err;
 
     if (n == 0)
         return 0;
-    if (!covers(s, dst, n)) {
+    if (!(r = resolve(s, dst, n, &dev))) {
         log_bad_range(s, "memset", dst, n);
         return cudaErrorInvalidValue;
     }
     st = stream_for_work(s, stream, &err);
-    return st ? ops(s)->memset_d8(be(s), dst, value, n, st->bs) : err;
+    if (!st)
+        return err;
+    err = tdm_shadow_before_write(s, r, st->bs);
+    return err ? err : ops(s)->memset_d8(be(s), dev, value, n, st->bs);
 }
 
 /* ---- modules and launches ---- */
@@ -473,8 +600,11 @@ static void module_free(tdm_session *s, tdm_module_entry *m)
 {
     for (uint32_t i = 0; i < m->nfuncs; i++)
         free(tdm_handles_remove(&s->funcs, m->funcs[i]));
-    for (uint32_t i = 0; i < m->nglobals; i++)
-        tdm_range_map_remove(&s->ranges, m->globals[i], NULL);
+    for (uint32_t i = 0; i < m->nglobals; i++) {
+        tdm_range r;
+        if (tdm_range_map_remove(&s->ranges, m->globals[i], &r) == 0)
+            tdm_shadow_drop(s, &r);
+    }
     if (m->bm)
         ops(s)->module_unload(be(s), m->bm);
     free(m->funcs);
@@ -482,9 +612,51 @@ static void module_free(tdm_session *s, tdm_module_entry *m)
     free(m);
 }
 
+/* Tells the standby about a loaded module (mirror_wire.h has the layout). */
+static void mirror_module(tdm_session *s, uint64_t module, const void *image, uint64_t len,
+                          const char *const *func_names, uint32_t nfuncs, const char *const *var_names,
+                          uint32_t nvars, const uint64_t *func_handles, const uint64_t *var_addr)
+{
+    tdm_module_load_args a = { { (u_int)len, (char *)image }, { nfuncs, (tdm_name *)func_names },
+                               { nvars, (tdm_name *)var_names } };
+    unsigned long xlen;
+    size_t total;
+    char *buf;
+    XDR x;
+
+    if (!s->resume_token || !s->srv->mirror)
+        return;
+    xlen = xdr_sizeof((xdrproc_t)xdr_tdm_module_load_args, &a);
+    total = xlen + 8 + (size_t)(nfuncs + nvars) * 8;
+    buf = xlen && total <= TDM_MIRROR_MAX_PAYLOAD ? malloc(total) : NULL;
+    if (!buf)
+        goto fail;
+    xdrmem_create(&x, buf, (u_int)xlen, XDR_ENCODE);
+    if (!xdr_tdm_module_load_args(&x, &a)) {
+        xdr_destroy(&x);
+        goto fail;
+    }
+    xdr_destroy(&x);
+    char *p = buf + xlen;
+    memcpy(p, &nfuncs, 4);
+    memcpy(p + 4, func_handles, (size_t)nfuncs * 8);
+    p += 4 + (size_t)nfuncs * 8;
+    memcpy(p, &nvars, 4);
+    memcpy(p + 4, var_addr, (size_t)nvars * 8);
+    tdm_session_mirror(s, TDM_M_MODULE_LOAD, module, 0, 0, 0, buf, (uint32_t)total, -1);
+    free(buf);
+    return;
+fail:
+    free(buf);
+    fprintf(stderr, "tandem-server: session %llu: cannot mirror a module to the standby: the session is no "
+                    "longer protected\n", (unsigned long long)s->id);
+    tdm_session_mirror(s, TDM_M_SESSION_CLOSE, 0, 0, 0, 0, NULL, 0, -1);
+    s->resume_token = 0;
+}
+
 int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
                             const char *const *func_names, uint32_t nfuncs,
-                            const char *const *var_names, uint32_t nvars,
+                            const char *const *var_names, uint32_t nvars, const uint64_t *var_logical,
                             uint64_t *module, uint64_t *func_handles, int *func_err,
                             uint64_t *var_addr, uint64_t *var_size, int *var_err)
 {
@@ -532,6 +704,14 @@ int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
         r.mapped = r.size;
         r.kind = TDM_RANGE_GLOBAL;
         r.backing = m;
+        r.dev = r.addr;
+        if (var_logical) {            /* a standby: the guest knows the active's address */
+            if (!var_logical[i]) {
+                var_err[i] = cudaErrorInvalidSymbol;
+                continue;
+            }
+            r.addr = var_logical[i];
+        }
         if (tdm_range_map_insert(&s->ranges, &r) != 0) {
             var_err[i] = cudaErrorInvalidSymbol;
             continue;
@@ -544,6 +724,7 @@ int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
     if (*module) {
         for (uint32_t i = 0; i < m->nfuncs; i++)
             ((tdm_func_entry *)tdm_handles_get(&s->funcs, m->funcs[i]))->module = *module;
+        mirror_module(s, *module, image, len, func_names, nfuncs, var_names, nvars, func_handles, var_addr);
         return 0;
     }
     err = cudaErrorMemoryAllocation;
@@ -560,6 +741,7 @@ int tdm_session_module_unload(tdm_session *s, uint64_t module)
         return cudaErrorInvalidResourceHandle;
     tdm_session_device_synchronize(s);
     module_free(s, m);
+    tdm_session_mirror(s, TDM_M_MODULE_UNLOAD, module, 0, 0, 0, NULL, 0, -1);
     return 0;
 }
 
@@ -593,7 +775,8 @@ int tdm_session_launch(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 bl
     st = stream_for_work(s, stream, &err);
     if (!st)
         return err;
-    return ops(s)->launch(be(s), f->bf, grid, block, shared_mem, st->bs, params, params_len);
+    err = tdm_shadow_before_launch(s, &f->params, params, st->bs);
+    return err ? err : ops(s)->launch(be(s), f->bf, grid, block, shared_mem, st->bs, params, params_len);
 }
 
 /* ---- whole device ---- */
@@ -613,13 +796,26 @@ static void sync_one(void *obj, uint64_t id, void *arg)
         sc->err = err;
 }
 
-int tdm_session_device_synchronize(tdm_session *s)
+static int sync_all(tdm_session *s)
 {
     sync_ctx sc = { s, 0 };
 
     sync_one(&s->null_stream, 0, &sc);
     tdm_handles_each(&s->streams, sync_one, &sc);
-    return tdm_session_sync_result(s, sc.err);
+    return sc.err;
+}
+
+int tdm_session_device_synchronize(tdm_session *s)
+{
+    return tdm_session_sync_result(s, sync_all(s));
+}
+
+int tdm_session_quiesce(tdm_session *s)
+{
+    int err = sync_all(s);
+
+    tdm_session_defer(s, err);
+    return err ? err : s->deferred_err;
 }
 
 static void release_all(tdm_session *s)
@@ -645,6 +841,7 @@ int tdm_session_reset(tdm_session *s)
 {
     tdm_session_device_synchronize(s);
     release_all(s);
+    tdm_session_mirror(s, TDM_M_RESET, 0, 0, 0, 0, NULL, 0, -1);
     s->deferred_err = 0;
     s->null_stream.epoch = 0;
     return 0;
@@ -654,8 +851,13 @@ void tdm_session_destroy(tdm_session *s)
 {
     if (!s)
         return;
+    /* The guest is gone: the standby forgets the session first, and nothing
+     * that follows needs mirroring. */
+    tdm_session_mirror(s, TDM_M_SESSION_CLOSE, 0, 0, 0, 0, NULL, 0, -1);
+    s->resume_token = 0;
     tdm_session_device_synchronize(s);
     release_all(s);
+    tdm_shadow_release_markers(s);
     ops(s)->event_destroy(be(s), s->null_stream.order_ev);
     ops(s)->stream_destroy(be(s), s->null_stream.bs);
     tdm_handles_release(&s->streams);

@@ -14,6 +14,7 @@
 #include "handle_table.h"
 #include "range_map.h"
 #include "server.h"
+#include "shadow.h"
 
 /* Guest stream handles with fixed meaning, as in the CUDA runtime. */
 #define TDM_STREAM_NULL 0x0ull
@@ -55,9 +56,30 @@ typedef struct tdm_session {
     uint64_t mem_used;               /* bytes mapped for cudaMalloc */
     int deferred_err;
     struct tdm_shm_guest *shm;       /* the guest's shared region (shm transport); NULL over TCP */
+    /* Takeover (docs/takeover.md). */
+    uint64_t resume_token;           /* 0 until the guest's hello, when a standby protects it */
+    int resume_policy;               /* TDM_RESUME_* granted */
+    uint64_t epoch;                  /* the guest's last acknowledged call number */
+    tdm_shadow_markers markers;      /* exact policy: shadow marker table */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
+/* Sends one mirror message about this session to the standby, if the
+ * session is protected (resume_token set); the fd is not closed. */
+void tdm_session_mirror(tdm_session *s, uint32_t type, uint64_t a, uint64_t b, uint64_t c, uint64_t d,
+                        const void *payload, uint32_t len, int fd);
+/* As tdm_session_mirror for physical memory: exports it and sends the fd. */
+void tdm_session_mirror_mem(tdm_session *s, uint32_t type, tdm_bmem *mem, uint64_t a, uint64_t b, uint64_t c,
+                            uint64_t d);
+/* The guest's hello: protects the session with the server's standby when
+ * there is one and the guest wants it. */
+void tdm_session_protect(tdm_session *s, int policy);
+/* Waits for the session's work without consuming its deferred error
+ * (which stays for the next synchronizing call). */
+int tdm_session_quiesce(tdm_session *s);
+/* A context-fatal error on a server with a standby: the server stops at
+ * once so that its guests resume on the standby (docs/takeover.md). */
+void tdm_session_check_fatal(tdm_session *s, int err);
 /* Waits for the session's work, then releases everything it holds. */
 void tdm_session_destroy(tdm_session *s);
 
@@ -68,6 +90,9 @@ int tdm_session_sync_result(tdm_session *s, int err);
 
 int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr);
 int tdm_session_free(tdm_session *s, uint64_t addr);
+/* A standby's mirror: records memory imported at the active's address as
+ * the session's allocation. */
+int tdm_session_adopt_mem(tdm_session *s, uint64_t addr, uint64_t mapped, uint64_t size, tdm_bmem *mem);
 int tdm_session_mem_get_info(tdm_session *s, uint64_t *free_bytes, uint64_t *total);
 
 int tdm_session_memcpy_htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream);
@@ -79,12 +104,14 @@ int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n,
 int tdm_session_memcpy_dtod(tdm_session *s, uint64_t dst, uint64_t src, uint64_t n, uint64_t stream);
 int tdm_session_memset(tdm_session *s, uint64_t dst, uint8_t value, uint64_t n, uint64_t stream);
 
-/* Loads a fat binary and resolves the named kernels and variables.  A kernel
+/* Loads a fat binary and resolves the named kernels and variables.
+ * var_logical (NULL normally): a standby reloading the active's module gives
+ * the addresses the guest knows for the variables.  A kernel
  * or variable that cannot be resolved gets its own error in func_err/var_err
  * and does not fail the module. */
 int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
                             const char *const *func_names, uint32_t nfuncs,
-                            const char *const *var_names, uint32_t nvars,
+                            const char *const *var_names, uint32_t nvars, const uint64_t *var_logical,
                             uint64_t *module, uint64_t *func_handles, int *func_err,
                             uint64_t *var_addr, uint64_t *var_size, int *var_err);
 int tdm_session_module_unload(tdm_session *s, uint64_t module);

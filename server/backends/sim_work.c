@@ -123,7 +123,8 @@ int sim_launch_kernel(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 bloc
         free(op);
         return cudaErrorMemoryAllocation;
     }
-    memcpy(op->params, params, params_len);
+    if (params_len)   /* a kernel without parameters may come with params == NULL */
+        memcpy(op->params, params, params_len);
     op->func = f;
     op->grid = grid;
     op->block = block;

@@ -21,5 +21,11 @@ extern const sim_kernel sim_kernel_fault_sm_oob, sim_kernel_fault_am_cpu, sim_ke
 extern const sim_kernel sim_kernel_fault_stack_overflow, sim_kernel_fault_illegal_instruction,
     sim_kernel_fault_shared_oob, sim_kernel_fault_misaligned, sim_kernel_fault_invalid_address_space;
 extern const sim_kernel sim_kernel_victim_step;
+/* bench_*.c (bench/micro/launch.cu, bench/apps/, docs/benchmarks.md) */
+extern const sim_kernel sim_kernel_bench_empty;
+extern const sim_kernel sim_kernel_bench_nw_init, sim_kernel_bench_nw_diagonal;
+extern const sim_kernel sim_kernel_bench_lud_diagonal, sim_kernel_bench_lud_perimeter, sim_kernel_bench_lud_internal;
+extern const sim_kernel sim_kernel_bench_srad_reduce, sim_kernel_bench_srad_coef, sim_kernel_bench_srad_update;
+extern const sim_kernel sim_kernel_bench_sc_init, sim_kernel_bench_sc_gain, sim_kernel_bench_sc_commit;
 
 #endif

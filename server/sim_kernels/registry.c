@@ -24,6 +24,19 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_fault_misaligned,
     &sim_kernel_fault_invalid_address_space,
     &sim_kernel_victim_step,
+    /* bench/ (docs/benchmarks.md) */
+    &sim_kernel_bench_empty,
+    &sim_kernel_bench_nw_init,
+    &sim_kernel_bench_nw_diagonal,
+    &sim_kernel_bench_lud_diagonal,
+    &sim_kernel_bench_lud_perimeter,
+    &sim_kernel_bench_lud_internal,
+    &sim_kernel_bench_srad_reduce,
+    &sim_kernel_bench_srad_coef,
+    &sim_kernel_bench_srad_update,
+    &sim_kernel_bench_sc_init,
+    &sim_kernel_bench_sc_gain,
+    &sim_kernel_bench_sc_commit,
 };
 
 static const sim_global_desc *const globals[] = {

@@ -35,7 +35,7 @@ static tdm_transport *guest_open(void)
 {
     tdm_transport *t = NULL;
     char err[256];
-    tdm_hello_args a = { TDM_PROTO_VERSION, (int)getpid(), "bad-input-test" };
+    tdm_hello_args a = { TDM_PROTO_VERSION, (int)getpid(), "bad-input-test", TDM_RESUME_NONE };
     tdm_hello_res r;
 
     cr_assert_eq(tdm_transport_open(srv.endpoint, &t, err, sizeof(err)), 0, "%s", err);

@@ -85,3 +85,25 @@ Test(arena, many_allocations_interleaved)
     cr_expect_eq(p[0], BASE);
     tdm_arena_destroy(a);
 }
+
+Test(arena, claim_takes_exact_ranges_and_alloc_avoids_them)
+{
+    const uint64_t g = 1 << 20, base = 64 * g;
+    tdm_arena *a = NULL;
+    uint64_t addr = 0, rounded = 0;
+
+    cr_assert_eq(tdm_arena_create(&a, base, 16 * g, g), 0);
+    cr_assert_eq(tdm_arena_claim(a, base + 4 * g, 2 * g), 0);     /* middle: splits */
+    cr_assert_eq(tdm_arena_claim(a, base + 5 * g, g), -1);        /* already taken */
+    cr_assert_eq(tdm_arena_claim(a, base + 15 * g, 2 * g), -1);   /* past the end */
+    cr_assert_eq(tdm_arena_claim(a, base + g / 2, g), -1);        /* misaligned */
+    cr_assert_eq(tdm_arena_claim(a, base, g), 0);                 /* head of an extent */
+    cr_assert_eq(tdm_arena_free_bytes(a), 13 * g);
+    cr_assert_eq(tdm_arena_alloc(a, 3 * g, &addr, &rounded), 0);
+    cr_assert_eq(addr, base + g, "first fit lands between the claims");
+    cr_assert_eq(tdm_arena_alloc(a, 2 * g, &addr, &rounded), 0);
+    cr_assert_eq(addr, base + 6 * g, "never inside a claimed range");
+    cr_assert_eq(tdm_arena_free(a, base + 4 * g, 2 * g), 0);      /* claims free like allocations */
+    cr_assert_eq(tdm_arena_free_bytes(a), 10 * g);
+    tdm_arena_destroy(a);
+}

@@ -125,7 +125,7 @@ static const tdm_rpc_proc toy_procs[] = {
     [1] = { (xdrproc_t)xdr_u_int, sizeof(u_int), NULL, 0, toy_add },
     [2] = { (xdrproc_t)tdm_xdr_void, 0, (xdrproc_t)xdr_u_int, sizeof(u_int), toy_total },
 };
-static const tdm_rpc_program toy_program = { TANDEM_PROG, TANDEM_V1, toy_procs, 3, toy_garbage };
+static const tdm_rpc_program toy_program = { TANDEM_PROG, TANDEM_V1, toy_procs, 3, toy_garbage, NULL };
 
 typedef struct {
     int listen_fd;

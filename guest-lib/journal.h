@@ -1,0 +1,57 @@
+/* The guest's journal for takeover (docs/takeover.md).
+ *
+ * While a standby protects the session, every one-way call since the last
+ * acknowledged point is kept, XDR-encoded, so it can be sent again to the
+ * standby.  A point is acknowledged when a synchronous call proves the
+ * session idle (cudaDeviceSynchronize, a legacy-stream cudaMemcpy with no
+ * non-blocking stream in use, a synchronize of the only stream used, ...):
+ * the server is told (TDM_EPOCH) so that it starts a new shadow epoch, and
+ * the calls before it are dropped once a later reply proves the server got
+ * that far.  Until then a takeover may resume at either epoch: the standby
+ * says which one the active reached.
+ *
+ * Process-wide state, as the connection is; every function here is called
+ * with the connection lock held. */
+#ifndef TANDEM_GUEST_JOURNAL_H
+#define TANDEM_GUEST_JOURNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rpc/rpc.h>
+
+#include "transport.h"
+
+void tdm_journal_start(void);
+void tdm_journal_stop(void);
+bool tdm_journal_active(void);
+
+/* Keeps a one-way call.  -1 when out of memory (the journal then stops:
+ * the session is no longer protected, and says so). */
+int tdm_journal_record(uint32_t proc, xdrproc_t xargs, void *args);
+/* Numbers a synchronous call; returns its number. */
+uint64_t tdm_journal_next_call(void);
+/* After a synchronous call answered with err: true when it proves every
+ * journaled call complete, i.e. the caller should acknowledge (TDM_EPOCH
+ * with tdm_journal_seq()) and tdm_journal_acknowledge(). */
+/* Any reply: the server has seen the last TDM_EPOCH. */
+void tdm_journal_confirm(void);
+bool tdm_journal_proves_idle(uint32_t proc, const void *args, int err);
+void tdm_journal_acknowledge(void);
+/* A stream the guest created, so idleness knows whether it is non-blocking. */
+void tdm_journal_stream_created(uint64_t handle, unsigned flags);
+
+uint64_t tdm_journal_seq(void);       /* calls numbered so far */
+uint64_t tdm_journal_confirmed(void); /* the last epoch the server is known to have seen */
+uint64_t tdm_journal_pending(void);   /* the last epoch sent */
+size_t tdm_journal_bytes(void);
+size_t tdm_journal_entries(void);
+bool tdm_journal_empty(void);
+
+/* Sends to t (a standby that resumed the session at `epoch`, the confirmed
+ * or the pending one) every journaled call after it, in order; how many in
+ * *replayed.  TDM_T_OK or the transport's error. */
+int tdm_journal_replay(tdm_transport *t, uint64_t epoch, size_t *replayed);
+
+#endif

@@ -1,0 +1,125 @@
+#include "mirror_wire.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int write_all(int sock, const void *p, size_t n)
+{
+    const char *c = p;
+
+    while (n) {
+        ssize_t w = send(sock, c, n, MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* 0, 1 at end of stream before any byte, -1 on error or a short read. */
+static int read_all(int sock, void *p, size_t n)
+{
+    char *c = p;
+    size_t got = 0;
+
+    while (got < n) {
+        ssize_t r = recv(sock, c + got, n - got, 0);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r == 0)
+            return got == 0 ? 1 : -1;
+        if (r < 0)
+            return -1;
+        got += (size_t)r;
+    }
+    return 0;
+}
+
+int tdm_mirror_send(int sock, const tdm_mirror_hdr *h, const void *payload, int fd)
+{
+    struct iovec iov = { (void *)h, sizeof(*h) };
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct msghdr msg = { 0 };
+    ssize_t w;
+
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    if (fd >= 0) {
+        memset(&ctl, 0, sizeof(ctl));
+        msg.msg_control = ctl.buf;
+        msg.msg_controllen = sizeof(ctl.buf);
+        struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+        cm->cmsg_level = SOL_SOCKET;
+        cm->cmsg_type = SCM_RIGHTS;
+        cm->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+    }
+    do
+        w = sendmsg(sock, &msg, MSG_NOSIGNAL);
+    while (w < 0 && errno == EINTR);
+    if (w < 0)
+        return -1;
+    /* The descriptor went with the first byte; the rest of the header and
+     * the payload follow as plain bytes. */
+    if ((size_t)w < sizeof(*h) && write_all(sock, (const char *)h + w, sizeof(*h) - (size_t)w) != 0)
+        return -1;
+    return h->len ? write_all(sock, payload, h->len) : 0;
+}
+
+int tdm_mirror_recv(int sock, tdm_mirror_hdr *h, void **payload, int *fd)
+{
+    struct iovec iov = { h, sizeof(*h) };
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    struct msghdr msg = { 0 };
+    ssize_t r;
+    int rc;
+
+    *payload = NULL;
+    *fd = -1;
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = ctl.buf;
+    msg.msg_controllen = sizeof(ctl.buf);
+    do
+        r = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+    while (r < 0 && errno == EINTR);
+    if (r == 0)
+        return 1;
+    if (r < 0)
+        return -1;
+    for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
+        if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
+            memcpy(fd, CMSG_DATA(cm), sizeof(int));
+    if ((size_t)r < sizeof(*h) && read_all(sock, (char *)h + r, sizeof(*h) - (size_t)r) != 0)
+        goto bad;
+    if (h->len > TDM_MIRROR_MAX_PAYLOAD)
+        goto bad;
+    if (h->len) {
+        *payload = malloc(h->len);
+        if (!*payload)
+            goto bad;
+        rc = read_all(sock, *payload, h->len);
+        if (rc != 0)
+            goto bad;
+    }
+    return 0;
+bad:
+    free(*payload);
+    *payload = NULL;
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+    return -1;
+}

@@ -1,0 +1,615 @@
+#include "standby.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <driver_types.h>
+
+#include "mirror_wire.h"
+#include "session.h"
+#include "tandem_rpc.h"
+
+#define UNCLAIMED_TTL_S 60      /* a dead active's sessions wait this long for their guests */
+#define ACTIVE_GONE_WAIT_S 5    /* a resume waits this long for the active's feed to end */
+
+typedef struct feed {
+    struct tdm_standby *sb;
+    int sock;
+    bool ended;
+    uint64_t arena_base, arena_size;
+} feed;
+
+typedef struct mirror_session {
+    struct mirror_session *next;
+    feed *f;
+    uint64_t id, token;
+    int policy;
+    uint64_t epoch;           /* the last epoch the active reached */
+    tdm_session *sess;
+    bool diverged, claimed;
+} mirror_session;
+
+struct tdm_standby {
+    tdm_server *srv;
+    int lsock;
+    char path[108];
+    pthread_t acceptor;
+    pthread_mutex_t lock;
+    pthread_cond_t changed;   /* a feed ended or a session was claimed */
+    mirror_session *sessions;
+    int live_feeds;           /* feeds not yet read to their end */
+};
+
+static mirror_session *find_locked(tdm_standby *sb, feed *f, uint64_t id)
+{
+    for (mirror_session *m = sb->sessions; m; m = m->next)
+        if (m->f == f && m->id == id)
+            return m;
+    return NULL;
+}
+
+static void unlink_locked(tdm_standby *sb, mirror_session *ms)
+{
+    for (mirror_session **p = &sb->sessions; *p; p = &(*p)->next)
+        if (*p == ms) {
+            *p = ms->next;
+            return;
+        }
+}
+
+static void diverge(mirror_session *ms, const char *what, int err)
+{
+    if (!ms->diverged)
+        fprintf(stderr, "tandem-server: standby: session %llu cannot be resumed: %s failed here (cudaError %d)\n",
+                (unsigned long long)ms->id, what, err);
+    ms->diverged = true;
+}
+
+/* Imports memory the active exported, at its address. */
+static int import_at(tdm_standby *sb, uint64_t addr, uint64_t mapped, int fd, tdm_bmem **mem)
+{
+    tdm_server *srv = sb->srv;
+    int err;
+
+    if (fd < 0)
+        return cudaErrorInvalidValue;
+    if (tdm_arena_claim(srv->arena, addr, mapped) != 0)
+        return cudaErrorMemoryAllocation;
+    err = srv->ops->mem_import(srv->be, addr, mapped, fd, mem);
+    if (err)
+        tdm_arena_free(srv->arena, addr, mapped);
+    return err;
+}
+
+static void apply_module_load(mirror_session *ms, const tdm_mirror_hdr *h, const void *payload)
+{
+    tdm_module_load_args a;
+    uint32_t nf = 0, nv = 0;
+    uint64_t module = 0, *fh = NULL, *va = NULL, *vs = NULL, *want_fh = NULL, *logical = NULL;
+    int *fe = NULL, *ve = NULL, err = cudaErrorInvalidValue;
+    XDR x;
+
+    memset(&a, 0, sizeof(a));
+    xdrmem_create(&x, (char *)payload, h->len, XDR_DECODE);
+    if (!xdr_tdm_module_load_args(&x, &a))
+        goto out;
+    size_t pos = xdr_getpos(&x);
+    const char *p = (const char *)payload + pos;
+    size_t left = h->len - pos;
+    if (left < 4)
+        goto out;
+    memcpy(&nf, p, 4);
+    if (nf != a.funcs.funcs_len || left < 8 + (size_t)nf * 8)
+        goto out;
+    want_fh = malloc((nf + 1) * 8);
+    memcpy(want_fh, p + 4, (size_t)nf * 8);
+    p += 4 + (size_t)nf * 8;
+    left -= 4 + (size_t)nf * 8;
+    memcpy(&nv, p, 4);
+    if (nv != a.vars.vars_len || left != 4 + (size_t)nv * 8)
+        goto out;
+    logical = malloc((nv + 1) * 8);
+    fh = calloc(nf + 1, 8), va = calloc(nv + 1, 8), vs = calloc(nv + 1, 8);
+    fe = calloc(nf + 1, sizeof(int)), ve = calloc(nv + 1, sizeof(int));
+    if (!want_fh || !logical || !fh || !va || !vs || !fe || !ve) {
+        err = cudaErrorMemoryAllocation;
+        goto out;
+    }
+    memcpy(logical, p + 4, (size_t)nv * 8);
+    err = tdm_session_module_load(ms->sess, a.image.image_val, a.image.image_len,
+                                  (const char *const *)a.funcs.funcs_val, nf, (const char *const *)a.vars.vars_val,
+                                  nv, logical, &module, fh, fe, va, vs, ve);
+    if (!err && module != h->a)
+        err = cudaErrorInvalidResourceHandle;
+    for (uint32_t i = 0; !err && i < nf; i++)
+        if (fh[i] != want_fh[i])
+            err = cudaErrorInvalidResourceHandle;
+out:
+    if (err)
+        diverge(ms, "loading a module", err);
+    xdr_destroy(&x);
+    xdr_free((xdrproc_t)xdr_tdm_module_load_args, (char *)&a);
+    free(want_fh);
+    free(logical);
+    free(fh);
+    free(va);
+    free(vs);
+    free(fe);
+    free(ve);
+}
+
+/* Finds the allocation whose shadow lives at addr. */
+static tdm_range *range_with_shadow(tdm_session *s, uint64_t addr)
+{
+    for (size_t i = 0; i < s->ranges.n; i++)
+        if (s->ranges.v[i].shadow && s->ranges.v[i].shadow->addr == addr)
+            return &s->ranges.v[i];
+    return NULL;
+}
+
+static void apply_unmap(mirror_session *ms, uint64_t addr)
+{
+    tdm_session *s = ms->sess;
+    tdm_range *r;
+    int err;
+
+    if (s->markers.mem && s->markers.addr == addr) {
+        tdm_shadow_release_markers(s);
+        return;
+    }
+    if ((r = range_with_shadow(s, addr))) {
+        tdm_shadow_drop(s, r);
+        return;
+    }
+    err = tdm_session_free(s, addr);
+    if (err)
+        diverge(ms, "releasing an allocation", err);
+}
+
+static void apply_shadow(tdm_standby *sb, mirror_session *ms, const tdm_mirror_hdr *h, int fd)
+{
+    tdm_range *r = tdm_range_map_find_mut(&ms->sess->ranges, h->c);
+    tdm_shadow *sh = calloc(1, sizeof(*sh));
+    int err = cudaErrorInvalidValue;
+
+    if (!sh || !r || r->addr != h->c || r->shadow || r->kind != TDM_RANGE_ALLOC)
+        goto fail;
+    err = import_at(sb, h->a, h->b, fd, &sh->mem);
+    if (err)
+        goto fail;
+    sh->addr = h->a;
+    sh->mapped = h->b;
+    sh->slot = (uint32_t)h->d;
+    r->shadow = sh;
+    return;
+fail:
+    free(sh);
+    diverge(ms, "importing a shadow", err);
+}
+
+static void apply_global_shadow(mirror_session *ms, const tdm_mirror_hdr *h)
+{
+    tdm_session *s = ms->sess;
+    tdm_range *r = tdm_range_map_find_mut(&s->ranges, h->c);
+    tdm_shadow *sh;
+
+    if (!r || r->addr != h->c || r->kind != TDM_RANGE_GLOBAL || r->shadow || !s->markers.gmem ||
+        h->a < s->markers.gaddr || h->a - s->markers.gaddr > s->markers.gmapped - 2 * h->b) {
+        diverge(ms, "placing a variable's shadow", cudaErrorInvalidValue);
+        return;
+    }
+    sh = calloc(1, sizeof(*sh));
+    if (!sh) {
+        diverge(ms, "placing a variable's shadow", cudaErrorMemoryAllocation);
+        return;
+    }
+    sh->addr = h->a;
+    sh->mapped = h->b;
+    sh->slot = (uint32_t)h->d;
+    sh->slot_odd = (uint32_t)(h->d >> 32);
+    r->shadow = sh;
+}
+
+static void apply(tdm_standby *sb, feed *f, const tdm_mirror_hdr *h, const void *payload, int fd)
+{
+    mirror_session *ms;
+    uint64_t handle = 0;
+    tdm_bmem *mem = NULL;
+    int err = 0;
+
+    pthread_mutex_lock(&sb->lock);
+    ms = find_locked(sb, f, h->session);
+    pthread_mutex_unlock(&sb->lock);
+    if (h->type == TDM_M_SESSION_OPEN) {
+        if (ms) {                          /* a second hello: new token */
+            ms->token = h->a;
+            ms->policy = (int)h->b;
+            return;
+        }
+        ms = calloc(1, sizeof(*ms));
+        if (!ms || tdm_session_create(sb->srv, &ms->sess) != 0) {
+            fprintf(stderr, "tandem-server: standby: no room to mirror session %llu\n",
+                    (unsigned long long)h->session);
+            free(ms);
+            return;
+        }
+        ms->f = f;
+        ms->id = h->session;
+        ms->token = h->a;
+        ms->policy = (int)h->b;
+        pthread_mutex_lock(&sb->lock);
+        ms->next = sb->sessions;
+        sb->sessions = ms;
+        pthread_cond_broadcast(&sb->changed);
+        pthread_mutex_unlock(&sb->lock);
+        return;
+    }
+    if (!ms || ms->diverged)
+        return;                            /* unknown (never protected) or already lost */
+    switch (h->type) {
+    case TDM_M_SESSION_CLOSE:
+        pthread_mutex_lock(&sb->lock);
+        unlink_locked(sb, ms);
+        pthread_mutex_unlock(&sb->lock);
+        tdm_session_destroy(ms->sess);
+        free(ms);
+        return;
+    case TDM_M_MAP:
+        err = import_at(sb, h->a, h->b, fd, &mem);
+        if (!err) {
+            err = tdm_session_adopt_mem(ms->sess, h->a, h->b, h->c, mem);
+            if (err) {
+                sb->srv->ops->mem_unmap(sb->srv->be, h->a, h->b, mem);
+                tdm_arena_free(sb->srv->arena, h->a, h->b);
+            }
+        }
+        if (err)
+            diverge(ms, "importing an allocation", err);
+        return;
+    case TDM_M_UNMAP:
+        apply_unmap(ms, h->a);
+        return;
+    case TDM_M_SHADOW:
+        apply_shadow(sb, ms, h, fd);
+        return;
+    case TDM_M_MARKERS:
+        if (ms->sess->markers.mem) {
+            diverge(ms, "a second marker table", cudaErrorInvalidValue);
+            return;
+        }
+        err = import_at(sb, h->a, h->b, fd, &ms->sess->markers.mem);
+        if (err) {
+            diverge(ms, "importing the marker table", err);
+            return;
+        }
+        ms->sess->markers.addr = h->a;
+        ms->sess->markers.mapped = h->b;
+        ms->sess->markers.nslots = (uint32_t)(h->b / sizeof(uint64_t));
+        return;
+    case TDM_M_MODULE_LOAD:
+        apply_module_load(ms, h, payload);
+        return;
+    case TDM_M_GLOBALS_AREA:
+        if (ms->sess->markers.gmem) {
+            diverge(ms, "a second globals area", cudaErrorInvalidValue);
+            return;
+        }
+        err = import_at(sb, h->a, h->b, fd, &ms->sess->markers.gmem);
+        if (err) {
+            diverge(ms, "importing the globals area", err);
+            return;
+        }
+        ms->sess->markers.gaddr = h->a;
+        ms->sess->markers.gmapped = h->b;
+        return;
+    case TDM_M_GLOBAL_SHADOW:
+        apply_global_shadow(ms, h);
+        return;
+    case TDM_M_EPOCH:
+        ms->epoch = h->a;
+        return;
+    case TDM_M_MODULE_UNLOAD:
+        err = tdm_session_module_unload(ms->sess, h->a);
+        break;
+    case TDM_M_STREAM_CREATE:
+        err = tdm_session_stream_create(ms->sess, (unsigned)h->b, (int)(int64_t)h->c, &handle);
+        if (!err && handle != h->a)
+            err = cudaErrorInvalidResourceHandle;
+        break;
+    case TDM_M_STREAM_DESTROY:
+        err = tdm_session_stream_destroy(ms->sess, h->a);
+        break;
+    case TDM_M_EVENT_CREATE:
+        err = tdm_session_event_create(ms->sess, (unsigned)h->b, &handle);
+        if (!err && handle != h->a)
+            err = cudaErrorInvalidResourceHandle;
+        break;
+    case TDM_M_EVENT_DESTROY:
+        err = tdm_session_event_destroy(ms->sess, h->a);
+        break;
+    case TDM_M_RESET:
+        err = tdm_session_reset(ms->sess);
+        break;
+    default:
+        err = cudaErrorInvalidValue;
+        break;
+    }
+    if (err)
+        diverge(ms, "mirroring a stream, event or module change", err);
+}
+
+static bool arena_covers(tdm_server *srv, uint64_t base, uint64_t size)
+{
+    return base >= srv->cfg.arena_base && size <= srv->cfg.arena_size &&
+           base - srv->cfg.arena_base <= srv->cfg.arena_size - size;
+}
+
+static int handshake(tdm_standby *sb, feed *f)
+{
+    tdm_mirror_hdr h;
+    void *payload = NULL;
+    char ep[160], why[200];
+    int fd = -1;
+
+    if (tdm_mirror_recv(f->sock, &h, &payload, &fd) != 0 || h.type != TDM_M_HELLO || h.c != TDM_MIRROR_MAGIC) {
+        free(payload);
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    free(payload);
+    if (fd >= 0)
+        close(fd);
+    f->arena_base = h.a;
+    f->arena_size = h.b;
+    for (int i = 0; i < 500 && !tdm_server_endpoint(sb->srv, ep, sizeof(ep)); i++)
+        usleep(10000);
+    memset(&h, 0, sizeof(h));
+    h.type = TDM_M_HELLO;
+    if (!arena_covers(sb->srv, f->arena_base, f->arena_size)) {
+        snprintf(why, sizeof(why), "its arena [%#llx, +%llu) is not inside the standby's [%#llx, +%llu)",
+                 (unsigned long long)f->arena_base, (unsigned long long)f->arena_size,
+                 (unsigned long long)sb->srv->cfg.arena_base, (unsigned long long)sb->srv->cfg.arena_size);
+        fprintf(stderr, "tandem-server: standby: refused an active server: %s\n", why);
+        h.len = (uint32_t)strlen(why);
+        tdm_mirror_send(f->sock, &h, why, -1);
+        return -1;
+    }
+    h.a = 1;
+    h.len = (uint32_t)strlen(ep);
+    return h.len && tdm_mirror_send(f->sock, &h, ep, -1) == 0 ? 0 : -1;
+}
+
+/* After the feed ends: sessions nobody resumes in time are dropped. */
+static void reap_unclaimed(tdm_standby *sb, feed *f)
+{
+    struct timespec until;
+    mirror_session *gone = NULL;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += UNCLAIMED_TTL_S;
+    pthread_mutex_lock(&sb->lock);
+    for (;;) {
+        bool any = false;
+        for (mirror_session *m = sb->sessions; m; m = m->next)
+            any |= m->f == f;
+        if (!any || pthread_cond_timedwait(&sb->changed, &sb->lock, &until) == ETIMEDOUT)
+            break;
+    }
+    for (mirror_session **p = &sb->sessions; *p;) {
+        mirror_session *m = *p;
+        if (m->f == f && !m->claimed) {
+            *p = m->next;
+            m->next = gone;
+            gone = m;
+        } else {
+            p = &m->next;
+        }
+    }
+    pthread_mutex_unlock(&sb->lock);
+    while (gone) {
+        mirror_session *m = gone;
+        gone = m->next;
+        fprintf(stderr, "tandem-server: standby: session %llu was not resumed within %d s: released\n",
+                (unsigned long long)m->id, UNCLAIMED_TTL_S);
+        tdm_session_destroy(m->sess);
+        free(m);
+    }
+}
+
+static void *feed_main(void *arg)
+{
+    feed *f = arg;
+    tdm_standby *sb = f->sb;
+    tdm_mirror_hdr h;
+    void *payload;
+    int fd, rc = -1;
+    unsigned sessions = 0;
+
+    if (handshake(sb, f) != 0) {
+        fprintf(stderr, "tandem-server: standby: a mirror connection failed its handshake\n");
+        goto out;
+    }
+    fprintf(stderr, "tandem-server: standby: an active server (arena %#llx) is mirrored here\n",
+            (unsigned long long)f->arena_base);
+    while ((rc = tdm_mirror_recv(f->sock, &h, &payload, &fd)) == 0) {
+        sessions += h.type == TDM_M_SESSION_OPEN;
+        apply(sb, f, &h, payload, fd);
+        free(payload);
+        if (fd >= 0)
+            close(fd);
+    }
+    fprintf(stderr, "tandem-server: standby: the feed of active server (arena %#llx) %s\n",
+            (unsigned long long)f->arena_base, rc == 1 ? "ended: its sessions may resume here" :
+                                                         "broke off: its sessions may resume here");
+out:
+    pthread_mutex_lock(&sb->lock);
+    f->ended = true;
+    sb->live_feeds--;
+    pthread_cond_broadcast(&sb->changed);
+    pthread_mutex_unlock(&sb->lock);
+    reap_unclaimed(sb, f);
+    close(f->sock);
+    /* No session points at f any more: resumed ones left the list, the
+     * rest were reaped. */
+    free(f);
+    (void)sessions;
+    return NULL;
+}
+
+static void *accept_main(void *arg)
+{
+    tdm_standby *sb = arg;
+
+    for (;;) {
+        int s = accept4(sb->lsock, NULL, NULL, SOCK_CLOEXEC);
+        if (s < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            return NULL;                 /* the socket was shut down: stopping */
+        }
+        feed *f = calloc(1, sizeof(*f));
+        pthread_t t;
+        if (!f) {
+            close(s);
+            continue;
+        }
+        f->sb = sb;
+        f->sock = s;
+        pthread_mutex_lock(&sb->lock);
+        sb->live_feeds++;
+        pthread_mutex_unlock(&sb->lock);
+        if (pthread_create(&t, NULL, feed_main, f) != 0) {
+            pthread_mutex_lock(&sb->lock);
+            sb->live_feeds--;
+            pthread_mutex_unlock(&sb->lock);
+            close(s);
+            free(f);
+            continue;
+        }
+        pthread_detach(t);
+    }
+}
+
+int tdm_standby_start(tdm_standby **out, tdm_server *srv, const char *sock_path)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    tdm_standby *sb;
+
+    if (strlen(sock_path) >= sizeof(sa.sun_path)) {
+        fprintf(stderr, "tandem-server: --standby-listen path too long: %s\n", sock_path);
+        return -1;
+    }
+    sb = calloc(1, sizeof(*sb));
+    if (!sb)
+        return -1;
+    sb->srv = srv;
+    strcpy(sa.sun_path, sock_path);
+    snprintf(sb->path, sizeof(sb->path), "%s", sock_path);
+    pthread_mutex_init(&sb->lock, NULL);
+    pthread_cond_init(&sb->changed, NULL);
+    unlink(sock_path);
+    sb->lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (sb->lsock < 0 || bind(sb->lsock, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(sb->lsock, 16) != 0 ||
+        pthread_create(&sb->acceptor, NULL, accept_main, sb) != 0) {
+        fprintf(stderr, "tandem-server: cannot listen for active servers on %s: %s\n", sock_path, strerror(errno));
+        if (sb->lsock >= 0)
+            close(sb->lsock);
+        free(sb);
+        return -1;
+    }
+    fprintf(stderr, "tandem-server: standby: active servers connect to %s\n", sock_path);
+    *out = sb;
+    return 0;
+}
+
+void tdm_standby_stop(tdm_standby *sb)
+{
+    if (!sb)
+        return;
+    shutdown(sb->lsock, SHUT_RDWR);
+    pthread_join(sb->acceptor, NULL);
+    close(sb->lsock);
+    unlink(sb->path);
+    /* Feed threads are detached and their sessions belong to this process
+     * that is ending; nothing more to release in order. */
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t token, uint64_t epoch,
+                       uint64_t epoch_sent, uint64_t *resumed)
+{
+    mirror_session *ms;
+    struct timespec until;
+    double t0 = now_ms();
+    int err, restored;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += ACTIVE_GONE_WAIT_S;
+    pthread_mutex_lock(&sb->lock);
+    for (;;) {
+        ms = NULL;
+        for (mirror_session *m = sb->sessions; m; m = m->next)
+            if (m->id == id && m->token == token && token)
+                ms = m;
+        /* Not found yet: a feed still being read may bring it. */
+        if (ms ? ms->claimed || ms->f->ended : sb->live_feeds == 0)
+            break;
+        if (pthread_cond_timedwait(&sb->changed, &sb->lock, &until) == ETIMEDOUT)
+            break;
+    }
+    bool epoch_ok = ms && (ms->epoch == epoch || ms->epoch == epoch_sent);
+    if (!ms || ms->claimed || !ms->f->ended || ms->diverged || !epoch_ok) {
+        const char *why = !ms ? "no such session here (or a wrong token)"
+                          : ms->claimed ? "it is being resumed already"
+                          : !ms->f->ended ? "its active server is still serving it"
+                          : ms->diverged ? "its mirror diverged (see above)"
+                                         : "the guest's journal does not reach back to the active's last epoch";
+        pthread_mutex_unlock(&sb->lock);
+        fprintf(stderr, "tandem-server: standby: refused to resume session %llu: %s\n", (unsigned long long)id,
+                why);
+        return cudaErrorDevicesUnavailable;
+    }
+    ms->claimed = true;
+    unlink_locked(sb, ms);
+    pthread_cond_broadcast(&sb->changed);
+    pthread_mutex_unlock(&sb->lock);
+
+    epoch = ms->epoch;
+    restored = ms->policy == TDM_RESUME_EXACT ? tdm_shadow_restore(ms->sess, epoch, &err) : (err = 0, 0);
+    if (err) {
+        fprintf(stderr, "tandem-server: standby: restoring the shadows of session %llu failed (cudaError %d)\n",
+                (unsigned long long)id, err);
+        tdm_session_destroy(ms->sess);
+        free(ms);
+        return err;
+    }
+    /* The connection's session becomes the mirrored one. */
+    tdm_session tmp = *s;
+    *s = *ms->sess;
+    *ms->sess = tmp;
+    tdm_session_destroy(ms->sess);
+    s->epoch = epoch;
+    *resumed = epoch;
+    s->resume_token = 0;
+    s->resume_policy = TDM_RESUME_NONE;
+    fprintf(stderr, "tandem-server: standby: resumed session %llu at epoch %llu (%d allocation(s) restored from "
+                    "shadows) in %.2f ms\n",
+            (unsigned long long)id, (unsigned long long)epoch, restored, now_ms() - t0);
+    free(ms);
+    return 0;
+}

@@ -1,0 +1,32 @@
+/* The standby: a server outside MPS that mirrors the sessions of active
+ * servers on the same GPU and takes a session over when its active dies
+ * (docs/takeover.md).
+ *
+ * Actives connect to a unix socket (--standby-listen PATH) and feed it
+ * mirror_wire.h messages.  The standby imports every allocation at the same
+ * logical address, loads the same modules and creates the same streams and
+ * events under the same handles, and launches nothing.  When a feed ends
+ * (the active died), its sessions wait to be resumed by their guests; a
+ * session nobody resumes within a minute is dropped. */
+#ifndef TANDEM_SERVER_STANDBY_H
+#define TANDEM_SERVER_STANDBY_H
+
+#include <stdint.h>
+
+#include "server.h"
+
+struct tdm_session;
+typedef struct tdm_standby tdm_standby;
+
+int tdm_standby_start(tdm_standby **out, tdm_server *srv, const char *sock_path);
+void tdm_standby_stop(tdm_standby *sb);
+
+/* TDM_RESUME: gives the connection's fresh session `s` the state of the
+ * mirrored session (id, token) at the epoch its active reached (`epoch` or
+ * `epoch_sent`, told in *resumed), after restoring the shadows of that
+ * epoch.  cudaSuccess, or an error after logging why (unknown session,
+ * wrong token, its active still alive, a mirror that diverged). */
+int tdm_standby_resume(tdm_standby *sb, struct tdm_session *s, uint64_t id, uint64_t token, uint64_t epoch,
+                       uint64_t epoch_sent, uint64_t *resumed);
+
+#endif

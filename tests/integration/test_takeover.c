@@ -1,0 +1,345 @@
+/* Takeover (docs/takeover.md) on the sim backend: an active server with a
+ * standby dies, at every point of a program or by a fault in its MPS
+ * domain, and the guest's session resumes on the standby with results
+ * identical to a run with no fault.  The bad cases end in a clear error,
+ * never a hang or a wrong result. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "background.h"
+#include "harness.h"
+#include "tandem_rpc.h"
+#include "transport.h"
+#include "xdr_extra.h"
+
+static void require_sim(void)
+{
+    if (!th_simulated())
+        cr_skip_test("sim backend only (on a GPU: tests/gpu/run-takeover-gpu.sh)");
+}
+
+typedef struct pair {
+    char sock[128];
+    th_server standby, active;
+} pair;
+
+/* A standby and an active server mirrored to it; extra arguments for each
+ * (NULL-ended, may be NULL). */
+static void pair_start(pair *p, const char *const *standby_extra, const char *const *active_extra)
+{
+    const char *sargs[16] = { "--standby-listen", p->sock }, *aargs[16] = { "--standby", p->sock };
+    int n = 2;
+
+    snprintf(p->sock, sizeof(p->sock), "/tmp/tandem-standby-%d-%ld.sock", (int)getpid(), (long)random());
+    for (int i = 0; standby_extra && standby_extra[i] && n < 15; i++)
+        sargs[n++] = standby_extra[i];
+    sargs[n] = NULL;
+    th_server_start(&p->standby, sargs);
+    n = 2;
+    for (int i = 0; active_extra && active_extra[i] && n < 15; i++)
+        aargs[n++] = active_extra[i];
+    aargs[n] = NULL;
+    th_server_start(&p->active, aargs);
+}
+
+static void pair_stop(pair *p)
+{
+    th_server_stop(&p->active);         /* may have crashed: any status */
+    th_server_stop(&p->standby);
+    unlink(p->sock);
+}
+
+/* ---- a crash at many points of each example ---- */
+
+static void reference_of(const char *example, char *out, size_t cap)
+{
+    th_result r;
+    const char *argv[] = { th_bin("example-reference"), example, NULL };
+
+    th_run(argv, 60, &r);
+    cr_assert_eq(r.status, 0, "no host reference for %s: %s", example, r.err);
+    snprintf(out, cap, "%s", r.out);
+}
+
+static void crash_everywhere(const char *example)
+{
+    static const char *const points[] = { "2", "4", "7", "12", "20", "33", "60", "150", "400", "900" };
+    char ref[16384];
+    int crashed = 0;
+
+    require_sim();
+    reference_of(example, ref, sizeof(ref));
+    for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+        const char *aextra[] = { "--crash-after-calls", points[i], NULL };
+        const char *argv[] = { th_example(example), NULL };
+        th_result r;
+        pair p;
+
+        pair_start(&p, NULL, aextra);
+        th_run_guest(p.active.endpoint, argv, 120, &r);
+        /* A crash at the program's last call (the exit-time synchronize)
+         * needs no resume: the output is complete by then. */
+        crashed += strstr(r.err, "resumed on") != NULL;
+        cr_expect_eq(r.status, 0, "%s, crash at call %s: status %d\n%s\n(standby log %s)", example, points[i], r.status, r.err, p.standby.log);
+        cr_expect_str_eq(r.out, ref, "%s, crash at call %s: output differs from the fault-free reference",
+                         example, points[i]);
+        pair_stop(&p);
+    }
+    /* Otherwise the test proves nothing. */
+    cr_expect_geq(crashed, 3, "%s: the session resumed at only %d of the points", example, crashed);
+}
+
+Test(takeover, vector_add_resumes_exactly) { crash_everywhere("vector_add"); }
+Test(takeover, increment_loop_resumes_exactly) { crash_everywhere("increment_loop"); }
+Test(takeover, streams_events_resumes_exactly) { crash_everywhere("streams_events"); }
+Test(takeover, matmul_resumes_exactly) { crash_everywhere("matmul"); }
+
+/* In-place work with an acknowledged point after every step: the crash
+ * lands mid-kernel or between a kernel and its synchronize, where only the
+ * shadows make a replay exact. */
+Test(takeover, in_place_steps_resume_exactly)
+{
+    static const char *const points[] = { "30", "61", "95", "142", "200", "251", "299" };
+    const char *victim[] = { th_fault_bin("victim"), "120", "262144", NULL };
+    char ref[4096];
+    th_result r;
+    int crashed = 0;
+
+    require_sim();
+    {
+        pair p;
+        pair_start(&p, NULL, NULL);
+        th_run_guest(p.active.endpoint, victim, 120, &r);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        snprintf(ref, sizeof(ref), "%s", strstr(r.out, "victim iterations="));
+        pair_stop(&p);
+    }
+    for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+        const char *aextra[] = { "--crash-after-calls", points[i], NULL };
+        pair p;
+        pair_start(&p, NULL, aextra);
+        th_run_guest(p.active.endpoint, victim, 120, &r);
+        crashed += th_server_log_has(&p.active, "crashing at call");
+        cr_expect_eq(r.status, 0, "crash at call %s: %s\n%s", points[i], r.out, r.err);
+        cr_expect(strstr(r.out, ref) != NULL, "crash at call %s: %s\nvs fault-free %s", points[i], r.out, ref);
+        pair_stop(&p);
+    }
+    cr_expect_geq(crashed, 5);
+}
+
+/* ---- policies ---- */
+
+static void run_with_policy(const char *policy, const char *example, th_result *r, pair *p)
+{
+    const char *aextra[] = { "--crash-after-calls", "12", NULL };
+    const char *argv[] = { "/usr/bin/env", NULL, th_example(example), NULL };
+    char env[64];
+
+    snprintf(env, sizeof(env), "TANDEM_RESUME=%s", policy);
+    argv[1] = env;
+    pair_start(p, NULL, aextra);
+    th_run_guest(p->active.endpoint, argv, 120, r);
+}
+
+Test(takeover, replay_policy_resumes_out_of_place_work)
+{
+    char ref[16384];
+    th_result r;
+    pair p;
+
+    require_sim();
+    reference_of("vector_add", ref, sizeof(ref));
+    run_with_policy("replay", "vector_add", &r, &p);
+    cr_expect(th_server_log_has(&p.active, "crashing at call"));
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, ref);
+    cr_expect(strstr(r.err, "policy replay") != NULL, "%s", r.err);
+    pair_stop(&p);
+}
+
+Test(takeover, none_policy_fails_clearly)
+{
+    th_result r;
+    pair p;
+
+    require_sim();
+    run_with_policy("none", "increment_loop", &r, &p);
+    cr_expect(th_server_log_has(&p.active, "crashing at call"));
+    cr_expect_neq(r.status, 0, "a session without a journal cannot survive its server");
+    cr_expect(strstr(r.err, "lost the connection to the Tandem server") != NULL, "%s", r.err);
+    pair_stop(&p);
+}
+
+/* ---- a fault in the MPS domain: every fault model ---- */
+
+#define VICTIM_ITERS "4000"
+
+static void victim_survives(const char *trigger, int fired_status_min)
+{
+    char domain[64], ref[4096], out[8192], err[8192];
+    th_server trig;
+    th_result r;
+    th_bg v;
+    pair p;
+
+    require_sim();
+    snprintf(domain, sizeof(domain), "tko-%d-%ld", (int)getpid(), (long)random());
+    const char *dom[] = { "--sim-mps-domain", domain, NULL };
+    pair_start(&p, NULL, dom);
+    th_server_start(&trig, dom);
+
+    const char *ref_argv[] = { th_fault_bin("victim"), VICTIM_ITERS, "1024", NULL };
+    th_run_guest(p.standby.endpoint, ref_argv, 120, &r);
+    cr_assert_eq(r.status, 0, "fault-free victim run failed:\n%s\n%s", r.out, r.err);
+    cr_assert(strstr(r.out, "victim iterations="), "%s", r.out);
+    snprintf(ref, sizeof(ref), "%s", strstr(r.out, "victim iterations="));
+
+    th_bg_start(&v, p.active.endpoint, ref_argv, NULL, "victim: running");
+    const char *targv[] = { th_fault_bin(trigger), NULL };
+    th_run_guest(trig.endpoint, targv, 30, &r);
+    bool fired = r.status >= fired_status_min && r.status <= 24;
+    cr_expect(th_bg_alive(&v), "the victim finished before the fault; give it more iterations");
+    int st = th_bg_wait(&v, 120, out, sizeof(out), err, sizeof(err));
+    cr_expect_eq(st, 0, "%s: the victim died (status %d):\n%s\n%s", trigger, st, out, err);
+    const char *line = strstr(out, "victim iterations=");
+    cr_expect(line && strcmp(line, ref) == 0, "%s: checksum differs from the fault-free run:\n%s\nvs\n%s", trigger,
+              out, ref);
+    if (fired) {
+        cr_expect(th_server_log_has(&p.active, "the device context is lost"), "%s: see %s", trigger, p.active.log);
+        cr_expect(strstr(err, "resumed on") != NULL, "%s: no takeover reported:\n%s", trigger, err);
+    }
+    th_server_stop(&trig);
+    pair_stop(&p);
+}
+
+/* The trigger's documented statuses (docs/faults.md): 10-24 fired. */
+#define FAULT_TEST(name) \
+    Test(takeover_fault, name) { victim_survives(#name, 10); }
+FAULT_TEST(sm_oob)
+FAULT_TEST(am_cpu)
+FAULT_TEST(am_gpu)
+FAULT_TEST(am_vmm)
+FAULT_TEST(zombie)
+FAULT_TEST(non_migratable)
+FAULT_TEST(ce_oob)
+FAULT_TEST(ce_am)
+FAULT_TEST(pbdma_oob)
+FAULT_TEST(stack_overflow)
+FAULT_TEST(illegal_instruction)
+FAULT_TEST(shared_local_oob)
+FAULT_TEST(misaligned)
+FAULT_TEST(invalid_address_space)
+
+/* ---- bad cases ---- */
+
+static void expect_clean_failure(const th_result *r, const char *text)
+{
+    cr_expect_neq(r->status, 0, "the program cannot have succeeded");
+    cr_expect_neq(r->status, 128 + 9, "killed by the time-out: a hang");
+    cr_expect(strstr(r->err, text) != NULL, "expected '%s' in:\n%s", text, r->err);
+}
+
+Test(takeover_bad, standby_already_dead)
+{
+    const char *aextra[] = { "--crash-after-calls", "40", NULL };
+    const char *argv[] = { th_example("increment_loop"), NULL };
+    th_result r;
+    pair p;
+
+    require_sim();
+    pair_start(&p, NULL, aextra);
+    th_server_stop(&p.standby);
+    th_run_guest(p.active.endpoint, argv, 60, &r);
+    expect_clean_failure(&r, "lost");
+    pair_stop(&p);
+}
+
+Test(takeover_bad, fault_during_takeover)
+{
+    const char *sextra[] = { "--crash-after-calls", "1", NULL };   /* dies on the RESUME itself */
+    const char *aextra[] = { "--crash-after-calls", "40", NULL };
+    const char *argv[] = { th_example("increment_loop"), NULL };
+    th_result r;
+    pair p;
+
+    require_sim();
+    pair_start(&p, sextra, aextra);
+    th_run_guest(p.active.endpoint, argv, 60, &r);
+    expect_clean_failure(&r, "takeover failed");
+    pair_stop(&p);
+}
+
+Test(takeover_bad, two_faults_in_a_row)
+{
+    const char *sextra[] = { "--crash-after-calls", "300", NULL }; /* dies after the resume */
+    const char *aextra[] = { "--crash-after-calls", "200", NULL };
+    const char *argv[] = { th_fault_bin("victim"), VICTIM_ITERS, "1024", NULL };
+    th_result r;
+    pair p;
+
+    require_sim();
+    pair_start(&p, sextra, aextra);
+    th_run_guest(p.active.endpoint, argv, 60, &r);
+    cr_expect(strstr(r.err, "resumed on") != NULL, "the first takeover must succeed:\n%s", r.err);
+    expect_clean_failure(&r, "lost the connection");
+    pair_stop(&p);
+}
+
+/* A guest that dies while its session waits on the standby harms no other
+ * session: the other one resumes exactly. */
+Test(takeover_bad, guest_killed_during_takeover)
+{
+    const char *aextra[] = { "--crash-after-calls", "3000", NULL };
+    const char *victim[] = { th_fault_bin("victim"), VICTIM_ITERS, "1024", NULL };
+    char ref[4096], out[8192], err[8192];
+    th_result r;
+    th_bg a, b;
+    pair p;
+
+    require_sim();
+    pair_start(&p, NULL, aextra);
+    th_run_guest(p.standby.endpoint, victim, 120, &r);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    snprintf(ref, sizeof(ref), "%s", strstr(r.out, "victim iterations="));
+    th_bg_start(&a, p.active.endpoint, victim, NULL, "victim: running");
+    th_bg_start(&b, p.active.endpoint, victim, NULL, "victim: running");
+    th_bg_wait(&a, 0, NULL, 0, NULL, 0);                /* SIGKILL now: its session stays mirrored */
+    int st = th_bg_wait(&b, 120, out, sizeof(out), err, sizeof(err));
+    cr_expect(th_server_log_has(&p.active, "crashing at call"), "the active must have crashed; see %s",
+              p.active.log);
+    cr_expect_eq(st, 0, "%s\n%s", out, err);
+    cr_expect(strstr(out, ref) != NULL, "checksum differs:\n%s\nvs\n%s", out, ref);
+    cr_expect(strstr(err, "resumed on") != NULL, "%s", err);
+    pair_stop(&p);
+}
+
+/* Resuming takes the session's token: a guessed one is refused and the
+ * standby goes on serving. */
+Test(takeover_bad, wrong_token_refused)
+{
+    const char *argv[] = { th_example("vector_add"), NULL };
+    tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), 1, 0x1234, 0, 0 };
+    tdm_hello_res res;
+    tdm_transport *t = NULL;
+    char why[300];
+    th_result r;
+    pair p;
+
+    require_sim();
+    pair_start(&p, NULL, NULL);
+    th_run_guest(p.active.endpoint, argv, 60, &r);       /* a real session exists (and ended) */
+    cr_assert_eq(tdm_transport_open(p.standby.endpoint, &t, why, sizeof(why)), 0, "%s", why);
+    memset(&res, 0, sizeof(res));
+    int rc = t->ops->call(t, TDM_RESUME, (xdrproc_t)xdr_tdm_resume_args, &a, (xdrproc_t)xdr_tdm_hello_res, &res);
+    cr_expect(rc != 0 || res.err != 0, "a resume with a wrong token was accepted");
+    if (rc == 0)
+        xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&res);
+    t->ops->close(t);
+    cr_expect(th_server_log_has(&p.standby, "refused to resume session 1"), "see %s", p.standby.log);
+    th_run_guest(p.standby.endpoint, argv, 60, &r);
+    cr_expect_eq(r.status, 0, "the standby stopped serving after a bad resume:\n%s", r.err);
+    pair_stop(&p);
+}
