@@ -175,7 +175,7 @@ Test(takeover, none_policy_fails_clearly)
 
 /* ---- a fault in the MPS domain: every fault model ---- */
 
-#define VICTIM_ITERS "4000"
+#define VICTIM_ITERS "12000"
 
 static void victim_survives(const char *trigger, int fired_status_min)
 {
