@@ -57,19 +57,3 @@ void tdm_allocs_clear(bool keep_globals)
             tdm_range_map_remove(&map, map.v[i].addr, NULL);
     pthread_rwlock_unlock(&lock);
 }
-
-bool tdm_allocs_global_at(uint64_t addr, uint64_t *base, uint64_t *size)
-{
-    const tdm_range *r;
-    bool found = false;
-
-    pthread_rwlock_rdlock(&lock);
-    r = tdm_range_map_find(&map, addr);
-    if (r && r->kind == TDM_RANGE_GLOBAL) {
-        *base = r->addr;
-        *size = r->size;
-        found = true;
-    }
-    pthread_rwlock_unlock(&lock);
-    return found;
-}

@@ -54,8 +54,6 @@ int tdm_allocs_remove(uint64_t addr);
 /* True when [addr, addr+len) is inside one allocation or variable. */
 bool tdm_allocs_covers(uint64_t addr, uint64_t len);
 bool tdm_allocs_is_device(const void *p);
-/* When addr lies in a module variable: its base address and size. */
-bool tdm_allocs_global_at(uint64_t addr, uint64_t *base, uint64_t *size);
 void tdm_allocs_clear(bool keep_globals);
 
 /* ---- host allocations from cudaMallocHost/cudaHostAlloc (hostmem.c) ---- */

@@ -16,7 +16,7 @@
 static struct {
     bool on;
     uint8_t *buf;              /* entries: u32 proc, u32 len, len XDR bytes */
-    size_t len, cap, older_len, older_n, n;
+    size_t len, cap, older_len, n;
     uint64_t seq, confirmed, pending;
     uint64_t only_stream;      /* the one stream used since the epoch */
     bool multi_stream, nonblocking_used;
@@ -32,7 +32,7 @@ static void new_segment(void)
 
 static void drop_entries(void)
 {
-    J.len = J.n = J.older_len = J.older_n = 0;
+    J.len = J.n = J.older_len = 0;
     J.pending = J.confirmed;
     new_segment();
 }
@@ -61,7 +61,6 @@ uint64_t tdm_journal_seq(void) { return J.seq; }
 uint64_t tdm_journal_confirmed(void) { return J.confirmed; }
 uint64_t tdm_journal_pending(void) { return J.pending; }
 size_t tdm_journal_bytes(void) { return J.len; }
-size_t tdm_journal_entries(void) { return J.n + J.older_n; }
 bool tdm_journal_empty(void) { return J.n == 0; }
 
 void tdm_journal_confirm(void)
@@ -70,7 +69,7 @@ void tdm_journal_confirm(void)
         return;
     memmove(J.buf, J.buf + J.older_len, J.len - J.older_len);
     J.len -= J.older_len;
-    J.older_len = J.older_n = 0;
+    J.older_len = 0;
     J.confirmed = J.pending;
 }
 
@@ -184,7 +183,6 @@ void tdm_journal_acknowledge(void)
     /* The caller confirmed the previous epoch with the reply that proved
      * this one: everything journaled now belongs to the new epoch's past. */
     J.older_len = J.len;
-    J.older_n = J.n;
     J.n = 0;
     J.pending = J.seq;
     new_segment();

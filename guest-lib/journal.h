@@ -46,7 +46,6 @@ uint64_t tdm_journal_seq(void);       /* calls numbered so far */
 uint64_t tdm_journal_confirmed(void); /* the last epoch the server is known to have seen */
 uint64_t tdm_journal_pending(void);   /* the last epoch sent */
 size_t tdm_journal_bytes(void);
-size_t tdm_journal_entries(void);
 bool tdm_journal_empty(void);
 
 /* Sends to t (a standby that resumed the session at `epoch`, the confirmed

@@ -21,26 +21,28 @@ static bool h_null(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool h_hello(void *ctx, void *args, void *res)
+/* The start of a TDM_HELLO or TDM_RESUME reply: its strings (the RPC layer
+ * frees them), and the protocol check.  False: answer with r->err. */
+static bool hello_begin(tdm_session *s, unsigned proto_version, tdm_hello_res *r)
 {
-    tdm_session *s = ctx;
-    tdm_hello_args *a = args;
-    tdm_hello_res *r = res;
-
     r->backend = strdup(s->srv->ops->name);
     r->standby = strdup("");
     if (!r->backend || !r->standby) {
         r->err = cudaErrorMemoryAllocation;
         return false;
     }
-    if (a->proto_version != TDM_PROTO_VERSION) {
+    if (proto_version != TDM_PROTO_VERSION) {
         fprintf(stderr, "tandem-server: session %llu: guest speaks protocol %u, server %u\n",
-                (unsigned long long)s->id, a->proto_version, TDM_PROTO_VERSION);
+                (unsigned long long)s->id, proto_version, TDM_PROTO_VERSION);
         r->err = cudaErrorInsufficientDriver;
         return false;
     }
-    s->pid = a->pid;
-    snprintf(s->client, sizeof(s->client), "%s", a->client ? a->client : "");
+    return true;
+}
+
+/* What every reply to a guest starting (or resuming) a session says. */
+static void hello_describe(tdm_session *s, tdm_hello_res *r)
+{
     r->err = 0;
     r->session_id = s->id;
     r->simulated = s->srv->ops->simulated;
@@ -48,6 +50,19 @@ static bool h_hello(void *ctx, void *args, void *res)
     r->driver_version = s->srv->driver_version;
     r->arena_base = s->srv->cfg.arena_base;
     r->arena_size = s->srv->cfg.arena_size;
+}
+
+static bool h_hello(void *ctx, void *args, void *res)
+{
+    tdm_session *s = ctx;
+    tdm_hello_args *a = args;
+    tdm_hello_res *r = res;
+
+    if (!hello_begin(s, a->proto_version, r))
+        return false;
+    s->pid = a->pid;
+    snprintf(s->client, sizeof(s->client), "%s", a->client ? a->client : "");
+    hello_describe(s, r);
     tdm_session_protect(s, a->resume_policy);
     if (s->resume_token) {
         free(r->standby);
@@ -68,16 +83,8 @@ static bool h_resume(void *ctx, void *args, void *res)
     tdm_resume_args *a = args;
     tdm_hello_res *r = res;
 
-    r->backend = strdup(s->srv->ops->name);
-    r->standby = strdup("");
-    if (!r->backend || !r->standby) {
-        r->err = cudaErrorMemoryAllocation;
+    if (!hello_begin(s, a->proto_version, r))
         return false;
-    }
-    if (a->proto_version != TDM_PROTO_VERSION) {
-        r->err = cudaErrorInsufficientDriver;
-        return false;
-    }
     if (!s->srv->standby) {
         fprintf(stderr, "tandem-server: a guest asked to resume session %llu, but this server is no standby\n",
                 (unsigned long long)a->session_id);
@@ -89,12 +96,7 @@ static bool h_resume(void *ctx, void *args, void *res)
     if (r->err)
         return false;
     s->pid = a->pid;
-    r->session_id = s->id;
-    r->simulated = s->srv->ops->simulated;
-    r->device_count = 1;
-    r->driver_version = s->srv->driver_version;
-    r->arena_base = s->srv->cfg.arena_base;
-    r->arena_size = s->srv->cfg.arena_size;
+    hello_describe(s, r);
     r->resume_policy = TDM_RESUME_NONE;   /* no standby behind a standby (yet) */
     return true;
 }

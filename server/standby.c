@@ -88,6 +88,24 @@ static int import_at(tdm_standby *sb, uint64_t addr, uint64_t mapped, int fd, td
     return err;
 }
 
+/* A session-wide hidden mapping (marker table, globals area): imported
+ * once.  True when it was. */
+static bool import_hidden(tdm_standby *sb, mirror_session *ms, const tdm_mirror_hdr *h, int fd, tdm_bmem **mem,
+                          uint64_t *addr, uint64_t *mapped, const char *what)
+{
+    char why[64];
+    int err = *mem ? cudaErrorInvalidValue : import_at(sb, h->a, h->b, fd, mem);
+
+    if (err) {
+        snprintf(why, sizeof(why), "importing %s", what);
+        diverge(ms, why, err);
+        return false;
+    }
+    *addr = h->a;
+    *mapped = h->b;
+    return true;
+}
+
 static void apply_module_load(mirror_session *ms, const tdm_mirror_hdr *h, const void *payload)
 {
     tdm_module_load_args a;
@@ -280,34 +298,16 @@ static void apply(tdm_standby *sb, feed *f, const tdm_mirror_hdr *h, const void 
         apply_shadow(sb, ms, h, fd);
         return;
     case TDM_M_MARKERS:
-        if (ms->sess->markers.mem) {
-            diverge(ms, "a second marker table", cudaErrorInvalidValue);
-            return;
-        }
-        err = import_at(sb, h->a, h->b, fd, &ms->sess->markers.mem);
-        if (err) {
-            diverge(ms, "importing the marker table", err);
-            return;
-        }
-        ms->sess->markers.addr = h->a;
-        ms->sess->markers.mapped = h->b;
-        ms->sess->markers.nslots = (uint32_t)(h->b / sizeof(uint64_t));
+        if (import_hidden(sb, ms, h, fd, &ms->sess->markers.mem, &ms->sess->markers.addr,
+                          &ms->sess->markers.mapped, "the marker table"))
+            ms->sess->markers.nslots = (uint32_t)(h->b / sizeof(uint64_t));
         return;
     case TDM_M_MODULE_LOAD:
         apply_module_load(ms, h, payload);
         return;
     case TDM_M_GLOBALS_AREA:
-        if (ms->sess->markers.gmem) {
-            diverge(ms, "a second globals area", cudaErrorInvalidValue);
-            return;
-        }
-        err = import_at(sb, h->a, h->b, fd, &ms->sess->markers.gmem);
-        if (err) {
-            diverge(ms, "importing the globals area", err);
-            return;
-        }
-        ms->sess->markers.gaddr = h->a;
-        ms->sess->markers.gmapped = h->b;
+        import_hidden(sb, ms, h, fd, &ms->sess->markers.gmem, &ms->sess->markers.gaddr,
+                      &ms->sess->markers.gmapped, "the globals area");
         return;
     case TDM_M_GLOBAL_SHADOW:
         apply_global_shadow(ms, h);
@@ -431,7 +431,6 @@ static void *feed_main(void *arg)
     tdm_mirror_hdr h;
     void *payload;
     int fd, rc = -1;
-    unsigned sessions = 0;
 
     if (handshake(sb, f) != 0) {
         fprintf(stderr, "tandem-server: standby: a mirror connection failed its handshake\n");
@@ -440,7 +439,6 @@ static void *feed_main(void *arg)
     fprintf(stderr, "tandem-server: standby: an active server (arena %#llx) is mirrored here\n",
             (unsigned long long)f->arena_base);
     while ((rc = tdm_mirror_recv(f->sock, &h, &payload, &fd)) == 0) {
-        sessions += h.type == TDM_M_SESSION_OPEN;
         apply(sb, f, &h, payload, fd);
         free(payload);
         if (fd >= 0)
@@ -460,7 +458,6 @@ out:
     /* No session points at f any more: resumed ones left the list, the
      * rest were reaped. */
     free(f);
-    (void)sessions;
     return NULL;
 }
 

@@ -121,11 +121,21 @@ static void toy_garbage(void *ctx, uint32_t proc)
     ((toy_state *)ctx)->garbage++;
 }
 
+static bool toy_flush(void *ctx, void *args, void *res)
+{
+    return true;
+}
+
+/* TDM_FLUSH as the real program has it: the guest transport's flusher
+ * sends it, and an unknown procedure would be answered, leaving a reply the
+ * client never reads (its close then resets the connection). */
 static const tdm_rpc_proc toy_procs[] = {
     [1] = { (xdrproc_t)xdr_u_int, sizeof(u_int), NULL, 0, toy_add },
     [2] = { (xdrproc_t)tdm_xdr_void, 0, (xdrproc_t)xdr_u_int, sizeof(u_int), toy_total },
+    [TDM_FLUSH] = { (xdrproc_t)tdm_xdr_void, 0, NULL, 0, toy_flush },
 };
-static const tdm_rpc_program toy_program = { TANDEM_PROG, TANDEM_V1, toy_procs, 3, toy_garbage, NULL };
+static const tdm_rpc_program toy_program = { TANDEM_PROG, TANDEM_V1, toy_procs,
+                                             sizeof(toy_procs) / sizeof(toy_procs[0]), toy_garbage, NULL };
 
 typedef struct {
     int listen_fd;
