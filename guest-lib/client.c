@@ -12,6 +12,7 @@
 
 #define DEFAULT_SERVER "tcp://127.0.0.1:7710"
 #define DEFAULT_JOURNAL_MB 256
+#define PROTECTION_CHECK_MS 100.0   /* how often a session asks whether it is protected */
 
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static tdm_transport *conn;
@@ -22,8 +23,12 @@ static bool broken;
 static struct {
     char standby[256];
     uint64_t token;
-    int policy;
+    int policy;               /* granted by the server: NONE while unprotected */
+    int wanted;               /* what this process asked for */
+    int depth;                /* takeovers in a row within one failover */
+    cudaError_t lost_err;     /* what calls get once the session is lost */
     size_t journal_limit;
+    double last_check;        /* ms: the last TDM_PROTECT */
 } resume;
 
 static int wanted_policy(const char *endpoint)
@@ -59,12 +64,44 @@ static void close_at_exit(void)
     pthread_mutex_unlock(&conn_lock);
 }
 
+static cudaError_t lost_error(void)
+{
+    return resume.lost_err ? resume.lost_err : cudaErrorDevicesUnavailable;
+}
+
 static cudaError_t fail_locked(const char *what)
 {
     if (!broken)
         fprintf(stderr, "tandem: %s\n", what);
     broken = true;
-    return cudaErrorDevicesUnavailable;
+    return lost_error();
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* A reply that says where the session resumes (hello, resume, protection
+ * check).  A new standby (or a new token) means the server settled the
+ * session at `epoch` and that standby starts there: the journal starts
+ * afresh from it. */
+static void adopt_protection(const tdm_hello_res *r, uint64_t epoch)
+{
+    bool now = r->standby && r->standby[0] && r->resume_policy != TDM_RESUME_NONE;
+
+    if (now && resume.standby[0] && r->resume_token == resume.token && strcmp(r->standby, resume.standby) == 0)
+        return;                                   /* unchanged */
+    snprintf(resume.standby, sizeof(resume.standby), "%s", now ? r->standby : "");
+    resume.token = now ? r->resume_token : 0;
+    resume.policy = now ? r->resume_policy : TDM_RESUME_NONE;
+    if (now)
+        tdm_journal_restart(epoch);
+    else if (tdm_journal_active())
+        tdm_journal_stop();
 }
 
 static cudaError_t connect_locked(void)
@@ -78,7 +115,7 @@ static cudaError_t connect_locked(void)
     if (conn)
         return cudaSuccess;
     if (broken)
-        return cudaErrorDevicesUnavailable;
+        return lost_error();
     if (!ep || !*ep)
         ep = DEFAULT_SERVER;
     if (tdm_transport_open(ep, &conn, err, sizeof(err)) != 0) {
@@ -111,15 +148,11 @@ static cudaError_t connect_locked(void)
     hello.driver_version = r.driver_version;
     hello.arena_base = r.arena_base;
     hello.arena_size = r.arena_size;
-    snprintf(resume.standby, sizeof(resume.standby), "%s", r.standby ? r.standby : "");
-    resume.token = r.resume_token;
-    resume.policy = r.resume_policy;
+    resume.wanted = a.resume_policy;
+    const char *mb = getenv("TANDEM_JOURNAL_MB");
+    resume.journal_limit = (size_t)(mb && atol(mb) > 0 ? atol(mb) : DEFAULT_JOURNAL_MB) << 20;
+    adopt_protection(&r, 0);
     xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
-    if (resume.policy != TDM_RESUME_NONE && resume.standby[0]) {
-        const char *mb = getenv("TANDEM_JOURNAL_MB");
-        resume.journal_limit = (size_t)(mb && atol(mb) > 0 ? atol(mb) : DEFAULT_JOURNAL_MB) << 20;
-        tdm_journal_start();
-    }
     if (hello.simulated && getenv("TANDEM_QUIET") == NULL)
         fprintf(stderr, "tandem: connected to %s (backend %s: SIMULATED GPU, not a real device)\n", ep,
                 hello.backend);
@@ -142,13 +175,7 @@ const tdm_hello_info *tdm_hello(void)
     return &hello;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+static void acknowledge_locked(void);
 
 /* The server is gone: resume the session on its standby and send the
  * journal again.  0, or -1 after saying why. */
@@ -184,22 +211,53 @@ static int failover_locked(void)
         goto fail;
     }
     epoch = r.resumed_epoch;
+    /* The standby gave the session an id of its own, and may protect it
+     * with a standby of its own at once: from here a death of this server
+     * resumes there. */
+    uint64_t old_id = hello.session_id;
+    char was[256];
+    int policy = resume.policy;
+    bool protected_now = r.standby && r.standby[0] && r.resume_policy != TDM_RESUME_NONE;
+    hello.session_id = r.session_id;
+    snprintf(was, sizeof(was), "%s", resume.standby);
+    snprintf(resume.standby, sizeof(resume.standby), "%s", protected_now ? r.standby : "");
+    resume.token = protected_now ? r.resume_token : 0;
+    resume.policy = protected_now ? r.resume_policy : TDM_RESUME_NONE;
     xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
+    /* Sessions replay one at a time (server/replay_gate.h).  Dying while
+     * this one waits for its turn is someone else's doing. */
+    rc = conn->ops->call(conn, TDM_REPLAY_BEGIN, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_int, &qerr);
+    if (rc != TDM_T_OK) {
+        if (protected_now && ++resume.depth <= 4)
+            return failover_locked();
+        snprintf(msg, sizeof(msg), "takeover failed: the standby at %s went away while resuming", was);
+        goto fail;
+    }
     /* The replayed calls are done once a quiesce returns: that is the
      * recovery time users care about (fault to work resumed). */
     rc = tdm_journal_replay(conn, epoch, &replayed);
     if (rc == TDM_T_OK)
         rc = conn->ops->call(conn, TDM_QUIESCE, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_int, &qerr);
     if (rc != TDM_T_OK) {
-        snprintf(msg, sizeof(msg), "takeover failed: the standby at %s went away while resuming", resume.standby);
+        /* This session alone was replaying when the server died: its own
+         * work faulted again, as it did on the server before.  It is the
+         * faulting session, and gets the fault a program gets natively. */
+        snprintf(msg, sizeof(msg), "the standby at %s died while replaying this session's unacknowledged work: "
+                 "this session's own kernel faulted (on the active first); not resuming it again", was);
+        resume.lost_err = cudaErrorLaunchFailure;
         goto fail;
     }
-    fprintf(stderr, "tandem: session %llu resumed on %s (policy %s, %zu call(s) replayed) in %.2f ms\n",
-            (unsigned long long)hello.session_id, resume.standby,
-            resume.policy == TDM_RESUME_EXACT ? "exact" : "replay", replayed, now_ms() - t0);
-    /* A standby has no standby behind it (yet): from here on a lost
-     * server is an error again. */
-    resume.standby[0] = 0;
+    resume.depth = 0;
+    fprintf(stderr, "tandem: session %llu resumed on %s (policy %s, %zu call(s) replayed) in %.2f ms%s%s\n",
+            (unsigned long long)old_id, was, policy == TDM_RESUME_EXACT ? "exact" : "replay", replayed,
+            now_ms() - t0, protected_now ? "; its standby is " : "; no standby behind it yet", resume.standby);
+    if (protected_now) {
+        /* Protected again: the journal goes on from the resumed epoch, and
+         * the replayed calls, all complete now, make the next epoch. */
+        tdm_journal_resumed(epoch);
+        acknowledge_locked();
+        return 0;
+    }
     tdm_journal_stop();
     return 0;
 fail:
@@ -243,6 +301,83 @@ static void quiesce_locked(void)
         acknowledge_locked();
 }
 
+/* Fail-back: the server handed the session, idle at call seq, to the
+ * server at r->moved_to.  0, or -1 after saying why (the session is lost:
+ * the old server has let it go). */
+static int move_locked(const tdm_hello_res *moved, uint64_t seq)
+{
+    tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), moved->session_id, moved->resume_token, seq, seq };
+    tdm_hello_res r;
+    char err[400], msg[800], to[256];
+    double t0 = now_ms();
+    int rc = -1;
+
+    snprintf(to, sizeof(to), "%s", moved->moved_to);
+    conn->ops->close(conn);
+    conn = NULL;
+    /* The new server may still be reading the handover off its feed. */
+    for (int i = 0; i < 50 && rc != TDM_T_OK; i++) {
+        if (tdm_transport_open(to, &conn, err, sizeof(err)) != 0) {
+            usleep(20000);
+            continue;
+        }
+        memset(&r, 0, sizeof(r));
+        rc = conn->ops->call(conn, TDM_RESUME, (xdrproc_t)xdr_tdm_resume_args, &a, (xdrproc_t)xdr_tdm_hello_res, &r);
+        if (rc == TDM_T_OK && r.err) {
+            xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
+            rc = -1;
+        }
+        if (rc != TDM_T_OK) {
+            conn->ops->close(conn);
+            conn = NULL;
+            usleep(20000);
+        }
+    }
+    if (rc != TDM_T_OK) {
+        snprintf(msg, sizeof(msg), "fail-back failed: the server at %s did not take the session", to);
+        fail_locked(msg);
+        return -1;
+    }
+    hello.session_id = r.session_id;
+    adopt_protection(&r, seq);
+    fprintf(stderr, "tandem: session moved to %s (fail-back) in %.2f ms%s%s\n", to, now_ms() - t0,
+            resume.standby[0] ? "; its standby is " : "", resume.standby);
+    xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
+    return 0;
+}
+
+/* Now and then (after a synchronous call, at most every
+ * PROTECTION_CHECK_MS): is the session protected by a live standby, and
+ * does its server want to hand it to another (fail-back)? */
+static void check_protection_locked(void)
+{
+    tdm_protect_args a = { 0, resume.wanted };
+    tdm_hello_res r;
+    double t = now_ms();
+    int rc;
+
+    if (t - resume.last_check < PROTECTION_CHECK_MS)
+        return;
+    resume.last_check = t;
+    a.seq = tdm_journal_next_call();
+    memset(&r, 0, sizeof(r));
+    rc = conn->ops->call(conn, TDM_PROTECT, (xdrproc_t)xdr_tdm_protect_args, &a, (xdrproc_t)xdr_tdm_hello_res, &r);
+    if (rc == TDM_T_BROKEN) {
+        if (failover_locked() != 0)
+            fail_locked("lost the connection to the Tandem server");
+        return;
+    }
+    if (rc != TDM_T_OK)
+        return;
+    if (tdm_journal_active())
+        tdm_journal_confirm();
+    if (!r.err && r.moved_to && r.moved_to[0])
+        move_locked(&r, a.seq);
+    else if (!r.err)
+        adopt_protection(&r, a.seq);
+    xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
+}
+
 cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res)
 {
     cudaError_t err;
@@ -259,7 +394,7 @@ cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
          proc == TDM_DEVICE_RESET))
         quiesce_locked();
     if (!conn) {
-        err = cudaErrorDevicesUnavailable;
+        err = lost_error();
         goto out;
     }
     tdm_journal_next_call();
@@ -278,6 +413,8 @@ cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
         if (tdm_journal_proves_idle(proc, args, *(int *)res))
             acknowledge_locked();
     }
+    if (!err && conn)
+        check_protection_locked();
 out:
     pthread_mutex_unlock(&conn_lock);
     return err;

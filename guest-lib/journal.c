@@ -37,10 +37,22 @@ static void drop_entries(void)
     new_segment();
 }
 
-void tdm_journal_start(void)
+void tdm_journal_restart(uint64_t epoch)
 {
     J.on = true;
+    J.confirmed = epoch;
     drop_entries();
+}
+
+void tdm_journal_resumed(uint64_t epoch)
+{
+    /* Resumed at the epoch sent: the older segment is done. */
+    if (epoch == J.pending && J.pending != J.confirmed) {
+        memmove(J.buf, J.buf + J.older_len, J.len - J.older_len);
+        J.len -= J.older_len;
+    }
+    J.older_len = 0;
+    J.confirmed = J.pending = epoch;
 }
 
 void tdm_journal_stop(void)

@@ -23,8 +23,14 @@
 
 #include "transport.h"
 
-void tdm_journal_start(void);
 void tdm_journal_stop(void);
+/* Starts (again) with nothing journaled: every call up to `epoch` is
+ * complete and the server's standby starts from there. */
+void tdm_journal_restart(uint64_t epoch);
+/* After a takeover resumed at `epoch` (the confirmed or the pending one)
+ * and the journal after it was replayed: calls up to epoch are dropped, the
+ * rest stay until the next acknowledged point. */
+void tdm_journal_resumed(uint64_t epoch);
 bool tdm_journal_active(void);
 
 /* Keeps a one-way call.  -1 when out of memory (the journal then stops:

@@ -27,7 +27,8 @@ static bool hello_begin(tdm_session *s, unsigned proto_version, tdm_hello_res *r
 {
     r->backend = strdup(s->srv->ops->name);
     r->standby = strdup("");
-    if (!r->backend || !r->standby) {
+    r->moved_to = strdup("");
+    if (!r->backend || !r->standby || !r->moved_to) {
         r->err = cudaErrorMemoryAllocation;
         return false;
     }
@@ -52,6 +53,25 @@ static void hello_describe(tdm_session *s, tdm_hello_res *r)
     r->arena_size = s->srv->cfg.arena_size;
 }
 
+/* The reply's standby, token and policy: where the session resumes if
+ * this server dies ("" when nowhere). */
+static bool describe_protection(tdm_session *s, tdm_hello_res *r)
+{
+    char ep[256] = "";
+
+    if (tdm_session_protected(s) && !tdm_mirror_endpoint(s->srv->mirror, s->mirror_gen, ep, sizeof(ep)))
+        ep[0] = 0;
+    free(r->standby);
+    r->standby = strdup(ep);
+    r->resume_token = ep[0] ? s->resume_token : 0;
+    r->resume_policy = ep[0] ? s->resume_policy : TDM_RESUME_NONE;
+    if (!r->standby) {
+        r->err = cudaErrorMemoryAllocation;
+        return false;
+    }
+    return true;
+}
+
 static bool h_hello(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
@@ -64,17 +84,7 @@ static bool h_hello(void *ctx, void *args, void *res)
     snprintf(s->client, sizeof(s->client), "%s", a->client ? a->client : "");
     hello_describe(s, r);
     tdm_session_protect(s, a->resume_policy);
-    if (s->resume_token) {
-        free(r->standby);
-        r->standby = strdup(tdm_mirror_endpoint(s->srv->mirror));
-        if (!r->standby) {
-            r->err = cudaErrorMemoryAllocation;
-            return false;
-        }
-    }
-    r->resume_token = s->resume_token;
-    r->resume_policy = s->resume_token ? s->resume_policy : TDM_RESUME_NONE;
-    return true;
+    return describe_protection(s, r);
 }
 
 static bool h_resume(void *ctx, void *args, void *res)
@@ -82,6 +92,7 @@ static bool h_resume(void *ctx, void *args, void *res)
     tdm_session *s = ctx;
     tdm_resume_args *a = args;
     tdm_hello_res *r = res;
+    int policy = TDM_RESUME_NONE;
 
     if (!hello_begin(s, a->proto_version, r))
         return false;
@@ -92,18 +103,83 @@ static bool h_resume(void *ctx, void *args, void *res)
         return false;
     }
     r->err = tdm_standby_resume(s->srv->standby, s, a->session_id, a->resume_token, a->epoch, a->epoch_sent,
-                                &r->resumed_epoch);
+                                &r->resumed_epoch, &policy);
     if (r->err)
         return false;
     s->pid = a->pid;
     hello_describe(s, r);
-    r->resume_policy = TDM_RESUME_NONE;   /* no standby behind a standby (yet) */
-    return true;
+    /* A standby with a standby of its own protects the session at once:
+     * memory is back at the resumed epoch and idle, the next standby gets
+     * it as it is now, and the guest keeps its journal from that epoch. */
+    if (tdm_session_protect(s, policy))
+        tdm_session_defer(s, tdm_shadow_begin_epoch(s, s->epoch));
+    return describe_protection(s, r);
+}
+
+/* Every call up to seq is complete (the session was quiesced): seq is the
+ * epoch a standby that hears of the session now starts from. */
+static int settle_at(tdm_session *s, uint64_t seq)
+{
+    int err = tdm_session_quiesce(s);
+
+    if (err)
+        return err;
+    s->epoch = seq;
+    return 0;
+}
+
+/* The guest asks, now and then, whether its session is protected. */
+static bool h_protect(void *ctx, void *args, void *res)
+{
+    tdm_session *s = ctx;
+    tdm_protect_args *a = args;
+    tdm_hello_res *r = res;
+    tdm_server *srv = s->srv;
+
+    if (!hello_begin(s, TDM_PROTO_VERSION, r))
+        return false;
+    hello_describe(s, r);
+    if (atomic_load(&srv->handing_off) && tdm_session_handoff(s, a->seq, a->resume_policy)) {
+        char ep[256] = "";
+        tdm_mirror_endpoint(srv->mirror, s->mirror_gen, ep, sizeof(ep));
+        free(r->moved_to);
+        r->moved_to = strdup(ep);
+        r->resume_token = s->resume_token;
+        r->resume_policy = s->resume_policy;
+        r->resumed_epoch = a->seq;
+        /* The session is the other server's now: this one lets go of it
+         * before the guest can get there, without telling that server. */
+        tdm_session_let_go(s);
+        return r->moved_to != NULL;
+    }
+    if (!atomic_load(&srv->handing_off) && a->resume_policy != TDM_RESUME_NONE && !tdm_session_protected(s) &&
+        srv->mirror && tdm_mirror_gen(srv->mirror)) {
+        r->err = settle_at(s, a->seq);
+        if (r->err)
+            return true;
+        if (tdm_session_protect(s, a->resume_policy))
+            tdm_session_defer(s, tdm_shadow_begin_epoch(s, s->epoch));
+    }
+    r->resumed_epoch = a->seq;
+    return describe_protection(s, r);
 }
 
 static bool h_quiesce(void *ctx, void *args, void *res)
 {
-    *(int *)res = tdm_session_quiesce(ctx);
+    tdm_session *s = ctx;
+
+    *(int *)res = tdm_session_quiesce(s);
+    /* A replay ends with a quiesce: its work is done, the next may go. */
+    tdm_replay_gate_leave(&s->srv->replay_gate, s);
+    return true;
+}
+
+static bool h_replay_begin(void *ctx, void *args, void *res)
+{
+    tdm_session *s = ctx;
+
+    tdm_replay_gate_enter(&s->srv->replay_gate, s);
+    *(int *)res = 0;
     return true;
 }
 
@@ -469,6 +545,8 @@ static const tdm_rpc_proc procs[] = {
     SYNC(TDM_SHM_HOST_UNREGISTER, xdr_tdm_shm_span, tdm_shm_span, xdr_int, int, tdm_dispatch_shm_host_unregister),
     SYNC(TDM_RESUME, xdr_tdm_resume_args, tdm_resume_args, xdr_tdm_hello_res, tdm_hello_res, h_resume),
     SYNC(TDM_QUIESCE, tdm_xdr_void, char, xdr_int, int, h_quiesce),
+    SYNC(TDM_PROTECT, xdr_tdm_protect_args, tdm_protect_args, xdr_tdm_hello_res, tdm_hello_res, h_protect),
+    SYNC(TDM_REPLAY_BEGIN, tdm_xdr_void, char, xdr_int, int, h_replay_begin),
     ONEWAY(TDM_MEMCPY_HTOD, xdr_tdm_memcpy_htod_args, tdm_memcpy_htod_args, h_memcpy_htod),
     ONEWAY(TDM_MEMCPY_DTOD, xdr_tdm_memcpy_dtod_args, tdm_memcpy_dtod_args, h_memcpy_dtod),
     ONEWAY(TDM_MEMSET, xdr_tdm_memset_args, tdm_memset_args, h_memset),

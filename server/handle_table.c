@@ -67,6 +67,45 @@ uint64_t tdm_handles_add(tdm_handle_table *t, void *obj)
     return make_id(t, index, t->slots[index].gen);
 }
 
+int tdm_handles_add_at(tdm_handle_table *t, uint64_t id, void *obj)
+{
+    uint32_t low = (uint32_t)id, index;
+
+    if (!obj || (uint8_t)(id >> 56) != t->tag || low == 0 || low > 0x7fffffffu)
+        return -1;
+    index = low - 1;
+    if (index >= t->cap) {
+        uint32_t cap = t->cap ? t->cap : 16;
+        tdm_handle_slot *v;
+        while (cap <= index)
+            cap *= 2;
+        v = realloc(t->slots, cap * sizeof(*v));
+        if (!v)
+            return -1;
+        t->slots = v;
+        t->cap = cap;
+    }
+    /* Slots skipped over become free ones, as if they had been used. */
+    while (t->n <= index) {
+        t->slots[t->n].obj = NULL;
+        t->slots[t->n].gen = 0;
+        t->slots[t->n].next_free = t->free_head;
+        t->free_head = ++t->n;
+    }
+    if (t->slots[index].obj)
+        return -1;
+    for (uint32_t *p = &t->free_head; *p; p = &t->slots[*p - 1].next_free)
+        if (*p == index + 1) {
+            *p = t->slots[index].next_free;
+            break;
+        }
+    t->slots[index].obj = obj;
+    t->slots[index].gen = (uint32_t)(id >> 32) & GEN_MASK;
+    t->slots[index].next_free = 0;
+    t->live++;
+    return 0;
+}
+
 void *tdm_handles_get(const tdm_handle_table *t, uint64_t id)
 {
     tdm_handle_slot *s = slot_of(t, id, NULL);

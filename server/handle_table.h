@@ -24,6 +24,9 @@ void tdm_handles_init(tdm_handle_table *t, uint8_t tag);
 void tdm_handles_release(tdm_handle_table *t);
 /* Returns the new id, never 0; 0 when out of memory. */
 uint64_t tdm_handles_add(tdm_handle_table *t, void *obj);
+/* Puts obj under exactly this id (a standby reproducing its active's
+ * handles).  0, or -1 if the id is not this table's or its slot is taken. */
+int tdm_handles_add_at(tdm_handle_table *t, uint64_t id, void *obj);
 void *tdm_handles_get(const tdm_handle_table *t, uint64_t id);
 void *tdm_handles_remove(tdm_handle_table *t, uint64_t id);
 /* Calls fn on every live object (it may not add or remove). */

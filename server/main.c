@@ -41,9 +41,15 @@ static void usage(FILE *f)
             "  --sim-mps-domain NAME  sim: share a simulated MPS domain with the other sim servers\n"
             "                         of that name: a fatal fault in one kills every client\n"
             "  --standby SOCKET       mirror every session to the standby listening on unix SOCKET;\n"
-            "                         when this server dies its guests resume there (docs/takeover.md)\n"
+            "                         when this server dies its guests resume there (docs/takeover.md).\n"
+            "                         A lost standby is dialled again until one listens there; with\n"
+            "                         --standby-listen it may also come later (a standby's standby)\n"
             "  --standby-listen SOCKET  be a standby: mirror the sessions of active servers that\n"
             "                         connect to unix SOCKET, and resume them when they die\n"
+            "  --failback-from SOCKET  fail-back: take the sessions of the server (a standby that\n"
+            "                         took them over) whose standby socket is SOCKET; needs\n"
+            "                         --standby-listen; each session moves at its guest's next\n"
+            "                         synchronizing call, without copying memory\n"
             "  --crash-after-calls N  testing: die by SIGKILL when about to serve the Nth call\n");
 }
 
@@ -78,7 +84,7 @@ int main(int argc, char **argv)
         { "mps", required_argument, 0, 'M' },       { "mps-run-dir", required_argument, 0, 'R' },
         { "sim-mps-domain", required_argument, 0, 'D' }, { "shm", required_argument, 0, 's' },
         { "standby", required_argument, 0, 'Y' },  { "standby-listen", required_argument, 0, 'L' },
-        { "crash-after-calls", required_argument, 0, 'C' },
+        { "crash-after-calls", required_argument, 0, 'C' }, { "failback-from", required_argument, 0, 'F' },
         { 0, 0, 0, 0 },
     };
     tdm_server_config cfg = {
@@ -114,6 +120,7 @@ int main(int argc, char **argv)
         case 'Y': cfg.standby_sock = optarg; break;
         case 'L': cfg.standby_listen = optarg; break;
         case 'C': cfg.crash_after_calls = atol(optarg); break;
+        case 'F': cfg.failback_from = optarg; break;
         case 'R': mps_run_dir = optarg; break;
         case 'M':
             cfg.mps_mode = optarg;

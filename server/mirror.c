@@ -1,59 +1,58 @@
 #include "mirror.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
+
+#define RETRY_MS 100
 
 struct tdm_mirror {
     pthread_mutex_t lock;
-    int sock;
-    bool dead;
+    pthread_cond_t changed;
+    int sock;                /* -1 while not connected */
+    uint64_t gen, last_gen;  /* gen: the live connection's (0: none) */
+    char path[108];
     char endpoint[256];
+    uint64_t arena_base, arena_size;
+    bool stop, said_waiting;
+    pthread_t watcher;
 };
 
-int tdm_mirror_connect(tdm_mirror **out, const char *path, uint64_t arena_base, uint64_t arena_size)
+/* Connects and exchanges HELLO.  The socket, or -1 with why in `why`. */
+static int dial(const char *path, uint64_t base, uint64_t size, char *endpoint, size_t eplen, char *why,
+                size_t whylen)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    tdm_mirror_hdr h = { .type = TDM_M_HELLO, .a = arena_base, .b = arena_size, .c = TDM_MIRROR_MAGIC };
-    tdm_mirror *m = NULL;
+    tdm_mirror_hdr h = { .type = TDM_M_HELLO, .a = base, .b = size, .c = TDM_MIRROR_MAGIC };
     void *payload = NULL;
     int fd = -1, sock;
 
-    if (strlen(path) >= sizeof(sa.sun_path)) {
-        fprintf(stderr, "tandem-server: standby socket path too long: %s\n", path);
-        return -1;
-    }
-    strcpy(sa.sun_path, path);
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
     sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (sock < 0 || connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-        fprintf(stderr, "tandem-server: cannot reach the standby at %s: %s\n", path, strerror(errno));
+        snprintf(why, whylen, "cannot reach the standby at %s: %s", path, strerror(errno));
         goto fail;
     }
     if (tdm_mirror_send(sock, &h, NULL, -1) != 0 || tdm_mirror_recv(sock, &h, &payload, &fd) != 0 ||
         h.type != TDM_M_HELLO) {
-        fprintf(stderr, "tandem-server: the standby at %s did not answer the mirror handshake\n", path);
+        snprintf(why, whylen, "the standby at %s did not answer the mirror handshake", path);
         goto fail;
     }
     if (h.a == 0 || !payload) {
-        fprintf(stderr, "tandem-server: the standby at %s refused this server: %.*s\n", path, (int)h.len,
-                payload ? (char *)payload : "");
+        snprintf(why, whylen, "the standby at %s refused this server: %.*s", path, (int)h.len,
+                 payload ? (char *)payload : "");
         goto fail;
     }
-    m = calloc(1, sizeof(*m));
-    if (!m)
-        goto fail;
-    pthread_mutex_init(&m->lock, NULL);
-    m->sock = sock;
-    snprintf(m->endpoint, sizeof(m->endpoint), "%.*s", (int)h.len, (char *)payload);
+    snprintf(endpoint, eplen, "%.*s", (int)h.len, (char *)payload);
     free(payload);
-    fprintf(stderr, "tandem-server: standby at %s (guests resume at %s)\n", path, m->endpoint);
-    *out = m;
-    return 0;
+    return sock;
 fail:
     free(payload);
     if (fd >= 0)
@@ -63,37 +62,159 @@ fail:
     return -1;
 }
 
+/* Under lock. */
+static void hang_up_locked(tdm_mirror *m, const char *why)
+{
+    if (m->sock < 0)
+        return;
+    close(m->sock);
+    m->sock = -1;
+    m->gen = 0;
+    m->said_waiting = false;
+    fprintf(stderr, "tandem-server: lost the standby (%s): sessions are unprotected until a standby is back\n", why);
+    pthread_cond_broadcast(&m->changed);
+}
+
+static bool try_connect(tdm_mirror *m, bool loud)
+{
+    char path[108], ep[256], why[400];
+    int sock;
+
+    pthread_mutex_lock(&m->lock);
+    snprintf(path, sizeof(path), "%s", m->path);
+    pthread_mutex_unlock(&m->lock);
+    sock = dial(path, m->arena_base, m->arena_size, ep, sizeof(ep), why, sizeof(why));
+    pthread_mutex_lock(&m->lock);
+    if (sock >= 0 && (m->stop || strcmp(path, m->path) != 0)) {
+        close(sock);             /* retargeted meanwhile: try the new path */
+        sock = -1;
+    } else if (sock >= 0) {
+        m->sock = sock;
+        m->gen = ++m->last_gen;
+        snprintf(m->endpoint, sizeof(m->endpoint), "%s", ep);
+        fprintf(stderr, "tandem-server: standby at %s (guests resume at %s)\n", path, ep);
+        pthread_cond_broadcast(&m->changed);
+    } else if (loud || !m->said_waiting) {
+        fprintf(stderr, "tandem-server: %s%s\n", why, loud ? "" : "; trying again until one listens there");
+        m->said_waiting = true;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return sock >= 0;
+}
+
+/* Watches the live connection (the standby never writes after the
+ * handshake: readable means it is gone) and dials again while there is
+ * none. */
+static void *watch_main(void *arg)
+{
+    tdm_mirror *m = arg;
+
+    for (;;) {
+        pthread_mutex_lock(&m->lock);
+        bool stop = m->stop;
+        int sock = m->sock;
+        pthread_mutex_unlock(&m->lock);
+        if (stop)
+            return NULL;
+        if (sock < 0) {
+            if (!try_connect(m, false))
+                usleep(RETRY_MS * 1000);
+            continue;
+        }
+        struct pollfd p = { .fd = sock, .events = POLLIN | POLLRDHUP };
+        int n = poll(&p, 1, RETRY_MS);
+        pthread_mutex_lock(&m->lock);
+        if (n > 0 && m->sock == sock)
+            hang_up_locked(m, "its socket closed");
+        pthread_mutex_unlock(&m->lock);
+    }
+}
+
+int tdm_mirror_open(tdm_mirror **out, const char *path, uint64_t arena_base, uint64_t arena_size, bool required)
+{
+    tdm_mirror *m;
+
+    if (strlen(path) >= sizeof(m->path)) {
+        fprintf(stderr, "tandem-server: standby socket path too long: %s\n", path);
+        return -1;
+    }
+    m = calloc(1, sizeof(*m));
+    if (!m)
+        return -1;
+    pthread_mutex_init(&m->lock, NULL);
+    pthread_cond_init(&m->changed, NULL);
+    m->sock = -1;
+    m->arena_base = arena_base;
+    m->arena_size = arena_size;
+    snprintf(m->path, sizeof(m->path), "%s", path);
+    if ((required && !try_connect(m, true)) || pthread_create(&m->watcher, NULL, watch_main, m) != 0) {
+        if (m->sock >= 0)
+            close(m->sock);
+        free(m);
+        return -1;
+    }
+    *out = m;
+    return 0;
+}
+
 void tdm_mirror_close(tdm_mirror *m)
 {
     if (!m)
         return;
-    close(m->sock);
+    pthread_mutex_lock(&m->lock);
+    m->stop = true;
+    pthread_mutex_unlock(&m->lock);
+    pthread_join(m->watcher, NULL);
+    if (m->sock >= 0)
+        close(m->sock);
     pthread_mutex_destroy(&m->lock);
+    pthread_cond_destroy(&m->changed);
     free(m);
 }
 
-const char *tdm_mirror_endpoint(tdm_mirror *m)
+void tdm_mirror_retarget(tdm_mirror *m, const char *path)
 {
-    const char *ep;
-
     pthread_mutex_lock(&m->lock);
-    ep = m->dead ? "" : m->endpoint;
+    snprintf(m->path, sizeof(m->path), "%s", path);
+    if (m->sock >= 0) {
+        close(m->sock);
+        m->sock = -1;
+        m->gen = 0;
+    }
+    m->said_waiting = false;
     pthread_mutex_unlock(&m->lock);
-    return ep;
 }
 
-int tdm_mirror_post(tdm_mirror *m, const tdm_mirror_hdr *h, const void *payload, int fd)
+uint64_t tdm_mirror_gen(tdm_mirror *m)
+{
+    uint64_t g;
+
+    pthread_mutex_lock(&m->lock);
+    g = m->gen;
+    pthread_mutex_unlock(&m->lock);
+    return g;
+}
+
+bool tdm_mirror_endpoint(tdm_mirror *m, uint64_t gen, char *out, size_t len)
+{
+    bool live;
+
+    pthread_mutex_lock(&m->lock);
+    live = gen && m->gen == gen;
+    snprintf(out, len, "%s", live ? m->endpoint : "");
+    pthread_mutex_unlock(&m->lock);
+    return live;
+}
+
+int tdm_mirror_post(tdm_mirror *m, uint64_t gen, const tdm_mirror_hdr *h, const void *payload, int fd)
 {
     int rc = -1;
 
     pthread_mutex_lock(&m->lock);
-    if (!m->dead) {
+    if (gen && m->gen == gen) {
         rc = tdm_mirror_send(m->sock, h, payload, fd);
-        if (rc != 0) {
-            m->dead = true;
-            fprintf(stderr, "tandem-server: lost the standby (%s): sessions are no longer protected\n",
-                    strerror(errno));
-        }
+        if (rc != 0)
+            hang_up_locked(m, strerror(errno));
     }
     pthread_mutex_unlock(&m->lock);
     return rc;

@@ -1,7 +1,13 @@
 /* Active side of the mirror feed (mirror_wire.h): the connection to this
  * server's standby.  Messages from all sessions go out under one lock, so
- * the standby sees them in the order the sessions made the changes.  If the
- * standby goes away the server keeps serving, unprotected, and says so once. */
+ * the standby sees them in the order the sessions made the changes.
+ *
+ * The connection comes and goes: when the standby dies the server keeps
+ * serving, unprotected, and a background thread connects again as soon as
+ * a standby listens at the path (a new one started, or the path changed by
+ * a fail-back).  Each connection has its own generation; a session is
+ * protected by the generation it was synced to, and a message for an older
+ * generation is not sent (that standby never heard of the session). */
 #ifndef TANDEM_SERVER_MIRROR_H
 #define TANDEM_SERVER_MIRROR_H
 
@@ -12,14 +18,21 @@
 
 typedef struct tdm_mirror tdm_mirror;
 
-/* Connects to the standby listening on unix socket `path` and exchanges
- * HELLO.  0, or -1 after printing why. */
-int tdm_mirror_connect(tdm_mirror **out, const char *path, uint64_t arena_base, uint64_t arena_size);
+/* Mirrors to the standby listening on unix socket `path`.  required: the
+ * first connection must succeed now (an active that was told to have a
+ * standby refuses to start without one); otherwise it is made when the
+ * standby appears.  0, or -1 after printing why. */
+int tdm_mirror_open(tdm_mirror **out, const char *path, uint64_t arena_base, uint64_t arena_size, bool required);
 void tdm_mirror_close(tdm_mirror *m);
-/* Where guests resume when this server dies; "" once the standby is gone. */
-const char *tdm_mirror_endpoint(tdm_mirror *m);
-/* Sends one message; fd (or -1) is not closed.  A failure marks the feed
- * dead.  0 or -1. */
-int tdm_mirror_post(tdm_mirror *m, const tdm_mirror_hdr *h, const void *payload, int fd);
+/* From now on connect to `path` instead (the current connection ends). */
+void tdm_mirror_retarget(tdm_mirror *m, const char *path);
+/* The live connection's generation, 0 while there is none. */
+uint64_t tdm_mirror_gen(tdm_mirror *m);
+/* Where guests resume when this server dies, for connection `gen`; false
+ * when that connection is gone. */
+bool tdm_mirror_endpoint(tdm_mirror *m, uint64_t gen, char *out, size_t len);
+/* Sends one message on connection `gen`; fd (or -1) is not closed.  A
+ * failure ends the connection.  0 or -1 (also when gen is not live). */
+int tdm_mirror_post(tdm_mirror *m, uint64_t gen, const tdm_mirror_hdr *h, const void *payload, int fd);
 
 #endif

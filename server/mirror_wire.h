@@ -40,6 +40,11 @@ typedef enum {
     TDM_M_GLOBAL_SHADOW,   /* a: shadow address (two copies of b bytes), c: the variable's
                             * logical address, d: marker slots (even copy | odd copy << 32) */
     TDM_M_EPOCH,           /* a: the epoch the active reached (its variables are shadowed) */
+    TDM_M_HANDOFF,         /* a: epoch.  Fail-back: the active quiesced the session at that
+                            * epoch and hands it over; its guest resumes here now */
+    TDM_M_FAILBACK,        /* instead of HELLO, from a new active server: "hand me your
+                            * sessions"; payload: the unix socket its standby side listens
+                            * on.  Answered with a HELLO (a = 1 done, a = 0 payload = why) */
 } tdm_mirror_type;
 
 typedef struct tdm_mirror_hdr {

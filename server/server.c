@@ -49,12 +49,20 @@ int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
     atomic_init(&srv->live_sessions, 0);
     atomic_init(&srv->calls, 0);
     pthread_mutex_init(&srv->endpoint_lock, NULL);
-    if (cfg->standby_sock &&
-        tdm_mirror_connect(&srv->mirror, cfg->standby_sock, cfg->arena_base, cfg->arena_size) != 0) {
+    atomic_init(&srv->handing_off, false);
+    tdm_replay_gate_init(&srv->replay_gate);
+    /* An active told to have a standby refuses to run without one; a
+     * standby's own standby may be started after it. */
+    if (cfg->standby_sock && tdm_mirror_open(&srv->mirror, cfg->standby_sock, cfg->arena_base, cfg->arena_size,
+                                             cfg->standby_listen == NULL) != 0) {
         err = cudaErrorDevicesUnavailable;
         goto fail;
     }
     if (cfg->standby_listen && tdm_standby_start(&srv->standby, srv, cfg->standby_listen) != 0) {
+        err = cudaErrorDevicesUnavailable;
+        goto fail;
+    }
+    if (cfg->failback_from && tdm_standby_ask_fail_back(cfg->failback_from, cfg->standby_listen) != 0) {
         err = cudaErrorDevicesUnavailable;
         goto fail;
     }
@@ -67,6 +75,17 @@ fail:
     srv->ops->shutdown(srv->be);
     srv->be = NULL;
     return err;
+}
+
+int tdm_server_fail_back(tdm_server *srv, const char *path)
+{
+    if (!srv->mirror &&
+        tdm_mirror_open(&srv->mirror, path, srv->cfg.arena_base, srv->cfg.arena_size, false) != 0)
+        return -1;
+    tdm_mirror_retarget(srv->mirror, path);
+    atomic_store(&srv->handing_off, true);
+    fprintf(stderr, "tandem-server: fail-back: sessions move to the server whose standby side is %s\n", path);
+    return 0;
 }
 
 void tdm_server_set_endpoint(tdm_server *srv, const char *endpoint)

@@ -11,6 +11,7 @@
 
 #include "arena.h"
 #include "backend.h"
+#include "replay_gate.h"
 
 #define TDM_DEFAULT_ARENA_BASE 0x200000000000ull  /* 32 TiB: free in both CPU and GPU VA on x86-64 */
 #define TDM_DEFAULT_ARENA_SIZE (256ull << 30)
@@ -26,6 +27,8 @@ typedef struct tdm_server_config {
     const char *mps_dir;         /* --mps attach DIR / --mps-run-dir */
     const char *standby_sock;    /* active: the standby's mirror socket (--standby) */
     const char *standby_listen;  /* standby: where actives connect (--standby-listen) */
+    const char *failback_from;   /* a new active: take the sessions of the standby
+                                  * listening there (--failback-from) */
     long crash_after_calls;      /* test hook: die by SIGKILL at this call (0 = never) */
 } tdm_server_config;
 
@@ -40,6 +43,8 @@ typedef struct tdm_server {
     atomic_int live_sessions;
     struct tdm_mirror *mirror;   /* this server's standby, when it has one */
     struct tdm_standby *standby; /* when this server is a standby */
+    tdm_replay_gate replay_gate; /* sessions resumed here replay one at a time */
+    atomic_bool handing_off;     /* fail-back asked: sessions move to the mirror's server */
     atomic_long calls;           /* calls served, for crash_after_calls */
     pthread_mutex_t endpoint_lock;
     char endpoint[160];          /* tcp://HOST:PORT once the listener is up */
@@ -48,6 +53,10 @@ typedef struct tdm_server {
 /* 0 on success; otherwise a cudaError_t and a message on stderr. */
 int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg);
 void tdm_server_stop(tdm_server *srv);
+/* A new active server asked for this server's sessions: mirror them to
+ * the standby socket `path` and hand each over at its guest's next
+ * protection check.  0, or -1 after printing why. */
+int tdm_server_fail_back(tdm_server *srv, const char *path);
 /* The listener's address for guests, once bound (the standby tells actives). */
 void tdm_server_set_endpoint(tdm_server *srv, const char *endpoint);
 /* Copies the endpoint into out; false while there is none yet. */

@@ -33,7 +33,7 @@ static bool is_context_fatal(int err)
 
 void tdm_session_check_fatal(tdm_session *s, int err)
 {
-    if (!s->resume_token || !s->srv->mirror || !is_context_fatal(err))
+    if (!is_context_fatal(err) || !tdm_session_protected(s))
         return;
     /* Fail-stop: every session of this process shares the dead context.
      * _exit skips the orderly session teardown, which would tell the
@@ -115,7 +115,12 @@ void tdm_session_mirror(tdm_session *s, uint32_t type, uint64_t a, uint64_t b, u
     tdm_mirror_hdr h = { .type = type, .len = len, .session = s->id, .a = a, .b = b, .c = c, .d = d };
 
     if (s->resume_token && s->srv->mirror)
-        tdm_mirror_post(s->srv->mirror, &h, payload, fd);
+        tdm_mirror_post(s->srv->mirror, s->mirror_gen, &h, payload, fd);
+}
+
+bool tdm_session_protected(tdm_session *s)
+{
+    return s->resume_token && s->srv->mirror && tdm_mirror_gen(s->srv->mirror) == s->mirror_gen;
 }
 
 void tdm_session_mirror_mem(tdm_session *s, uint32_t type, tdm_bmem *mem, uint64_t a, uint64_t b, uint64_t c,
@@ -128,37 +133,26 @@ void tdm_session_mirror_mem(tdm_session *s, uint32_t type, tdm_bmem *mem, uint64
     int err = s->srv->ops->mem_export(s->srv->be, mem, &fd);
     if (err) {
         /* Without its memory the standby cannot resume this session. */
-        fprintf(stderr, "tandem-server: session %llu: cannot export %#llx for the standby (cudaError %d): "
-                        "the session is no longer protected\n",
-                (unsigned long long)s->id, (unsigned long long)a, err);
-        tdm_session_mirror(s, TDM_M_SESSION_CLOSE, 0, 0, 0, 0, NULL, 0, -1);
-        s->resume_token = 0;
+        char why[96];
+        snprintf(why, sizeof(why), "cannot export %#llx for the standby (cudaError %d)", (unsigned long long)a, err);
+        tdm_session_unprotect(s, why);
         return;
     }
     tdm_session_mirror(s, type, a, b, c, d, NULL, 0, fd);
     close(fd);
 }
 
-static uint64_t random_token(void)
+/* A new handle: the next of s->want_ids when a standby reproduces its
+ * active's handles, else the table's own choice.  0 when it cannot. */
+static uint64_t add_handle(tdm_session *s, tdm_handle_table *t, void *obj)
 {
-    uint64_t t = 0;
-    FILE *f = fopen("/dev/urandom", "rb");
+    uint64_t id;
 
-    if (f) {
-        if (fread(&t, sizeof(t), 1, f) != 1)
-            t = 0;
-        fclose(f);
-    }
-    return t ? t : 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
-}
-
-void tdm_session_protect(tdm_session *s, int policy)
-{
-    if (!s->srv->mirror || policy == TDM_RESUME_NONE || !*tdm_mirror_endpoint(s->srv->mirror))
-        return;
-    s->resume_policy = policy == TDM_RESUME_REPLAY ? TDM_RESUME_REPLAY : TDM_RESUME_EXACT;
-    s->resume_token = random_token();
-    tdm_session_mirror(s, TDM_M_SESSION_OPEN, s->resume_token, (uint64_t)s->resume_policy, 0, 0, NULL, 0, -1);
+    if (!s->n_want)
+        return tdm_handles_add(t, obj);
+    id = *s->want_ids++;
+    s->n_want--;
+    return tdm_handles_add_at(t, id, obj) == 0 ? id : 0;
 }
 
 /* ---- streams and legacy ordering ---- */
@@ -241,9 +235,11 @@ int tdm_session_stream_create(tdm_session *s, unsigned flags, int priority, uint
     if (err)
         goto fail_stream;
     st->blocking = !(flags & cudaStreamNonBlocking);
+    st->flags = flags;
+    st->priority = priority;
     /* A new blocking stream still follows earlier null-stream work. */
     st->null_epoch_seen = 0;
-    *out = tdm_handles_add(&s->streams, st);
+    *out = add_handle(s, &s->streams, st);
     if (*out) {
         tdm_session_mirror(s, TDM_M_STREAM_CREATE, *out, flags, (uint64_t)(int64_t)priority, 0, NULL, 0, -1);
         return 0;
@@ -297,9 +293,16 @@ int tdm_session_stream_query(tdm_session *s, uint64_t stream)
     return err == cudaErrorNotReady ? err : tdm_session_sync_result(s, err);
 }
 
+static tdm_bevent *event_of(tdm_session *s, uint64_t event)
+{
+    tdm_event_entry *e = tdm_handles_get(&s->events, event);
+
+    return e ? e->ev : NULL;
+}
+
 int tdm_session_stream_wait_event(tdm_session *s, uint64_t stream, uint64_t event)
 {
-    tdm_bevent *ev = tdm_handles_get(&s->events, event);
+    tdm_bevent *ev = event_of(s, event);
     tdm_stream_state *st;
     int err;
 
@@ -315,36 +318,46 @@ int tdm_session_stream_wait_event(tdm_session *s, uint64_t stream, uint64_t even
 
 int tdm_session_event_create(tdm_session *s, unsigned flags, uint64_t *out)
 {
-    tdm_bevent *ev = NULL;
+    tdm_event_entry *e;
     int err;
 
     if (flags & ~(unsigned)(cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess))
         return cudaErrorInvalidValue;
-    err = ops(s)->event_create(be(s), flags, &ev);
-    if (err)
+    e = calloc(1, sizeof(*e));
+    if (!e)
+        return cudaErrorMemoryAllocation;
+    e->flags = flags;
+    err = ops(s)->event_create(be(s), flags, &e->ev);
+    if (err) {
+        free(e);
         return err;
-    *out = tdm_handles_add(&s->events, ev);
+    }
+    *out = add_handle(s, &s->events, e);
     if (*out) {
         tdm_session_mirror(s, TDM_M_EVENT_CREATE, *out, flags, 0, 0, NULL, 0, -1);
         return 0;
     }
-    ops(s)->event_destroy(be(s), ev);
+    ops(s)->event_destroy(be(s), e->ev);
+    free(e);
     return cudaErrorMemoryAllocation;
 }
 
 int tdm_session_event_destroy(tdm_session *s, uint64_t event)
 {
-    tdm_bevent *ev = tdm_handles_remove(&s->events, event);
+    tdm_event_entry *e = tdm_handles_remove(&s->events, event);
+    int err;
 
-    if (!ev)
+    if (!e)
         return cudaErrorInvalidResourceHandle;
     tdm_session_mirror(s, TDM_M_EVENT_DESTROY, event, 0, 0, 0, NULL, 0, -1);
-    return ops(s)->event_destroy(be(s), ev);
+    err = ops(s)->event_destroy(be(s), e->ev);
+    free(e);
+    return err;
 }
 
 int tdm_session_event_record(tdm_session *s, uint64_t event, uint64_t stream)
 {
-    tdm_bevent *ev = tdm_handles_get(&s->events, event);
+    tdm_bevent *ev = event_of(s, event);
     tdm_stream_state *st;
     int err;
 
@@ -358,7 +371,7 @@ int tdm_session_event_record(tdm_session *s, uint64_t event, uint64_t stream)
 
 int tdm_session_event_synchronize(tdm_session *s, uint64_t event)
 {
-    tdm_bevent *ev = tdm_handles_get(&s->events, event);
+    tdm_bevent *ev = event_of(s, event);
 
     if (!ev)
         return cudaErrorInvalidResourceHandle;
@@ -367,7 +380,7 @@ int tdm_session_event_synchronize(tdm_session *s, uint64_t event)
 
 int tdm_session_event_query(tdm_session *s, uint64_t event)
 {
-    tdm_bevent *ev = tdm_handles_get(&s->events, event);
+    tdm_bevent *ev = event_of(s, event);
     int err;
 
     if (!ev)
@@ -378,7 +391,7 @@ int tdm_session_event_query(tdm_session *s, uint64_t event)
 
 int tdm_session_event_elapsed(tdm_session *s, uint64_t start, uint64_t end, float *ms)
 {
-    tdm_bevent *a = tdm_handles_get(&s->events, start), *b = tdm_handles_get(&s->events, end);
+    tdm_bevent *a = event_of(s, start), *b = event_of(s, end);
 
     if (!a || !b)
         return cudaErrorInvalidResourceHandle;
@@ -609,32 +622,32 @@ static void module_free(tdm_session *s, tdm_module_entry *m)
         ops(s)->module_unload(be(s), m->bm);
     free(m->funcs);
     free(m->globals);
+    free(m->mirror_msg);
     free(m);
 }
 
-/* Tells the standby about a loaded module (mirror_wire.h has the layout). */
-static void mirror_module(tdm_session *s, uint64_t module, const void *image, uint64_t len,
-                          const char *const *func_names, uint32_t nfuncs, const char *const *var_names,
-                          uint32_t nvars, const uint64_t *func_handles, const uint64_t *var_addr)
+/* The TDM_M_MODULE_LOAD payload (mirror_wire.h has the layout), kept with
+ * the module: a standby connected later gets it too.  Fails only for want
+ * of memory or past the mirror's limit; the module still works, it just
+ * cannot be mirrored. */
+static void keep_module_msg(tdm_module_entry *m, const void *image, uint64_t len, const char *const *func_names,
+                            uint32_t nfuncs, const char *const *var_names, uint32_t nvars,
+                            const uint64_t *func_handles, const uint64_t *var_addr)
 {
     tdm_module_load_args a = { { (u_int)len, (char *)image }, { nfuncs, (tdm_name *)func_names },
                                { nvars, (tdm_name *)var_names } };
-    unsigned long xlen;
-    size_t total;
-    char *buf;
+    unsigned long xlen = xdr_sizeof((xdrproc_t)xdr_tdm_module_load_args, &a);
+    size_t total = xlen + 8 + (size_t)(nfuncs + nvars) * 8;
+    char *buf = xlen && total <= TDM_MIRROR_MAX_PAYLOAD ? malloc(total) : NULL;
     XDR x;
 
-    if (!s->resume_token || !s->srv->mirror)
-        return;
-    xlen = xdr_sizeof((xdrproc_t)xdr_tdm_module_load_args, &a);
-    total = xlen + 8 + (size_t)(nfuncs + nvars) * 8;
-    buf = xlen && total <= TDM_MIRROR_MAX_PAYLOAD ? malloc(total) : NULL;
     if (!buf)
-        goto fail;
+        return;
     xdrmem_create(&x, buf, (u_int)xlen, XDR_ENCODE);
     if (!xdr_tdm_module_load_args(&x, &a)) {
         xdr_destroy(&x);
-        goto fail;
+        free(buf);
+        return;
     }
     xdr_destroy(&x);
     char *p = buf + xlen;
@@ -643,13 +656,16 @@ static void mirror_module(tdm_session *s, uint64_t module, const void *image, ui
     p += 4 + (size_t)nfuncs * 8;
     memcpy(p, &nvars, 4);
     memcpy(p + 4, var_addr, (size_t)nvars * 8);
-    tdm_session_mirror(s, TDM_M_MODULE_LOAD, module, 0, 0, 0, buf, (uint32_t)total, -1);
-    free(buf);
-    return;
-fail:
-    free(buf);
-    fprintf(stderr, "tandem-server: session %llu: cannot mirror a module to the standby: the session is no "
-                    "longer protected\n", (unsigned long long)s->id);
+    m->mirror_msg = buf;
+    m->mirror_len = (uint32_t)total;
+}
+
+void tdm_session_unprotect(tdm_session *s, const char *why)
+{
+    if (!s->resume_token)
+        return;
+    fprintf(stderr, "tandem-server: session %llu: %s: the session is no longer protected\n",
+            (unsigned long long)s->id, why);
     tdm_session_mirror(s, TDM_M_SESSION_CLOSE, 0, 0, 0, 0, NULL, 0, -1);
     s->resume_token = 0;
 }
@@ -687,7 +703,7 @@ int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
         }
         if (f->params.count)
             f->params_len = f->params.offset[f->params.count - 1] + f->params.size[f->params.count - 1];
-        func_handles[i] = tdm_handles_add(&s->funcs, f);
+        func_handles[i] = add_handle(s, &s->funcs, f);
         if (!func_handles[i]) {
             free(f);
             func_err[i] = cudaErrorMemoryAllocation;
@@ -720,11 +736,15 @@ int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
         var_addr[i] = r.addr;
         var_size[i] = r.size;
     }
-    *module = tdm_handles_add(&s->modules, m);
+    *module = add_handle(s, &s->modules, m);
     if (*module) {
         for (uint32_t i = 0; i < m->nfuncs; i++)
             ((tdm_func_entry *)tdm_handles_get(&s->funcs, m->funcs[i]))->module = *module;
-        mirror_module(s, *module, image, len, func_names, nfuncs, var_names, nvars, func_handles, var_addr);
+        keep_module_msg(m, image, len, func_names, nfuncs, var_names, nvars, func_handles, var_addr);
+        if (m->mirror_msg)
+            tdm_session_mirror(s, TDM_M_MODULE_LOAD, *module, 0, 0, 0, m->mirror_msg, m->mirror_len, -1);
+        else
+            tdm_session_unprotect(s, "cannot mirror a module to the standby");
         return 0;
     }
     err = cudaErrorMemoryAllocation;
@@ -823,8 +843,10 @@ static void release_all(tdm_session *s)
     void *obj;
     tdm_range r;
 
-    while ((obj = tdm_handles_pop(&s->events, NULL)))
-        ops(s)->event_destroy(be(s), obj);
+    while ((obj = tdm_handles_pop(&s->events, NULL))) {
+        ops(s)->event_destroy(be(s), ((tdm_event_entry *)obj)->ev);
+        free(obj);
+    }
     while ((obj = tdm_handles_pop(&s->streams, NULL)))
         stream_free(s, obj);
     while ((obj = tdm_handles_pop(&s->modules, NULL)))
@@ -847,10 +869,20 @@ int tdm_session_reset(tdm_session *s)
     return 0;
 }
 
+void tdm_session_let_go(tdm_session *s)
+{
+    s->resume_token = 0;
+    s->moved = true;
+    tdm_session_device_synchronize(s);
+    release_all(s);
+    tdm_shadow_release_markers(s);
+}
+
 void tdm_session_destroy(tdm_session *s)
 {
     if (!s)
         return;
+    tdm_replay_gate_leave(&s->srv->replay_gate, s);
     /* The guest is gone: the standby forgets the session first, and nothing
      * that follows needs mirroring. */
     tdm_session_mirror(s, TDM_M_SESSION_CLOSE, 0, 0, 0, 0, NULL, 0, -1);

@@ -28,7 +28,14 @@ typedef struct tdm_stream_state {
     uint64_t epoch_seen_by_null; /* this stream's epoch the null stream last waited for */
     uint64_t null_epoch_seen;    /* the null stream's epoch this stream last waited for */
     tdm_bevent *order_ev;        /* internal event used to order against the null stream */
+    unsigned flags;              /* as created: a new standby creates it alike */
+    int priority;
 } tdm_stream_state;
+
+typedef struct tdm_event_entry {
+    tdm_bevent *ev;
+    unsigned flags;
+} tdm_event_entry;
 
 typedef struct tdm_func_entry {
     tdm_bfunc *bf;
@@ -43,6 +50,8 @@ typedef struct tdm_module_entry {
     uint32_t nfuncs;
     uint64_t *globals;           /* addresses of its variables in the range map */
     uint32_t nglobals;
+    void *mirror_msg;            /* its TDM_M_MODULE_LOAD payload, kept for a standby that comes later */
+    uint32_t mirror_len;
 } tdm_module_entry;
 
 typedef struct tdm_session {
@@ -60,7 +69,11 @@ typedef struct tdm_session {
     uint64_t resume_token;           /* 0 until the guest's hello, when a standby protects it */
     int resume_policy;               /* TDM_RESUME_* granted */
     uint64_t epoch;                  /* the guest's last acknowledged call number */
+    uint64_t mirror_gen;             /* the standby connection it is synced to (mirror.h) */
     tdm_shadow_markers markers;      /* exact policy: shadow marker table */
+    bool moved;                      /* handed to another server (fail-back): mirror nothing more */
+    const uint64_t *want_ids;        /* a standby reproducing handles: the ids to take next */
+    size_t n_want;
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -71,9 +84,24 @@ void tdm_session_mirror(tdm_session *s, uint32_t type, uint64_t a, uint64_t b, u
 /* As tdm_session_mirror for physical memory: exports it and sends the fd. */
 void tdm_session_mirror_mem(tdm_session *s, uint32_t type, tdm_bmem *mem, uint64_t a, uint64_t b, uint64_t c,
                             uint64_t d);
-/* The guest's hello: protects the session with the server's standby when
- * there is one and the guest wants it. */
-void tdm_session_protect(tdm_session *s, int policy);
+/* Protects the session with the server's standby when there is one and the
+ * guest wants it (policy): the standby is told everything the session
+ * holds (server/mirror_sync.c).  A session with work must be idle; the
+ * caller then begins an epoch.  Nothing to do when it is protected by the
+ * live standby already.  True when the session is protected on return. */
+bool tdm_session_protect(tdm_session *s, int policy);
+/* Fail-back: quiesces the session at the guest's call seq, syncs it to the
+ * mirror's server if needed and hands it over there.  True when done; the
+ * caller then tells the guest where to resume and forgets the session. */
+bool tdm_session_handoff(tdm_session *s, uint64_t seq, int policy);
+/* After a hand-off: releases everything the session holds here at once,
+ * telling no standby (the new server's standby, often this very process,
+ * imports the same memory next), and mirrors nothing more. */
+void tdm_session_let_go(tdm_session *s);
+/* True while the standby it was synced to is still connected. */
+bool tdm_session_protected(tdm_session *s);
+/* Stops mirroring the session (the standby forgets it), saying why. */
+void tdm_session_unprotect(tdm_session *s, const char *why);
 /* Waits for the session's work without consuming its deferred error
  * (which stays for the next synchronizing call). */
 int tdm_session_quiesce(tdm_session *s);

@@ -188,9 +188,9 @@ int tdm_shadow_begin_epoch(tdm_session *s, uint64_t epoch)
     bool any = false;
     int err = 0;
 
-    if (s->resume_policy != TDM_RESUME_EXACT)
-        return 0;
-    for (size_t i = 0; !err && i < s->ranges.n; i++) {
+    /* Only exact resume needs the variables' copies; every policy's standby
+     * needs the epoch. */
+    for (size_t i = 0; !err && s->resume_policy == TDM_RESUME_EXACT && i < s->ranges.n; i++) {
         tdm_range *r = &s->ranges.v[i];
         if (r->kind != TDM_RANGE_GLOBAL || (!r->shadow && global_shadow_create(s, r) != 0))
             continue;

@@ -34,6 +34,7 @@ typedef struct mirror_session {
     uint64_t epoch;           /* the last epoch the active reached */
     tdm_session *sess;
     bool diverged, claimed;
+    bool handed_off;          /* fail-back: resumable while its feed goes on */
 } mirror_session;
 
 struct tdm_standby {
@@ -141,13 +142,23 @@ static void apply_module_load(mirror_session *ms, const tdm_mirror_hdr *h, const
         goto out;
     }
     memcpy(logical, p + 4, (size_t)nv * 8);
+    /* The active's handles, in the order the load takes them: its
+     * functions (those it resolved), then the module. */
+    uint32_t nwant = 0;
+    for (uint32_t i = 0; i < nf; i++)
+        if (want_fh[i])
+            want_fh[nwant++] = want_fh[i];
+    want_fh[nwant++] = h->a;
+    ms->sess->want_ids = want_fh;
+    ms->sess->n_want = nwant;
     err = tdm_session_module_load(ms->sess, a.image.image_val, a.image.image_len,
                                   (const char *const *)a.funcs.funcs_val, nf, (const char *const *)a.vars.vars_val,
                                   nv, logical, &module, fh, fe, va, vs, ve);
+    ms->sess->n_want = 0;
     if (!err && module != h->a)
         err = cudaErrorInvalidResourceHandle;
-    for (uint32_t i = 0; !err && i < nf; i++)
-        if (fh[i] != want_fh[i])
+    for (uint32_t i = 0, k = 0; !err && i < nf; i++)
+        if (fh[i] && fh[i] != want_fh[k++])
             err = cudaErrorInvalidResourceHandle;
 out:
     if (err)
@@ -191,6 +202,14 @@ static void apply_unmap(mirror_session *ms, uint64_t addr)
         diverge(ms, "releasing an allocation", err);
 }
 
+/* Should this session become its server's (a takeover), shadows it makes
+ * must not take slots the imported ones use. */
+static void slots_in_use(tdm_shadow_markers *mk, uint32_t slot)
+{
+    if (slot + 1 > mk->used)
+        mk->used = slot + 1;
+}
+
 static void apply_shadow(tdm_standby *sb, mirror_session *ms, const tdm_mirror_hdr *h, int fd)
 {
     tdm_range *r = tdm_range_map_find_mut(&ms->sess->ranges, h->c);
@@ -206,6 +225,7 @@ static void apply_shadow(tdm_standby *sb, mirror_session *ms, const tdm_mirror_h
     sh->mapped = h->b;
     sh->slot = (uint32_t)h->d;
     r->shadow = sh;
+    slots_in_use(&ms->sess->markers, sh->slot);
     return;
 fail:
     free(sh);
@@ -233,6 +253,9 @@ static void apply_global_shadow(mirror_session *ms, const tdm_mirror_hdr *h)
     sh->slot = (uint32_t)h->d;
     sh->slot_odd = (uint32_t)(h->d >> 32);
     r->shadow = sh;
+    slots_in_use(&s->markers, sh->slot_odd);
+    if (h->a - s->markers.gaddr + 2 * h->b > s->markers.gused)
+        s->markers.gused = h->a - s->markers.gaddr + 2 * h->b;
 }
 
 static void apply(tdm_standby *sb, feed *f, const tdm_mirror_hdr *h, const void *payload, int fd)
@@ -315,11 +338,23 @@ static void apply(tdm_standby *sb, feed *f, const tdm_mirror_hdr *h, const void 
     case TDM_M_EPOCH:
         ms->epoch = h->a;
         return;
+    case TDM_M_HANDOFF:
+        pthread_mutex_lock(&sb->lock);
+        ms->epoch = h->a;
+        ms->handed_off = true;
+        pthread_cond_broadcast(&sb->changed);
+        pthread_mutex_unlock(&sb->lock);
+        fprintf(stderr, "tandem-server: standby: session %llu handed over at epoch %llu (fail-back)\n",
+                (unsigned long long)ms->id, (unsigned long long)h->a);
+        return;
     case TDM_M_MODULE_UNLOAD:
         err = tdm_session_module_unload(ms->sess, h->a);
         break;
     case TDM_M_STREAM_CREATE:
+        ms->sess->want_ids = &h->a;
+        ms->sess->n_want = 1;
         err = tdm_session_stream_create(ms->sess, (unsigned)h->b, (int)(int64_t)h->c, &handle);
+        ms->sess->n_want = 0;
         if (!err && handle != h->a)
             err = cudaErrorInvalidResourceHandle;
         break;
@@ -327,7 +362,10 @@ static void apply(tdm_standby *sb, feed *f, const tdm_mirror_hdr *h, const void 
         err = tdm_session_stream_destroy(ms->sess, h->a);
         break;
     case TDM_M_EVENT_CREATE:
+        ms->sess->want_ids = &h->a;
+        ms->sess->n_want = 1;
         err = tdm_session_event_create(ms->sess, (unsigned)h->b, &handle);
+        ms->sess->n_want = 0;
         if (!err && handle != h->a)
             err = cudaErrorInvalidResourceHandle;
         break;
@@ -351,6 +389,25 @@ static bool arena_covers(tdm_server *srv, uint64_t base, uint64_t size)
            base - srv->cfg.arena_base <= srv->cfg.arena_size - size;
 }
 
+/* A new active asks for this server's sessions (--failback-from). */
+static void fail_back(tdm_standby *sb, feed *f, const char *path, uint32_t len)
+{
+    tdm_mirror_hdr h = { .type = TDM_M_HELLO, .c = TDM_MIRROR_MAGIC };
+    char p[108];
+    const char *why = "its socket path is empty or too long";
+
+    if (path && len > 0 && len < sizeof(p)) {
+        snprintf(p, sizeof(p), "%.*s", (int)len, path);
+        why = "this server cannot mirror to it";
+        if (tdm_server_fail_back(sb->srv, p) == 0)
+            why = NULL;
+    }
+    h.a = why == NULL;
+    h.len = why ? (uint32_t)strlen(why) : 0;
+    tdm_mirror_send(f->sock, &h, why, -1);
+}
+
+/* 0: an active's feed follows; 1: a fail-back request, answered; -1: bad. */
 static int handshake(tdm_standby *sb, feed *f)
 {
     tdm_mirror_hdr h;
@@ -358,11 +415,19 @@ static int handshake(tdm_standby *sb, feed *f)
     char ep[160], why[200];
     int fd = -1;
 
-    if (tdm_mirror_recv(f->sock, &h, &payload, &fd) != 0 || h.type != TDM_M_HELLO || h.c != TDM_MIRROR_MAGIC) {
+    if (tdm_mirror_recv(f->sock, &h, &payload, &fd) != 0 || h.c != TDM_MIRROR_MAGIC ||
+        (h.type != TDM_M_HELLO && h.type != TDM_M_FAILBACK)) {
         free(payload);
         if (fd >= 0)
             close(fd);
         return -1;
+    }
+    if (h.type == TDM_M_FAILBACK) {
+        fail_back(sb, f, payload, h.len);
+        free(payload);
+        if (fd >= 0)
+            close(fd);
+        return 1;
     }
     free(payload);
     if (fd >= 0)
@@ -432,7 +497,10 @@ static void *feed_main(void *arg)
     void *payload;
     int fd, rc = -1;
 
-    if (handshake(sb, f) != 0) {
+    rc = handshake(sb, f);
+    if (rc == 1)
+        goto out;
+    if (rc != 0) {
         fprintf(stderr, "tandem-server: standby: a mirror connection failed its handshake\n");
         goto out;
     }
@@ -548,7 +616,7 @@ static double now_ms(void)
 }
 
 int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t token, uint64_t epoch,
-                       uint64_t epoch_sent, uint64_t *resumed)
+                       uint64_t epoch_sent, uint64_t *resumed, int *policy)
 {
     mirror_session *ms;
     struct timespec until;
@@ -564,16 +632,16 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
             if (m->id == id && m->token == token && token)
                 ms = m;
         /* Not found yet: a feed still being read may bring it. */
-        if (ms ? ms->claimed || ms->f->ended : sb->live_feeds == 0)
+        if (ms ? ms->claimed || ms->f->ended || ms->handed_off : sb->live_feeds == 0)
             break;
         if (pthread_cond_timedwait(&sb->changed, &sb->lock, &until) == ETIMEDOUT)
             break;
     }
     bool epoch_ok = ms && (ms->epoch == epoch || ms->epoch == epoch_sent);
-    if (!ms || ms->claimed || !ms->f->ended || ms->diverged || !epoch_ok) {
+    if (!ms || ms->claimed || !(ms->f->ended || ms->handed_off) || ms->diverged || !epoch_ok) {
         const char *why = !ms ? "no such session here (or a wrong token)"
                           : ms->claimed ? "it is being resumed already"
-                          : !ms->f->ended ? "its active server is still serving it"
+                          : !(ms->f->ended || ms->handed_off) ? "its active server is still serving it"
                           : ms->diverged ? "its mirror diverged (see above)"
                                          : "the guest's journal does not reach back to the active's last epoch";
         pthread_mutex_unlock(&sb->lock);
@@ -602,6 +670,9 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
     tdm_session_destroy(ms->sess);
     s->epoch = epoch;
     *resumed = epoch;
+    *policy = ms->policy;
+    /* Not protected here until the caller syncs it to a standby of this
+     * server's own. */
     s->resume_token = 0;
     s->resume_policy = TDM_RESUME_NONE;
     fprintf(stderr, "tandem-server: standby: resumed session %llu at epoch %llu (%d allocation(s) restored from "
@@ -609,4 +680,41 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
             (unsigned long long)id, (unsigned long long)epoch, restored, now_ms() - t0);
     free(ms);
     return 0;
+}
+
+int tdm_standby_ask_fail_back(const char *from, const char *my_listen)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    tdm_mirror_hdr h = { .type = TDM_M_FAILBACK, .c = TDM_MIRROR_MAGIC };
+    void *payload = NULL;
+    int fd = -1, sock = -1, rc = -1;
+
+    if (!my_listen || strlen(from) >= sizeof(sa.sun_path)) {
+        fprintf(stderr, "tandem-server: --failback-from needs --standby-listen (where the sessions come in) "
+                        "and a socket path of at most %zu bytes\n", sizeof(sa.sun_path) - 1);
+        return -1;
+    }
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", from);
+    h.len = (uint32_t)strlen(my_listen);
+    sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (sock < 0 || connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        tdm_mirror_send(sock, &h, my_listen, -1) != 0 || tdm_mirror_recv(sock, &h, &payload, &fd) != 0 ||
+        h.type != TDM_M_HELLO) {
+        fprintf(stderr, "tandem-server: fail-back: the server at %s did not answer: %s\n", from, strerror(errno));
+        goto out;
+    }
+    if (h.a != 1) {
+        fprintf(stderr, "tandem-server: fail-back: the server at %s refused: %.*s\n", from, (int)h.len,
+                payload ? (char *)payload : "");
+        goto out;
+    }
+    fprintf(stderr, "tandem-server: fail-back: the sessions of the server at %s come here\n", from);
+    rc = 0;
+out:
+    free(payload);
+    if (fd >= 0)
+        close(fd);
+    if (sock >= 0)
+        close(sock);
+    return rc;
 }

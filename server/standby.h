@@ -27,6 +27,10 @@ void tdm_standby_stop(tdm_standby *sb);
  * epoch.  cudaSuccess, or an error after logging why (unknown session,
  * wrong token, its active still alive, a mirror that diverged). */
 int tdm_standby_resume(tdm_standby *sb, struct tdm_session *s, uint64_t id, uint64_t token, uint64_t epoch,
-                       uint64_t epoch_sent, uint64_t *resumed);
+                       uint64_t epoch_sent, uint64_t *resumed, int *policy);
+/* --failback-from: asks the server whose standby socket is `from` to hand
+ * its sessions to this one, whose standby side listens on `my_listen`.
+ * 0, or -1 after printing why. */
+int tdm_standby_ask_fail_back(const char *from, const char *my_listen);
 
 #endif

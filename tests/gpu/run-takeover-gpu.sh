@@ -9,6 +9,9 @@
 #      victim's server and the trigger's server are its clients, the standby
 #      runs outside MPS.  For each SM fault and each reachable MMU fault the
 #      victim must finish with the checksum of a fault-free native run.
+#  (d) after a takeover: the standby protected by its own standby, fail-back
+#      into a new MPS active server, and a fault there.
+#  (e) the faulting session with a standby: told apart from its victims.
 #  (c) memory: the standby's GPU memory (nvidia-smi) with no session, and
 #      with a session holding 1 GiB mirrored.
 set -uo pipefail
@@ -66,25 +69,106 @@ if env $MENV timeout 20 nvidia-cuda-mps-control -d </dev/null >"$M/log/start.out
   for t in sm_oob stack_overflow shared_local_oob misaligned invalid_address_space illegal_instruction am_vmm; do
     start_server sb --standby-listen "$RUN/sb.sock" || { fails=$((fails+1)); continue; }
     start_server act --standby "$RUN/sb.sock" --mps attach "$M/pipe" || { stop_server sb; fails=$((fails+1)); continue; }
-    start_server trig --mps attach "$M/pipe" || { stop_server act; stop_server sb; fails=$((fails+1)); continue; }
-    LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_QUIET=1 TANDEM_SERVER="$EP_act" \
-      "$B/faults/victim" "$ITERS" 1024 >"$RUN/victim.out" 2>"$RUN/victim.err" &
-    vp=$!
-    for _ in $(seq 400); do grep -q "victim: running" "$RUN/victim.out" 2>/dev/null && break; sleep 0.05; done
-    tandem "$EP_trig" "$B/faults/$t" >"$RUN/trig.out" 2>&1; ts=$?
-    alive=no; kill -0 $vp 2>/dev/null && alive=yes
-    timeout 300 tail --pid=$vp -f /dev/null; wait $vp; vs=$?
-    got=$(grep "victim iterations=" "$RUN/victim.out")
-    ok=no; [ $vs -eq 0 ] && [ "$got" = "$ref" ] && ok=yes
+    # Two sessions on the active server; the trigger is a third MPS client.
+    for i in 1 2; do
+      LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_QUIET=1 TANDEM_SERVER="$EP_act" \
+        "$B/faults/victim" "$ITERS" 1024 >"$RUN/victim$i.out" 2>"$RUN/victim$i.err" &
+      eval "vp$i=$!"
+    done
+    for i in 1 2; do
+      for _ in $(seq 400); do grep -q "victim: running" "$RUN/victim$i.out" 2>/dev/null && break; sleep 0.05; done
+    done
+    case $t in
+      illegal_instruction|am_vmm)
+        # They need the Driver API (a patched cubin, VMM mappings), which
+        # the guest library does not forward: the trigger runs as a plain
+        # MPS client beside the Tandem server, as any co-located program may.
+        how=native
+        env $MENV LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/faults/$t" >"$RUN/trig.out" 2>&1; ts=$? ;;
+      *)
+        how=tandem
+        start_server trig --mps attach "$M/pipe" || { fails=$((fails+1)); }
+        tandem "$EP_trig" "$B/faults/$t" >"$RUN/trig.out" 2>&1; ts=$? ;;
+    esac
+    alive=no; kill -0 $vp1 2>/dev/null && kill -0 $vp2 2>/dev/null && alive=yes
+    res=""; okall=yes
+    for i in 1 2; do
+      p=$(eval echo "\$vp$i")
+      timeout 300 tail --pid=$p -f /dev/null; wait $p; vs=$?
+      got=$(grep "victim iterations=" "$RUN/victim$i.out")
+      ok=no; [ $vs -eq 0 ] && [ "$got" = "$ref" ] && ok=yes
+      [ $ok = yes ] || { okall=no; { echo "== $t victim $i"; cat "$RUN/victim$i.out" "$RUN/victim$i.err"; } >>"$OUT/victim-failures.txt"; }
+      rec=$(grep -o 'replayed) in [0-9.]* ms' "$RUN/victim$i.err" | grep -o '[0-9.]* ms' || true)
+      res="$res v$i=$vs/$ok/${rec:--}"
+    done
+    [ $okall = yes ] || fails=$((fails+1))
     lost=no; grep -q "device context is lost" "$OUT/act.log" && lost=yes
-    rec=$(grep -o 'replayed) in [0-9.]* ms' "$RUN/victim.err" | grep -o '[0-9.]* ms' || true)
-    [ $ok = yes ] || { fails=$((fails+1)); { echo "== $t"; cat "$RUN/victim.out" "$RUN/victim.err"; } >>"$OUT/victim-failures.txt"; }
-    log "$(printf '%-22s trigger=%-3s victim_alive_at_fault=%-3s active_failstop=%-3s victim=%-3s match=%-3s recovery=%s' \
-      "$t" "$ts" "$alive" "$lost" "$vs" "$ok" "${rec:--}")"
+    log "$(printf '%-22s trigger=%-3s(%s) victims_alive_at_fault=%-3s active_failstop=%-3s %s' \
+      "$t" "$ts" "$how" "$alive" "$lost" "$res")"
     cp "$OUT/sb.log" "$OUT/sb-$t.log"; cp "$OUT/act.log" "$OUT/act-$t.log"
     stop_server trig; stop_server act; stop_server sb
     sleep 1    # a faulted MPS server shuts down before the next clients come
   done
+
+  log ""
+  log "== (d) after a takeover: the standby's own standby, fail-back into a new MPS active, a fault there"
+  # A (MPS) -> S (outside MPS, its standby S2 outside MPS).  A dies by a
+  # fault; the victim resumes on S, protected by S2 at once.  Then N, a new
+  # MPS active, takes the session back from S (memory imported, not
+  # copied) with S as its standby; then a fault kills N's context and the
+  # victim resumes on S again.  Its checksum must be the fault-free one.
+  start_server s2 --standby-listen "$RUN/s2.sock" &&
+  start_server sb --standby-listen "$RUN/sb.sock" --standby "$RUN/s2.sock" &&
+  start_server act --standby "$RUN/sb.sock" --mps attach "$M/pipe" && {
+    LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_QUIET=1 TANDEM_SERVER="$EP_act" \
+      "$B/faults/victim" $((ITERS * 4)) 1024 >"$RUN/fb.out" 2>"$RUN/fb.err" &
+    fp=$!
+    for _ in $(seq 400); do grep -q "victim: running" "$RUN/fb.out" 2>/dev/null && break; sleep 0.05; done
+    env $MENV LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/faults/sm_oob" >/dev/null 2>&1
+    for _ in $(seq 200); do grep -q "resumed on" "$RUN/fb.err" && break; sleep 0.05; done
+    sleep 2    # the faulted MPS server lets its clients go before a new one comes
+    start_server n --mps attach "$M/pipe" --standby-listen "$RUN/n.sock" --standby "$RUN/sb.sock" \
+      --failback-from "$RUN/sb.sock"
+    for _ in $(seq 400); do grep -q "moved to" "$RUN/fb.err" && break; sleep 0.05; done
+    moved=$(grep -o 'moved to .* in [0-9.]* ms' "$RUN/fb.err" | grep -o '[0-9.]* ms' || true)
+    sleep 1
+    env $MENV LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/faults/sm_oob" >/dev/null 2>&1
+    timeout 300 tail --pid=$fp -f /dev/null; wait $fp; fs=$?
+    fref=$(LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/faults/victim" $((ITERS * 4)) 1024 | grep "victim iterations=")
+    got=$(grep "victim iterations=" "$RUN/fb.out")
+    ok=no; [ $fs -eq 0 ] && [ "$got" = "$fref" ] && ok=yes
+    [ $ok = yes ] || { fails=$((fails+1)); { echo "== fail-back"; cat "$RUN/fb.out" "$RUN/fb.err"; } >>"$OUT/victim-failures.txt"; }
+    log "takeovers=$(grep -c 'resumed on' "$RUN/fb.err") fail-back=${moved:-no} n_failstop=$(grep -q 'device context is lost' "$OUT/n.log" && echo yes || echo no) victim=$fs match=$ok"
+    grep "^tandem:" "$RUN/fb.err" | sed 's/^/  /' | tee -a "$report"
+    cp "$OUT/sb.log" "$OUT/sb-failback.log"; cp "$OUT/n.log" "$OUT/n-failback.log"; cp "$OUT/s2.log" "$OUT/s2-failback.log"
+  } || fails=$((fails+1))
+  stop_server n; stop_server act; stop_server sb; stop_server s2
+
+  log ""
+  log "== (e) the faulting session has a standby too: told apart, the victim survives"
+  # Trigger and victim are sessions of one MPS active with a standby S that
+  # has a standby S2.  The trigger's fault kills the active; both resume on
+  # S; the trigger's replay faults S too, so it gives up; the victim goes on
+  # to S2 and must finish with the fault-free checksum.
+  sleep 2
+  start_server s2 --standby-listen "$RUN/s2.sock" &&
+  start_server sb --standby-listen "$RUN/sb.sock" --standby "$RUN/s2.sock" &&
+  start_server act --standby "$RUN/sb.sock" --mps attach "$M/pipe" && {
+    LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_QUIET=1 TANDEM_SERVER="$EP_act" \
+      "$B/faults/victim" "$ITERS" 1024 >"$RUN/cv.out" 2>"$RUN/cv.err" &
+    cp_=$!
+    for _ in $(seq 400); do grep -q "victim: running" "$RUN/cv.out" 2>/dev/null && break; sleep 0.05; done
+    tandem "$EP_act" "$B/faults/sm_oob" >"$RUN/ct.out" 2>&1; ts=$?
+    timeout 300 tail --pid=$cp_ -f /dev/null; wait $cp_; vs=$?
+    got=$(grep "victim iterations=" "$RUN/cv.out")
+    ok=no; [ $vs -eq 0 ] && [ "$got" = "$ref" ] && ok=yes
+    told=no; grep -q "own kernel faulted" "$RUN/ct.out" && told=yes
+    [ $ok = yes ] && [ $told = yes ] || { fails=$((fails+1)); { echo "== culprit"; cat "$RUN/ct.out" "$RUN/cv.out" "$RUN/cv.err"; } >>"$OUT/victim-failures.txt"; }
+    log "trigger=$ts culprit_told_apart=$told s_failstop=$(grep -q 'device context is lost' "$OUT/sb.log" && echo yes || echo no) victim=$vs match=$ok takeovers=$(grep -c 'resumed on' "$RUN/cv.err")"
+    grep "^tandem:" "$RUN/ct.out" "$RUN/cv.err" | sed 's/^/  /' | tee -a "$report"
+    cp "$OUT/sb.log" "$OUT/sb-culprit.log"; cp "$OUT/s2.log" "$OUT/s2-culprit.log"; cp "$OUT/act.log" "$OUT/act-culprit.log"
+  } || fails=$((fails+1))
+  stop_server act; stop_server sb; stop_server s2
   echo quit | env $MENV timeout 20 nvidia-cuda-mps-control >/dev/null 2>&1
 else
   log "cannot start an MPS control daemon: $(cat "$M/log/start.out")"; fails=$((fails+1))

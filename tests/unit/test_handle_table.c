@@ -73,3 +73,37 @@ Test(handles, iteration_and_pop_drain_everything)
     cr_expect_eq(t.live, 0);
     tdm_handles_release(&t);
 }
+
+Test(handles, add_at_reproduces_another_tables_ids)
+{
+    tdm_handle_table a, b;
+    int x[6];
+    uint64_t ids[6];
+
+    tdm_handles_init(&a, 0x53);
+    tdm_handles_init(&b, 0x53);
+    for (int i = 0; i < 6; i++)
+        ids[i] = tdm_handles_add(&a, &x[i]);
+    tdm_handles_remove(&a, ids[1]);
+    tdm_handles_remove(&a, ids[4]);
+    ids[1] = tdm_handles_add(&a, &x[1]);   /* reused slot, new generation */
+    /* b gets a's live handles, out of order and with a hole. */
+    int order[] = { 5, 0, 1, 3, 2 };
+    for (int k = 0; k < 5; k++)
+        cr_assert_eq(tdm_handles_add_at(&b, ids[order[k]], &x[order[k]]), 0);
+    for (int k = 0; k < 5; k++)
+        cr_assert_eq(tdm_handles_get(&b, ids[order[k]]), &x[order[k]]);
+    cr_assert_null(tdm_handles_get(&b, ids[4]));
+    cr_assert_eq(tdm_handles_add_at(&b, ids[0], &x[4]), -1, "a taken slot is refused");
+    cr_assert_eq(tdm_handles_add_at(&b, ids[0] ^ (1ull << 56), &x[4]), -1, "a wrong tag is refused");
+    /* The hole is handed out by a later add, and nothing is handed twice. */
+    uint64_t n = tdm_handles_add(&b, &x[4]);
+    for (int k = 0; k < 5; k++)
+        cr_assert_neq((uint32_t)n, (uint32_t)ids[order[k]]);
+    cr_assert_leq((uint32_t)n, 6u);
+    cr_assert_eq(tdm_handles_get(&b, n), &x[4]);
+    uint64_t m = tdm_handles_add(&b, &x[4]);
+    cr_assert_eq((uint32_t)m, 7u);
+    tdm_handles_release(&a);
+    tdm_handles_release(&b);
+}

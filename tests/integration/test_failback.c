@@ -1,0 +1,266 @@
+/* After a takeover (docs/takeover.md, "After a takeover"): the session runs
+ * on the standby, which protects it with a standby of its own (started
+ * before or after), and fails back into a new active server without
+ * copying memory; an active whose standby died is protected again by a new
+ * one.  Sim backend; every run's result must equal the fault-free run. */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "background.h"
+#include "harness.h"
+
+#define VICTIM_ITERS "40000"   /* long enough to see two faults under a loaded CI machine */
+
+static void require_sim(void)
+{
+    if (!th_simulated())
+        cr_skip_test("sim backend only (on a GPU: tests/gpu/run-takeover-gpu.sh)");
+}
+
+static void sock_path(char *out, size_t cap, const char *what)
+{
+    snprintf(out, cap, "/tmp/tandem-%s-%d-%ld.sock", what, (int)getpid(), (long)random());
+}
+
+static const char *const *victim_argv(void)
+{
+    static const char *argv[4];
+
+    argv[0] = th_fault_bin("victim");
+    argv[1] = VICTIM_ITERS;
+    argv[2] = "1024";
+    return argv;
+}
+
+/* The fault-free checksum line, from a plain server. */
+static void reference(char *out, size_t cap)
+{
+    th_server plain;
+    th_result r;
+
+    th_server_start(&plain, NULL);
+    th_run_guest(plain.endpoint, victim_argv(), 120, &r);
+    th_server_stop(&plain);
+    cr_assert_eq(r.status, 0, "%s", r.err);
+    cr_assert(strstr(r.out, "victim iterations="), "%s", r.out);
+    snprintf(out, cap, "%s", strstr(r.out, "victim iterations="));
+}
+
+/* Waits up to timeout_s for text in a file (a log). */
+static bool file_has(const char *path, const char *text, double timeout_s)
+{
+    double until = th_now() + timeout_s;
+
+    do {
+        char buf[65536];
+        FILE *f = fopen(path, "r");
+        size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+        if (f)
+            fclose(f);
+        buf[n] = 0;
+        if (strstr(buf, text))
+            return true;
+        usleep(20000);
+    } while (th_now() < until);
+    return false;
+}
+
+static int count_of(const char *hay, const char *needle)
+{
+    int n = 0;
+
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+static void expect_exact(int status, const char *out, const char *err, const char *ref)
+{
+    cr_expect_eq(status, 0, "the victim failed (status %d):\n%s\n%s", status, out, err);
+    const char *line = strstr(out, "victim iterations=");
+    cr_expect(line && strcmp(line, ref) == 0, "checksum differs from the fault-free run:\n%s\nvs\n%s", out, ref);
+}
+
+/* A -> S -> S2: the active dies, the session resumes on S, which protects
+ * it with S2 at once; then S dies too and the session resumes on S2. */
+Test(after_takeover, standby_of_the_standby_takes_the_second_fault)
+{
+    char ref[4096], s1[128], s2[128];
+    th_server a, s, s2srv;
+    th_result r;
+
+    require_sim();
+    reference(ref, sizeof(ref));
+    sock_path(s1, sizeof(s1), "s1");
+    sock_path(s2, sizeof(s2), "s2");
+    const char *s2args[] = { "--standby-listen", s2, NULL };
+    const char *sargs[] = { "--standby-listen", s1, "--standby", s2, "--crash-after-calls", "700", NULL };
+    const char *aargs[] = { "--standby", s1, "--crash-after-calls", "300", NULL };
+    th_server_start(&s2srv, s2args);
+    th_server_start(&s, sargs);
+    th_server_start(&a, aargs);
+    th_run_guest(a.endpoint, victim_argv(), 120, &r);
+    expect_exact(r.status, r.out, r.err, ref);
+    cr_expect_eq(count_of(r.err, "resumed on"), 2, "two takeovers expected:\n%s", r.err);
+    cr_expect(strstr(r.err, "its standby is"), "the first takeover must report its new standby:\n%s", r.err);
+    cr_expect(th_server_log_has(&s2srv, "resumed session"), "see %s", s2srv.log);
+    th_server_stop(&a);
+    th_server_stop(&s);
+    th_server_stop(&s2srv);
+    unlink(s1);
+    unlink(s2);
+}
+
+/* The standby's standby starts only after the takeover: the session is
+ * protected once it is there, and survives the standby's death. */
+Test(after_takeover, standby_started_later_protects_the_session)
+{
+    char ref[4096], s1[128], s2[128], out[8192], err[8192];
+    th_server a, s, s2srv;
+    th_bg v;
+
+    require_sim();
+    reference(ref, sizeof(ref));
+    sock_path(s1, sizeof(s1), "s1");
+    sock_path(s2, sizeof(s2), "s2");
+    const char *sargs[] = { "--standby-listen", s1, "--standby", s2, NULL };
+    const char *aargs[] = { "--standby", s1, "--crash-after-calls", "300", NULL };
+    const char *s2args[] = { "--standby-listen", s2, NULL };
+    th_server_start(&s, sargs);
+    th_server_start(&a, aargs);
+    th_bg_start(&v, a.endpoint, victim_argv(), NULL, "victim: running");
+    cr_assert(file_has(v.err, "resumed on", 30), "no takeover");
+    cr_expect(file_has(v.err, "no standby behind it yet", 1), "the first takeover had no standby to report");
+    th_server_start(&s2srv, s2args);
+    cr_assert(file_has(s2srv.log, "is mirrored here", 10), "S never connected to its new standby: %s", s.log);
+    /* Protected at the guest's next check (every 100 ms). */
+    usleep(600000);
+    cr_assert(th_bg_alive(&v), "the victim finished too soon to test a second fault");
+    cr_assert_eq(kill(s.pid, SIGKILL), 0);
+    int st = th_bg_wait(&v, 120, out, sizeof(out), err, sizeof(err));
+    expect_exact(st, out, err, ref);
+    cr_expect_eq(count_of(err, "resumed on"), 2, "two takeovers expected:\n%s", err);
+    th_server_stop(&a);
+    th_server_stop(&s);
+    th_server_stop(&s2srv);
+    unlink(s1);
+    unlink(s2);
+}
+
+/* Fail-back: after the takeover a new active server (in the same sim MPS
+ * domain as the dead one) takes the session from the standby, which
+ * becomes its standby again; then the new active dies as well and the
+ * session resumes on the standby once more. */
+Test(after_takeover, fail_back_into_a_new_active_and_survive_it)
+{
+    char ref[4096], s1[128], sn[128], dom[64], out[8192], err[8192];
+    th_server a, s, n;
+    th_bg v;
+
+    require_sim();
+    reference(ref, sizeof(ref));
+    sock_path(s1, sizeof(s1), "s1");
+    sock_path(sn, sizeof(sn), "sn");
+    snprintf(dom, sizeof(dom), "fb-%d-%ld", (int)getpid(), (long)random());
+    const char *sargs[] = { "--standby-listen", s1, NULL };
+    const char *aargs[] = { "--standby", s1, "--sim-mps-domain", dom, "--crash-after-calls", "300", NULL };
+    const char *nargs[] = { "--standby-listen", sn, "--standby", s1, "--failback-from", s1,
+                            "--sim-mps-domain", dom, NULL };
+    th_server_start(&s, sargs);
+    th_server_start(&a, aargs);
+    th_bg_start(&v, a.endpoint, victim_argv(), NULL, "victim: running");
+    cr_assert(file_has(v.err, "resumed on", 30), "no takeover");
+    th_server_start(&n, nargs);
+    cr_assert(file_has(v.err, "moved to", 20), "the session did not fail back: %s / %s", s.log, n.log);
+    cr_expect(th_server_log_has(&s, "handed over") || th_server_log_has(&n, "handed over"),
+              "the new active never heard of the handover: %s", n.log);
+    cr_assert(file_has(v.err, "(fail-back) in", 1));
+    usleep(300000);
+    cr_assert(th_bg_alive(&v), "the victim finished too soon to test a fault after the fail-back");
+    cr_assert_eq(kill(n.pid, SIGKILL), 0);
+    int st = th_bg_wait(&v, 120, out, sizeof(out), err, sizeof(err));
+    expect_exact(st, out, err, ref);
+    cr_expect_eq(count_of(err, "resumed on"), 2, "a takeover, a fail-back, a takeover expected:\n%s\n(logs: %s %s)",
+                 err, s.log, n.log);
+    th_server_stop(&a);
+    th_server_stop(&n);
+    th_server_stop(&s);
+    unlink(s1);
+    unlink(sn);
+}
+
+/* The active's standby dies and a new one starts at the same socket: the
+ * active dials it, the session is protected again, and survives the
+ * active's death. */
+Test(after_takeover, a_restarted_standby_protects_again)
+{
+    char ref[4096], s1[128], out[8192], err[8192];
+    th_server a, s, s_new;
+    th_bg v;
+
+    require_sim();
+    reference(ref, sizeof(ref));
+    sock_path(s1, sizeof(s1), "s1");
+    const char *sargs[] = { "--standby-listen", s1, NULL };
+    const char *aargs[] = { "--standby", s1, NULL };
+    th_server_start(&s, sargs);
+    th_server_start(&a, aargs);
+    th_bg_start(&v, a.endpoint, victim_argv(), NULL, "victim: running");
+    kill(s.pid, SIGKILL);
+    th_server_stop(&s);
+    cr_assert(file_has(a.log, "lost the standby", 10), "%s", a.log);
+    th_server_start(&s_new, sargs);
+    cr_assert(file_has(s_new.log, "is mirrored here", 10), "the active never dialled the new standby: %s", a.log);
+    usleep(600000);
+    cr_assert(th_bg_alive(&v), "the victim finished too soon");
+    cr_assert_eq(kill(a.pid, SIGKILL), 0);
+    int st = th_bg_wait(&v, 120, out, sizeof(out), err, sizeof(err));
+    expect_exact(st, out, err, ref);
+    cr_expect(strstr(err, "resumed on"), "%s", err);
+    th_server_stop(&a);
+    th_server_stop(&s_new);
+    unlink(s1);
+}
+
+/* The faulting session has a standby too: its kernel faults on the
+ * active, every session resumes on the standby, and its replay faults the
+ * standby as well.  Replays go one at a time, so that second fault names
+ * it: it gives up with the fault, and the victim resumes on the standby's
+ * standby with the fault-free result. */
+Test(after_takeover, the_faulting_session_is_told_apart)
+{
+    char ref[4096], s1[128], s2[128], out[8192], err[8192];
+    th_server a, s, s2srv;
+    th_result r;
+    th_bg v;
+
+    require_sim();
+    reference(ref, sizeof(ref));
+    sock_path(s1, sizeof(s1), "s1");
+    sock_path(s2, sizeof(s2), "s2");
+    const char *s2args[] = { "--standby-listen", s2, NULL };
+    const char *sargs[] = { "--standby-listen", s1, "--standby", s2, NULL };
+    const char *aargs[] = { "--standby", s1, NULL };
+    th_server_start(&s2srv, s2args);
+    th_server_start(&s, sargs);
+    th_server_start(&a, aargs);
+    th_bg_start(&v, a.endpoint, victim_argv(), NULL, "victim: running");
+    const char *targv[] = { th_fault_bin("sm_oob"), NULL };
+    th_run_guest(a.endpoint, targv, 60, &r);
+    cr_expect_neq(r.status, 0, "the faulting program cannot succeed:\n%s", r.err);
+    cr_expect(strstr(r.err, "this session's own kernel faulted"), "the culprit was not told apart:\n%s", r.err);
+    cr_expect(th_server_log_has(&a, "the device context is lost"), "see %s", a.log);
+    cr_expect(th_server_log_has(&s, "the device context is lost"), "the replay did not fault the standby: %s", s.log);
+    int st = th_bg_wait(&v, 120, out, sizeof(out), err, sizeof(err));
+    expect_exact(st, out, err, ref);
+    cr_expect(th_server_log_has(&s2srv, "resumed session"), "the victim never reached S2: %s\n%s", s2srv.log, err);
+    th_server_stop(&a);
+    th_server_stop(&s);
+    th_server_stop(&s2srv);
+    unlink(s1);
+    unlink(s2);
+}
