@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "listener.h"
 #include "mps.h"
@@ -141,6 +142,13 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    /* A standby keeps one descriptor per imported allocation (to hand it
+     * on): allow as many as the system lets this process have. */
+    struct rlimit nofile;
+    if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+        nofile.rlim_cur = nofile.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &nofile);
+    }
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);

@@ -3,12 +3,16 @@
  * The arena is one virtual reservation at a fixed address, the same on every
  * server, so a guest pointer means the same thing wherever its session runs.
  * mem_map backs a piece of it with a fresh physical allocation. */
+#include <fcntl.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "cuda_backend_internal.h"
 
 struct tdm_bmem {
     CUmemGenericAllocationHandle handle;
+    int fd;      /* imported memory: the exporter's fd, kept to hand on (a
+                  * standby passing a session to its own standby or back) */
 };
 
 int tdm_cuda_arena_reserve(tdm_backend *b)
@@ -75,6 +79,7 @@ int tdm_cuda_mem_map(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **ou
     m = calloc(1, sizeof(*m));
     if (!m)
         return cudaErrorMemoryAllocation;
+    m->fd = -1;
     err = tdm_cuda_err(tdm_cu.cuMemCreate(&m->handle, size, &b->prop, 0), "cuMemCreate");
     if (err)
         goto out_free;
@@ -109,6 +114,10 @@ int tdm_cuda_mem_export(tdm_backend *b, tdm_bmem *mem, int *fd_out)
     *fd_out = -1;
     if (err)
         return err;
+    if (mem->fd >= 0) {
+        *fd_out = fcntl(mem->fd, F_DUPFD_CLOEXEC, 0);
+        return *fd_out >= 0 ? cudaSuccess : cudaErrorMemoryAllocation;
+    }
     if (b->prop.requestedHandleTypes != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
         return cudaErrorNotSupported;
     err = tdm_cuda_err(tdm_cu.cuMemExportToShareableHandle(&fd, mem->handle,
@@ -130,6 +139,11 @@ int tdm_cuda_mem_import(tdm_backend *b, uint64_t addr, uint64_t size, int fd, td
     m = calloc(1, sizeof(*m));
     if (!m)
         return cudaErrorMemoryAllocation;
+    m->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (m->fd < 0) {
+        free(m);
+        return cudaErrorMemoryAllocation;
+    }
     err = tdm_cuda_err(tdm_cu.cuMemImportFromShareableHandle(&m->handle, (void *)(uintptr_t)fd,
                                                               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
                        "cuMemImportFromShareableHandle");
@@ -145,6 +159,7 @@ int tdm_cuda_mem_import(tdm_backend *b, uint64_t addr, uint64_t size, int fd, td
 out_release:
     tdm_cuda_err(tdm_cu.cuMemRelease(m->handle), "cuMemRelease");
 out_free:
+    close(m->fd);
     free(m);
     return err;
 }
@@ -166,6 +181,8 @@ int tdm_cuda_mem_unmap(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem *m
     if (err)
         return err;
     rel = tdm_cuda_err(tdm_cu.cuMemRelease(mem->handle), "cuMemRelease");
+    if (mem->fd >= 0)
+        close(mem->fd);
     free(mem);
     return rel;
 }
