@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs a build for a GPU host that lacks the build's libraries (libtirpc,
 # Criterion): the binaries, the guest library, the examples, the test suites,
-# the benchmark suite (bench/: its programs and scripts, and NVIDIA's
+# the benchmark suites (bench/: their programs and scripts, and NVIDIA's
 # libcudart.so.13 for its native runs) and every non-system shared library
 # they load, into $1 (default .device).
 set -euo pipefail
@@ -26,8 +26,10 @@ done
 # native runs (the GPU host's CUDA installation may be another version).
 if [ -d "$TANDEM_BUILD/bench" ]; then
   mkdir -p "$out/bench/bin" "$out/native"
-  for p in micro nw lud srad streamcluster; do cp "$TANDEM_BUILD/bench/$p" "$out/bench/bin/"; done
-  cp "$TANDEM_ROOT"/bench/{run.sh,table.sh,plot.sh,results-lines.sh,report.awk,plotdata.awk,plots.gp,targets.tsv} \
+  for p in micro nw lud srad streamcluster inplace; do cp "$TANDEM_BUILD/bench/$p" "$out/bench/bin/"; done
+  # Every script of both suites (run.sh, lib.sh, takeover*.sh, the awk
+  # reports, the gnuplot scripts) and the targets.
+  cp "$TANDEM_ROOT"/bench/*.sh "$TANDEM_ROOT"/bench/*.awk "$TANDEM_ROOT"/bench/*.gp "$TANDEM_ROOT"/bench/targets.tsv \
     "$out/bench/"
   git -C "$TANDEM_ROOT" describe --always --dirty >"$out/bench/VERSION" 2>/dev/null || echo unknown >"$out/bench/VERSION"
   toolkit_lib=$(dirname "$(command -v nvcc)")/../lib64
