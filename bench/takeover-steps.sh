@@ -25,8 +25,8 @@ recovery_step() {
   server_stop "$act"
   kill -0 "${srv_pid[$sb]}" 2>/dev/null || sb_alive=no
   server_stop "$sb"
-  # "tandem: session N resumed on EP (policy P, K call(s) replayed) in T ms"
-  guest=$(sed -n 's/^tandem: session [0-9]* resumed on .* (policy [a-z]*, \([0-9]*\) call(s) replayed) in \([0-9.]*\) ms$/\1 \2/p' \
+  # "tandem: session N resumed on EP (policy P, K call(s) replayed) in T ms[; its standby ...]"
+  guest=$(sed -n 's/^tandem: session [0-9]* resumed on .* (policy [a-z]*, \([0-9]*\) call(s) replayed) in \([0-9.]*\) ms.*$/\1 \2/p' \
     "$step_log" | head -1)
   restored=$(sed -n 's/.*standby: resumed session [0-9]* at epoch [0-9]* (\([0-9]*\) allocation.*/\1/p' \
     "$out/logs/$sb.log" | head -1)
