@@ -13,6 +13,7 @@
 #define DEFAULT_SERVER "tcp://127.0.0.1:7710"
 #define DEFAULT_JOURNAL_MB 256
 #define PROTECTION_CHECK_MS 100.0   /* how often a session asks whether it is protected */
+#define DEFAULT_EPOCH_MS 2.0        /* at most one acknowledged point per this much time */
 
 static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static tdm_transport *conn;
@@ -29,6 +30,8 @@ static struct {
     cudaError_t lost_err;     /* what calls get once the session is lost */
     size_t journal_limit;
     double last_check;        /* ms: the last TDM_PROTECT */
+    double epoch_ms;          /* TANDEM_EPOCH_MS */
+    double last_epoch;        /* ms: the last acknowledged point */
 } resume;
 
 static int wanted_policy(const char *endpoint)
@@ -151,6 +154,8 @@ static cudaError_t connect_locked(void)
     resume.wanted = a.resume_policy;
     const char *mb = getenv("TANDEM_JOURNAL_MB");
     resume.journal_limit = (size_t)(mb && atol(mb) > 0 ? atol(mb) : DEFAULT_JOURNAL_MB) << 20;
+    const char *em = getenv("TANDEM_EPOCH_MS");
+    resume.epoch_ms = em && *em && atof(em) >= 0 ? atof(em) : DEFAULT_EPOCH_MS;
     adopt_protection(&r, 0);
     xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
     if (hello.simulated && getenv("TANDEM_QUIET") == NULL)
@@ -277,9 +282,21 @@ static void acknowledge_locked(void)
 {
     uint64_t seq = tdm_journal_seq();
 
+    resume.last_epoch = now_ms();
     tdm_journal_acknowledge();
     if (conn->ops->post(conn, TDM_EPOCH, (xdrproc_t)xdr_u_quad_t, &seq) != TDM_T_OK)
         failover_locked();   /* the epoch is lost with the server; the journal was kept until here */
+}
+
+/* Every acknowledged point costs the server a copy of each allocation
+ * written after it (the next epoch's shadows) and of the module variables.
+ * A program that synchronizes every few microseconds would pay that each
+ * time, so points closer than TANDEM_EPOCH_MS are let go: the journal keeps
+ * growing a little longer, and a takeover replays at most about that much
+ * work more. */
+static bool epoch_due(void)
+{
+    return now_ms() - resume.last_epoch >= resume.epoch_ms || tdm_journal_bytes() > resume.journal_limit / 4;
 }
 
 /* Waits for the session's work (deferred errors stay for the program's
@@ -410,7 +427,7 @@ cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
         if (proc == TDM_STREAM_CREATE && ((tdm_handle_res *)res)->err == 0)
             tdm_journal_stream_created(((tdm_handle_res *)res)->handle, ((tdm_stream_create_args *)args)->flags);
         /* Every reply starts with its error. */
-        if (tdm_journal_proves_idle(proc, args, *(int *)res))
+        if (tdm_journal_proves_idle(proc, args, *(int *)res) && epoch_due())
             acknowledge_locked();
     }
     if (!err && conn)
