@@ -24,7 +24,7 @@ case $(printf '%s\n' "$lines" | head -1) in *'"suite":"takeover"'*) suite=takeov
 rows() { grep -vc '^#' "$data/$1.dat" || true; }
 rm -f "$dir/bandwidth.png" "$dir/latency.png" "$dir/apps.png" "$dir/recovery.png" "$dir/shadowing.png"
 if [ $suite = takeover ]; then
-  printf '%s\n' "$lines" | awk -v dir="$data" -f "$here/takeover-plotdata.awk" "$here/targets.tsv" -
+  printf '%s\n' "$lines" | awk -v dir="$data" -f "$here/common.awk" -f "$here/takeover-plotdata.awk" "$here/targets.tsv" -
   { read -r title; read -r simulated; read -r has_native; read -r target; read -r pub_lo; read -r pub_hi; } \
     <"$data/meta.txt"
   title=${title//\"/\'}
@@ -34,7 +34,7 @@ if [ $suite = takeover ]; then
   gnuplot -e "$vars" "$here/takeover-plots.gp"
   pngs="recovery shadowing"
 else
-  printf '%s\n' "$lines" | awk -v dir="$data" -f "$here/plotdata.awk"
+  printf '%s\n' "$lines" | awk -v dir="$data" -f "$here/common.awk" -f "$here/plotdata.awk"
   { read -r title; read -r simulated; read -r has_native; } <"$data/meta.txt"
   title=${title//\"/\'}
   vars="data='$data'; out='$dir'; title=\"$title\"; simulated=$simulated; has_native=$has_native"

@@ -6,15 +6,6 @@
 #   meta.txt         title line, simulated (0/1), has_native (0/1)
 # POSIX awk (mawk included).
 
-function jget(s, key,    re, v) {
-    re = "\"" key "\":(\"[^\"]*\"|[^,}]*)"
-    if (!match(s, re))
-        return ""
-    v = substr(s, RSTART + length(key) + 3, RLENGTH - length(key) - 3)
-    gsub(/^"|"$/, "", v)
-    return v
-}
-
 function cell(id, m) {
     return ((id, m) in value) ? value[id, m] : "NaN"
 }

@@ -5,28 +5,6 @@
 # Exit status: 1 if a checksum differs from its reference or a measurement
 # the run should have made is missing.
 
-function jget(s, key,    re, v) {
-    re = "\"" key "\":(\"[^\"]*\"|[^,}]*)"
-    if (!match(s, re))
-        return ""
-    v = substr(s, RSTART + length(key) + 3, RLENGTH - length(key) - 3)
-    gsub(/^"|"$/, "", v)
-    return v
-}
-
-function fmt(v) {
-    if (v == "")
-        return "-"
-    v += 0
-    if (v < 10) return sprintf("%.3f", v)
-    if (v < 1000) return sprintf("%.2f", v)
-    return sprintf("%.0f", v)
-}
-
-function out(section, key, text) {
-    printf "%d|%s|%s\n", section, key, text
-}
-
 # The first target for (id, transport, bytes), or 0.
 function target_for(id, tr, bytes,    i, pat, n, trs, k, ok) {
     for (i = 1; i <= ntargets; i++) {
@@ -79,12 +57,6 @@ function sortkey(id,    g, k, d) {
     k = id ~ /\.pageable\./ ? 1 : 0
     d = id ~ /\.d2h\./ ? 1 : 0
     return sprintf("%d%d%d%015d%06d", g, k, d, bytes_of[id] + 0, order[id])
-}
-
-function count(v) {
-    if (v == "pass") npass++
-    else if (v == "MISS") nmiss++
-    else if (v == "n/a") nna++
 }
 
 FNR == NR {

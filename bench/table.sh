@@ -14,7 +14,7 @@ case $(printf '%s\n' "$lines" | head -1) in *'"suite":"takeover"'*) report=takeo
 # report.awk tags every line with its section and a sort key; sort -s keeps
 # the order within a key.
 set +e
-printf '%s\n' "$lines" | awk -f "$here/$report" "$here/targets.tsv" - >"$1/.table.tmp"
+printf '%s\n' "$lines" | awk -f "$here/common.awk" -f "$here/$report" "$here/targets.tsv" - >"$1/.table.tmp"
 status=$?
 set -e
 LC_ALL=C sort -s -t '|' -k1,1n -k2,2 "$1/.table.tmp" | cut -d '|' -f 3-

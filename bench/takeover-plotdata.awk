@@ -10,26 +10,8 @@
 #                  target in ms, the published range's low and high in ms
 # POSIX awk (mawk included).  The first file is bench/targets.tsv.
 
-function jget(s, key,    re, v) {
-    re = "\"" key "\":(\"[^\"]*\"|[^,}]*)"
-    if (!match(s, re))
-        return ""
-    v = substr(s, RSTART + length(key) + 3, RLENGTH - length(key) - 3)
-    gsub(/^"|"$/, "", v)
-    return v
-}
-
 function ratio(a, b) {
     return a == "" || b == "" || b + 0 <= 0 ? "NaN" : a / b
-}
-
-function sort_n(v, n,    i, j, t) {
-    for (i = 2; i <= n; i++) {
-        t = v[i]
-        for (j = i - 1; j >= 1 && v[j] + 0 > t + 0; j--)
-            v[j + 1] = v[j]
-        v[j + 1] = t
-    }
 }
 
 FNR == NR {

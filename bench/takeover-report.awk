@@ -7,28 +7,6 @@
 # reference, the no-standby baseline did not lose its session, or a
 # measurement the run should have made is missing.
 
-function jget(s, key,    re, v) {
-    re = "\"" key "\":(\"([^\"\\\\]|\\\\.)*\"|[^,}]*)"
-    if (!match(s, re))
-        return ""
-    v = substr(s, RSTART + length(key) + 3, RLENGTH - length(key) - 3)
-    gsub(/^"|"$/, "", v)
-    return v
-}
-
-function fmt(v) {
-    if (v == "")
-        return "-"
-    v += 0
-    if (v < 10) return sprintf("%.3f", v)
-    if (v < 1000) return sprintf("%.2f", v)
-    return sprintf("%.0f", v)
-}
-
-function out(section, key, text) {
-    printf "%d|%s|%s\n", section, key, text
-}
-
 function ratio(a, b) {
     return a == "" || b == "" || b + 0 <= 0 ? "-" : sprintf("%.2fx", a / b)
 }
@@ -36,16 +14,6 @@ function ratio(a, b) {
 # The label inplace gives a buffer of m MiB (bench_size_label).
 function size_label(m) {
     return m % 1024 == 0 ? (m / 1024) "G" : m "M"
-}
-
-# Sorts v[1..n] in place (insertion sort: a handful of kills).
-function sort_n(v, n,    i, j, t) {
-    for (i = 2; i <= n; i++) {
-        t = v[i]
-        for (j = i - 1; j >= 1 && v[j] + 0 > t + 0; j--)
-            v[j + 1] = v[j]
-        v[j + 1] = t
-    }
 }
 
 # Nearest rank, as bench/common/stats.c: the smallest sample with at least
@@ -79,12 +47,6 @@ function text_of(i,    s) {
     s = t_text[i]
     gsub(/_/, " ", s)
     return s
-}
-
-function count(v) {
-    if (v == "pass") npass++
-    else if (v == "MISS") nmiss++
-    else if (v == "n/a") nna++
 }
 
 FNR == NR {
