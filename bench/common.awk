@@ -42,3 +42,13 @@ function count(v) {
     else if (v == "MISS") nmiss++
     else if (v == "n/a") nna++
 }
+
+# A line of bench/targets.tsv (the first input) into t_id, t_tr, t_test,
+# t_lim, t_minb, t_text [1..ntargets]; comments and blank lines skipped.
+function read_target() {
+    if ($0 ~ /^[ \t]*(#|$)/)
+        return
+    ntargets++
+    t_id[ntargets] = $1; t_tr[ntargets] = $2; t_test[ntargets] = $3
+    t_lim[ntargets] = $4; t_minb[ntargets] = $5; t_text[ntargets] = $6
+}

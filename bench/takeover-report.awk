@@ -50,10 +50,7 @@ function text_of(i,    s) {
 }
 
 FNR == NR {
-    if ($0 ~ /^[ \t]*(#|$)/) next
-    ntargets++
-    t_id[ntargets] = $1; t_tr[ntargets] = $2; t_test[ntargets] = $3
-    t_lim[ntargets] = $4; t_minb[ntargets] = $5; t_text[ntargets] = $6
+    read_target()
     next
 }
 

@@ -29,37 +29,24 @@ struct tdm_mirror {
 static int dial(const char *path, uint64_t base, uint64_t size, char *endpoint, size_t eplen, char *why,
                 size_t whylen)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    tdm_mirror_hdr h = { .type = TDM_M_HELLO, .a = base, .b = size, .c = TDM_MIRROR_MAGIC };
+    tdm_mirror_hdr h = { .type = TDM_M_HELLO, .a = base, .b = size, .c = TDM_MIRROR_MAGIC }, r;
     void *payload = NULL;
-    int fd = -1, sock;
+    int sock = tdm_mirror_exchange(path, &h, NULL, &r, &payload);
 
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-    sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (sock < 0 || connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+    if (sock < 0) {
         snprintf(why, whylen, "cannot reach the standby at %s: %s", path, strerror(errno));
-        goto fail;
+        return -1;
     }
-    if (tdm_mirror_send(sock, &h, NULL, -1) != 0 || tdm_mirror_recv(sock, &h, &payload, &fd) != 0 ||
-        h.type != TDM_M_HELLO) {
-        snprintf(why, whylen, "the standby at %s did not answer the mirror handshake", path);
-        goto fail;
-    }
-    if (h.a == 0 || !payload) {
-        snprintf(why, whylen, "the standby at %s refused this server: %.*s", path, (int)h.len,
+    if (r.a == 0 || !payload) {
+        snprintf(why, whylen, "the standby at %s refused this server: %.*s", path, (int)r.len,
                  payload ? (char *)payload : "");
-        goto fail;
+        free(payload);
+        close(sock);
+        return -1;
     }
-    snprintf(endpoint, eplen, "%.*s", (int)h.len, (char *)payload);
+    snprintf(endpoint, eplen, "%.*s", (int)r.len, (char *)payload);
     free(payload);
     return sock;
-fail:
-    free(payload);
-    if (fd >= 0)
-        close(fd);
-    if (sock >= 0)
-        close(sock);
-    return -1;
 }
 
 /* Under lock. */

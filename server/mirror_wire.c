@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static int write_all(int sock, const void *p, size_t n)
@@ -122,4 +123,35 @@ bad:
         close(*fd);
     *fd = -1;
     return -1;
+}
+
+int tdm_mirror_exchange(const char *path, const tdm_mirror_hdr *h, const void *payload, tdm_mirror_hdr *reply,
+                        void **reply_payload)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int sock, fd = -1;
+
+    *reply_payload = NULL;
+    if (strlen(path) >= sizeof(sa.sun_path)) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    strcpy(sa.sun_path, path);
+    sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (sock < 0)
+        return -1;
+    if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0 || tdm_mirror_send(sock, h, payload, -1) != 0 ||
+        tdm_mirror_recv(sock, reply, reply_payload, &fd) != 0 || reply->type != TDM_M_HELLO) {
+        int e = errno ? errno : EPROTO;
+        free(*reply_payload);
+        *reply_payload = NULL;
+        if (fd >= 0)
+            close(fd);
+        close(sock);
+        errno = e;
+        return -1;
+    }
+    if (fd >= 0)
+        close(fd);   /* an answer carries no memory */
+    return sock;
 }

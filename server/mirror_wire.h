@@ -61,6 +61,12 @@ int tdm_mirror_send(int sock, const tdm_mirror_hdr *h, const void *payload, int 
  * error or a malformed message (a header past the limits). */
 int tdm_mirror_recv(int sock, tdm_mirror_hdr *h, void **payload, int *fd);
 
+/* Connects to the unix socket at `path`, sends one message and reads the
+ * answer, which must be a TDM_M_HELLO (*reply_payload malloc'ed or NULL).
+ * The connected socket, or -1 with errno. */
+int tdm_mirror_exchange(const char *path, const tdm_mirror_hdr *h, const void *payload, tdm_mirror_hdr *reply,
+                        void **reply_payload);
+
 /* TDM_M_MODULE_LOAD payload: the guest's module-load arguments as XDR
  * (tdm_module_load_args), then u32 nfuncs, nfuncs u64 function handles,
  * u32 nvars, nvars u64 variable addresses, as the active assigned them. */

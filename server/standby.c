@@ -684,37 +684,28 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
 
 int tdm_standby_ask_fail_back(const char *from, const char *my_listen)
 {
-    struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    tdm_mirror_hdr h = { .type = TDM_M_FAILBACK, .c = TDM_MIRROR_MAGIC };
+    tdm_mirror_hdr h = { .type = TDM_M_FAILBACK, .c = TDM_MIRROR_MAGIC }, r;
     void *payload = NULL;
-    int fd = -1, sock = -1, rc = -1;
+    int sock, rc = -1;
 
-    if (!my_listen || strlen(from) >= sizeof(sa.sun_path)) {
-        fprintf(stderr, "tandem-server: --failback-from needs --standby-listen (where the sessions come in) "
-                        "and a socket path of at most %zu bytes\n", sizeof(sa.sun_path) - 1);
+    if (!my_listen) {
+        fprintf(stderr, "tandem-server: --failback-from needs --standby-listen (where the sessions come in)\n");
         return -1;
     }
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", from);
     h.len = (uint32_t)strlen(my_listen);
-    sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (sock < 0 || connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
-        tdm_mirror_send(sock, &h, my_listen, -1) != 0 || tdm_mirror_recv(sock, &h, &payload, &fd) != 0 ||
-        h.type != TDM_M_HELLO) {
+    sock = tdm_mirror_exchange(from, &h, my_listen, &r, &payload);
+    if (sock < 0) {
         fprintf(stderr, "tandem-server: fail-back: the server at %s did not answer: %s\n", from, strerror(errno));
-        goto out;
+        return -1;
     }
-    if (h.a != 1) {
-        fprintf(stderr, "tandem-server: fail-back: the server at %s refused: %.*s\n", from, (int)h.len,
+    if (r.a != 1)
+        fprintf(stderr, "tandem-server: fail-back: the server at %s refused: %.*s\n", from, (int)r.len,
                 payload ? (char *)payload : "");
-        goto out;
+    else {
+        fprintf(stderr, "tandem-server: fail-back: the sessions of the server at %s come here\n", from);
+        rc = 0;
     }
-    fprintf(stderr, "tandem-server: fail-back: the sessions of the server at %s come here\n", from);
-    rc = 0;
-out:
     free(payload);
-    if (fd >= 0)
-        close(fd);
-    if (sock >= 0)
-        close(sock);
+    close(sock);
     return rc;
 }
