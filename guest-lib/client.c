@@ -373,7 +373,10 @@ static void check_protection_locked(void)
     double t = now_ms();
     int rc;
 
-    if (t - resume.last_check < PROTECTION_CHECK_MS)
+    /* Takeover and fail-back are TCP features for now (docs/takeover.md):
+     * an shm session's pinned memory lives in a region it cannot carry to
+     * another server yet. */
+    if (t - resume.last_check < PROTECTION_CHECK_MS || tdm_transport_shm_region(conn))
         return;
     resume.last_check = t;
     a.seq = tdm_journal_next_call();

@@ -139,7 +139,9 @@ static bool h_protect(void *ctx, void *args, void *res)
     if (!hello_begin(s, TDM_PROTO_VERSION, r))
         return false;
     hello_describe(s, r);
-    if (atomic_load(&srv->handing_off) && tdm_session_handoff(s, a->seq, a->resume_policy)) {
+    /* An shm session cannot move (its guest's region stays with this
+     * server's transport); only TCP sessions reach a standby anyway. */
+    if (atomic_load(&srv->handing_off) && !s->shm && tdm_session_handoff(s, a->seq, a->resume_policy)) {
         char ep[256] = "";
         tdm_mirror_endpoint(srv->mirror, s->mirror_gen, ep, sizeof(ep));
         free(r->moved_to);
