@@ -113,7 +113,9 @@ static bool h_resume(void *ctx, void *args, void *res)
      * it as it is now, and the guest keeps its journal from that epoch. */
     if (tdm_session_protect(s, policy))
         tdm_session_defer(s, tdm_shadow_begin_epoch(s, s->epoch));
-    return describe_protection(s, r);
+    bool ok = describe_protection(s, r);
+    tdm_standby_resume_done(s->srv->standby);
+    return ok;
 }
 
 /* Every call up to seq is complete (the session was quiesced): seq is the
@@ -180,6 +182,8 @@ static bool h_replay_begin(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
 
+    if (s->srv->standby)
+        tdm_standby_settle(s->srv->standby, 0.5);
     tdm_replay_gate_enter(&s->srv->replay_gate, s);
     *(int *)res = 0;
     return true;

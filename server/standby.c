@@ -46,6 +46,8 @@ struct tdm_standby {
     pthread_cond_t changed;   /* a feed ended or a session was claimed */
     mirror_session *sessions;
     int live_feeds;           /* feeds not yet read to their end */
+    struct timespec last_end; /* CLOCK_REALTIME: when a feed last ended */
+    int resuming;             /* claimed sessions whose guest has no reply yet */
 };
 
 static mirror_session *find_locked(tdm_standby *sb, feed *f, uint64_t id)
@@ -517,6 +519,7 @@ static void *feed_main(void *arg)
                                                          "broke off: its sessions may resume here");
 out:
     pthread_mutex_lock(&sb->lock);
+    clock_gettime(CLOCK_REALTIME, &sb->last_end);
     f->ended = true;
     sb->live_feeds--;
     pthread_cond_broadcast(&sb->changed);
@@ -650,6 +653,7 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
         return cudaErrorDevicesUnavailable;
     }
     ms->claimed = true;
+    sb->resuming++;
     unlink_locked(sb, ms);
     pthread_cond_broadcast(&sb->changed);
     pthread_mutex_unlock(&sb->lock);
@@ -661,6 +665,7 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
                 (unsigned long long)id, err);
         tdm_session_destroy(ms->sess);
         free(ms);
+        tdm_standby_resume_done(sb);
         return err;
     }
     /* The connection's session becomes the mirrored one. */
@@ -708,4 +713,33 @@ int tdm_standby_ask_fail_back(const char *from, const char *my_listen)
     free(payload);
     close(sock);
     return rc;
+}
+
+void tdm_standby_settle(tdm_standby *sb, double max_wait_s)
+{
+    struct timespec until;
+    long ns;
+
+    pthread_mutex_lock(&sb->lock);
+    until = sb->last_end;
+    ns = until.tv_nsec + (long)(max_wait_s * 1e9);
+    until.tv_sec += ns / 1000000000L;
+    until.tv_nsec = ns % 1000000000L;
+    for (;;) {
+        bool waiting = false;
+        for (mirror_session *m = sb->sessions; m; m = m->next)
+            waiting |= m->f->ended && !m->diverged;
+        waiting |= sb->resuming > 0;
+        if (!waiting || pthread_cond_timedwait(&sb->changed, &sb->lock, &until) == ETIMEDOUT)
+            break;
+    }
+    pthread_mutex_unlock(&sb->lock);
+}
+
+void tdm_standby_resume_done(tdm_standby *sb)
+{
+    pthread_mutex_lock(&sb->lock);
+    sb->resuming--;
+    pthread_cond_broadcast(&sb->changed);
+    pthread_mutex_unlock(&sb->lock);
 }

@@ -102,6 +102,8 @@ Test(after_takeover, standby_of_the_standby_takes_the_second_fault)
     const char *aargs[] = { "--standby", s1, "--crash-after-calls", "300", NULL };
     th_server_start(&s2srv, s2args);
     th_server_start(&s, sargs);
+    /* S protects what it resumes only once it is connected to S2. */
+    cr_assert(file_has(s.log, "standby at", 10), "S never connected to S2: %s", s.log);
     th_server_start(&a, aargs);
     th_run_guest(a.endpoint, victim_argv(), 120, &r);
     expect_exact(r.status, r.out, r.err, ref);
@@ -247,6 +249,8 @@ Test(after_takeover, the_faulting_session_is_told_apart)
     const char *aargs[] = { "--standby", s1, NULL };
     th_server_start(&s2srv, s2args);
     th_server_start(&s, sargs);
+    /* S protects what it resumes only once it is connected to S2. */
+    cr_assert(file_has(s.log, "standby at", 10), "S never connected to S2: %s", s.log);
     th_server_start(&a, aargs);
     th_bg_start(&v, a.endpoint, victim_argv(), NULL, "victim: running");
     const char *targv[] = { th_fault_bin("sm_oob"), NULL };
