@@ -7,6 +7,7 @@
 
 #include "guest.h"
 #include "journal.h"
+#include "journal_shm.h"
 #include "xdr_extra.h"
 #include "transport.h"
 
@@ -19,6 +20,7 @@ static pthread_mutex_t conn_lock = PTHREAD_MUTEX_INITIALIZER;
 static tdm_transport *conn;
 static tdm_hello_info hello;
 static bool broken;
+static unsigned conn_gen;      /* bumped each time conn is pointed at another server */
 
 /* Where and how this session resumes if its server dies (docs/takeover.md). */
 static struct {
@@ -34,15 +36,10 @@ static struct {
     double last_epoch;        /* ms: the last acknowledged point */
 } resume;
 
-static int wanted_policy(const char *endpoint)
+static int wanted_policy(void)
 {
     const char *p = getenv("TANDEM_RESUME");
 
-    /* The shm transport's copies name bytes in the shared region that the
-     * application may reuse at once: they cannot be journaled cheaply, so
-     * takeover is a TCP feature for now. */
-    if (strncmp(endpoint, "shm:", 4) == 0)
-        return TDM_RESUME_NONE;
     if (!p || !*p || strcmp(p, "exact") == 0)
         return TDM_RESUME_EXACT;
     if (strcmp(p, "replay") == 0)
@@ -129,7 +126,7 @@ static cudaError_t connect_locked(void)
     a.proto_version = TDM_PROTO_VERSION;
     a.pid = (int)getpid();
     a.client = name;
-    a.resume_policy = wanted_policy(ep);
+    a.resume_policy = wanted_policy();
     memset(&r, 0, sizeof(r));
     if (conn->ops->call(conn, TDM_HELLO, (xdrproc_t)xdr_tdm_hello_args, &a, (xdrproc_t)xdr_tdm_hello_res, &r) != 0) {
         conn->ops->close(conn);
@@ -182,6 +179,30 @@ const tdm_hello_info *tdm_hello(void)
 
 static void acknowledge_locked(void);
 
+/* Points conn at the standby.  An shm session keeps its region, where the
+ * program's pinned memory lives: the standby gets the same one. */
+static int reconnect_locked(char *err, size_t len)
+{
+    conn_gen++;
+    if (tdm_transport_shm_region(conn))
+        return tdm_transport_shm_reattach(conn, resume.standby, err, len);
+    conn->ops->close(conn);
+    conn = NULL;
+    return tdm_transport_open(resume.standby, &conn, err, len);
+}
+
+/* After a failed takeover.  A dead shm connection stays, its region mapped
+ * (the program's pinned memory); its calls fail at once. */
+static void drop_conn_locked(void)
+{
+    if (conn && tdm_transport_shm_region(conn)) {
+        tdm_transport_shm_drop(conn);
+    } else if (conn) {
+        conn->ops->close(conn);
+        conn = NULL;
+    }
+}
+
 /* The server is gone: resume the session on its standby and send the
  * journal again.  0, or -1 after saying why. */
 static int failover_locked(void)
@@ -200,9 +221,7 @@ static int failover_locked(void)
     a.epoch_sent = tdm_journal_pending();
     fprintf(stderr, "tandem: lost the server; resuming session %llu on the standby at %s\n",
             (unsigned long long)hello.session_id, resume.standby);
-    conn->ops->close(conn);
-    conn = NULL;
-    if (tdm_transport_open(resume.standby, &conn, err, sizeof(err)) != 0) {
+    if (reconnect_locked(err, sizeof(err)) != 0) {
         snprintf(msg, sizeof(msg), "takeover failed: cannot reach the standby at %s: %s", resume.standby, err);
         goto fail;
     }
@@ -229,13 +248,18 @@ static int failover_locked(void)
     resume.token = protected_now ? r.resume_token : 0;
     resume.policy = protected_now ? r.resume_policy : TDM_RESUME_NONE;
     xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
-    /* Sessions replay one at a time (server/replay_gate.h).  Dying while
-     * this one waits for its turn is someone else's doing. */
-    rc = conn->ops->call(conn, TDM_REPLAY_BEGIN, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_int, &qerr);
+    /* An shm session's pinned memory stays where it is, in its region;
+     * the standby pins it too before anything is replayed. */
+    rc = tdm_host_reregister(conn);
+    if (rc == TDM_T_OK)
+        /* Sessions replay one at a time (server/replay_gate.h).  Dying
+         * while this one waits for its turn is someone else's doing. */
+        rc = conn->ops->call(conn, TDM_REPLAY_BEGIN, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_int, &qerr);
+    if (rc == TDM_T_BROKEN && protected_now && ++resume.depth <= 4)
+        return failover_locked();
     if (rc != TDM_T_OK) {
-        if (protected_now && ++resume.depth <= 4)
-            return failover_locked();
-        snprintf(msg, sizeof(msg), "takeover failed: the standby at %s went away while resuming", was);
+        snprintf(msg, sizeof(msg), "takeover failed: the standby at %s %s", was,
+                 rc == TDM_T_BROKEN ? "went away while resuming" : "did not take the program's pinned memory");
         goto fail;
     }
     /* The replayed calls are done once a quiesce returns: that is the
@@ -266,14 +290,24 @@ static int failover_locked(void)
     tdm_journal_stop();
     return 0;
 fail:
-    if (conn) {
-        conn->ops->close(conn);
-        conn = NULL;
-    }
+    drop_conn_locked();
     resume.standby[0] = 0;
     tdm_journal_stop();
     fail_locked(msg);
     return -1;
+}
+
+/* One round trip proves the server reached the epoch just sent, and the
+ * calls before it go: over shm they may name pinned bytes the program is
+ * about to rewrite (journal_shm.c). */
+static void confirm_epoch_locked(void)
+{
+    int rc = conn->ops->call(conn, TDM_NULL, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)tdm_xdr_void, NULL);
+
+    if (rc == TDM_T_OK)
+        tdm_journal_confirm();
+    else if (rc == TDM_T_BROKEN)
+        failover_locked();
 }
 
 /* A synchronous call that proves the session idle acknowledges the
@@ -281,11 +315,14 @@ fail:
 static void acknowledge_locked(void)
 {
     uint64_t seq = tdm_journal_seq();
+    bool confirm_now = tdm_journal_shm_acknowledged();
 
     resume.last_epoch = now_ms();
     tdm_journal_acknowledge();
     if (conn->ops->post(conn, TDM_EPOCH, (xdrproc_t)xdr_u_quad_t, &seq) != TDM_T_OK)
         failover_locked();   /* the epoch is lost with the server; the journal was kept until here */
+    else if (confirm_now)
+        confirm_epoch_locked();
 }
 
 /* Every acknowledged point costs the server a copy of each allocation
@@ -325,16 +362,23 @@ static int move_locked(const tdm_hello_res *moved, uint64_t seq)
 {
     tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), moved->session_id, moved->resume_token, seq, seq };
     tdm_hello_res r;
-    char err[400], msg[800], to[256];
+    char err[400] = "", msg[800], to[256];
     double t0 = now_ms();
     int rc = -1;
 
     snprintf(to, sizeof(to), "%s", moved->moved_to);
-    conn->ops->close(conn);
-    conn = NULL;
+    /* An shm session takes its region along (its pinned memory lives
+     * there): the new server gets the same one. */
+    bool shm = tdm_transport_shm_region(conn) != NULL;
+    conn_gen++;
+    if (!shm) {
+        conn->ops->close(conn);
+        conn = NULL;
+    }
     /* The new server may still be reading the handover off its feed. */
     for (int i = 0; i < 50 && rc != TDM_T_OK; i++) {
-        if (tdm_transport_open(to, &conn, err, sizeof(err)) != 0) {
+        if (shm ? tdm_transport_shm_reattach(conn, to, err, sizeof(err)) != 0
+                : tdm_transport_open(to, &conn, err, sizeof(err)) != 0) {
             usleep(20000);
             continue;
         }
@@ -344,14 +388,25 @@ static int move_locked(const tdm_hello_res *moved, uint64_t seq)
             xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
             rc = -1;
         }
+        if (rc == TDM_T_OK && tdm_host_reregister(conn) != TDM_T_OK) {
+            xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
+            snprintf(err, sizeof(err), "it did not take the program's pinned memory");
+            rc = -1;
+            break;
+        }
         if (rc != TDM_T_OK) {
-            conn->ops->close(conn);
-            conn = NULL;
+            if (shm) {
+                tdm_transport_shm_drop(conn);
+            } else {
+                conn->ops->close(conn);
+                conn = NULL;
+            }
             usleep(20000);
         }
     }
     if (rc != TDM_T_OK) {
-        snprintf(msg, sizeof(msg), "fail-back failed: the server at %s did not take the session", to);
+        drop_conn_locked();
+        snprintf(msg, sizeof(msg), "fail-back failed: the server at %s did not take the session (%s)", to, err);
         fail_locked(msg);
         return -1;
     }
@@ -373,10 +428,7 @@ static void check_protection_locked(void)
     double t = now_ms();
     int rc;
 
-    /* Takeover and fail-back are TCP features for now (docs/takeover.md):
-     * an shm session's pinned memory lives in a region it cannot carry to
-     * another server yet. */
-    if (t - resume.last_check < PROTECTION_CHECK_MS || tdm_transport_shm_region(conn))
+    if (t - resume.last_check < PROTECTION_CHECK_MS)
         return;
     resume.last_check = t;
     a.seq = tdm_journal_next_call();
@@ -430,7 +482,9 @@ cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
         if (proc == TDM_STREAM_CREATE && ((tdm_handle_res *)res)->err == 0)
             tdm_journal_stream_created(((tdm_handle_res *)res)->handle, ((tdm_stream_create_args *)args)->flags);
         /* Every reply starts with its error. */
-        if (tdm_journal_proves_idle(proc, args, *(int *)res) && epoch_due())
+        bool idle = tdm_journal_proves_idle(proc, args, *(int *)res) && epoch_due();
+        tdm_journal_shm_replied(proc, idle);
+        if (idle)
             acknowledge_locked();
     }
     if (!err && conn)
@@ -472,21 +526,51 @@ const struct tdm_shm_region *tdm_shm(void)
     return r;
 }
 
+const struct tdm_shm_region *tdm_shm_locked(void)
+{
+    return conn ? tdm_transport_shm_region(conn) : NULL;
+}
+
+void tdm_shm_chunk_reuse(uint32_t chunk)
+{
+    pthread_mutex_lock(&conn_lock);
+    if (tdm_journal_active())
+        tdm_journal_shm_reuse(chunk);
+    pthread_mutex_unlock(&conn_lock);
+}
+
 cudaError_t tdm_shm_wait_copy(uint32_t slot, uint32_t ticket, int *err)
 {
-    tdm_transport *t;
     cudaError_t rc = cudaSuccess;
+    tdm_transport *t;
+    unsigned gen;
+    int w;
 
     /* Not under conn_lock: the server may need further calls of another
      * thread to get there, and waiting touches no ring. */
-    pthread_mutex_lock(&conn_lock);
-    t = conn;
-    pthread_mutex_unlock(&conn_lock);
-    if (!t || tdm_transport_shm_wait_slot(t, slot, ticket, err) != TDM_T_OK) {
+    for (;;) {
         pthread_mutex_lock(&conn_lock);
-        rc = fail_locked("lost the connection to the Tandem server");
+        t = conn;
+        gen = conn_gen;
         pthread_mutex_unlock(&conn_lock);
+        w = t ? tdm_transport_shm_wait_slot(t, slot, ticket, err) : TDM_T_BROKEN;
+        if (w == TDM_T_OK)
+            break;
+        if (w == TDM_T_REJECTED)
+            return cudaErrorInvalidValue;
+        /* The server is gone: resume on the standby (unless another thread
+         * did meanwhile), whose replay completes the copy; then wait again. */
+        pthread_mutex_lock(&conn_lock);
+        if (gen == conn_gen && (!conn || failover_locked() != 0))
+            rc = fail_locked("lost the connection to the Tandem server");
+        pthread_mutex_unlock(&conn_lock);
+        if (rc)
+            return rc;
     }
+    pthread_mutex_lock(&conn_lock);
+    if (conn && tdm_journal_active() && tdm_journal_shm_copy_done(slot, ticket, *err, epoch_due()))
+        acknowledge_locked();
+    pthread_mutex_unlock(&conn_lock);
     return rc;
 }
 

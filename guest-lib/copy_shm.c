@@ -94,6 +94,7 @@ cudaError_t tdm_shm_htod(const tdm_shm_region *r, uint64_t dst, const void *src,
         rc = slot_free(slot, &err);
         if (rc)
             break;
+        tdm_shm_chunk_reuse(slot);
         memcpy(r->base + chunk_off, s, len);
         rc = post(TDM_SHM_HTOD, dst, stream, chunk_off, len, slot);
         dst += len;

@@ -45,8 +45,15 @@ cudaError_t tdm_call_err(uint32_t proc, xdrproc_t xargs, void *args);
 /* The shm transport's shared region (connecting first), or NULL over
  * another transport. */
 const struct tdm_shm_region *tdm_shm(void);
-/* Waits for a copy's completion slot; its error in *err. */
+/* The region for callers holding the connection lock (the journal). */
+const struct tdm_shm_region *tdm_shm_locked(void);
+/* Waits for a copy's completion slot; its error in *err.  If the server
+ * dies meanwhile, the session resumes on its standby and the wait goes on
+ * there. */
 cudaError_t tdm_shm_wait_copy(uint32_t slot, uint32_t ticket, int *err);
+/* The guest is about to refill data area chunk `chunk` (the journal keeps
+ * the bytes a journaled copy still needs). */
+void tdm_shm_chunk_reuse(uint32_t chunk);
 
 /* ---- device allocations (allocs.c) ---- */
 void tdm_allocs_add(uint64_t addr, uint64_t size, bool global);
@@ -62,6 +69,11 @@ void *tdm_host_alloc(size_t size, unsigned flags);
 cudaError_t tdm_host_free(void *p);
 /* Flags of the pinned allocation containing p, or -1. */
 int tdm_host_lookup(const void *p, void **base);
+/* After a takeover over shm: registers every pinned block with the new
+ * server on t, which knows none of them.  TDM_T_OK, TDM_T_BROKEN (t died)
+ * or TDM_T_REJECTED (refused, or out of memory). */
+struct tdm_transport;
+int tdm_host_reregister(struct tdm_transport *t);
 
 /* ---- registrations and modules (registry.c) ---- */
 #define TDM_FUNCTION_MAGIC 0x7464666eu

@@ -13,6 +13,7 @@
 #include "arena.h"
 #include "guest.h"
 #include "shm_region.h"
+#include "transport.h"
 #include "xdr_extra.h"
 
 #define SHM_HOST_ALIGN 4096  /* whole pages: the server pins each block */
@@ -93,33 +94,81 @@ void *tdm_host_alloc(size_t size, unsigned flags)
     return p;
 }
 
-cudaError_t tdm_host_free(void *p)
+/* The block that starts at p: its bytes taken from the region (0 for a
+ * malloc'ed one) in *in_region, removed from the table if `remove`.  -1 if
+ * p starts no block. */
+static int find_block(void *p, uint64_t *in_region, bool remove)
 {
-    uint64_t in_region = 0;
-    cudaError_t err = cudaSuccess;
     int rc = -1;
 
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nblocks; i++) {
         if (blocks[i].base == p) {
-            in_region = blocks[i].in_region;
-            blocks[i] = blocks[--nblocks];
+            *in_region = blocks[i].in_region;
+            if (remove)
+                blocks[i] = blocks[--nblocks];
             rc = 0;
             break;
         }
     }
     pthread_mutex_unlock(&lock);
-    if (rc != 0)
+    return rc;
+}
+
+cudaError_t tdm_host_free(void *p)
+{
+    uint64_t in_region = 0;
+    cudaError_t err = cudaSuccess;
+
+    if (find_block(p, &in_region, false) != 0)
         return cudaErrorInvalidValue;
-    if (in_region) {
-        /* Errors of earlier asynchronous work come back here, as from
-         * CUDA's cudaFreeHost, which also waits for the device. */
+    /* Errors of earlier asynchronous work come back here, as from CUDA's
+     * cudaFreeHost, which also waits for the device.  The block stays in
+     * the table until the server let go of it: if the server dies
+     * meanwhile, the takeover registers it with the standby, where the
+     * release is retried. */
+    if (in_region)
         err = region_pin(tdm_shm(), (uint64_t)(uintptr_t)p, in_region, false);
+    if (find_block(p, &in_region, true) != 0)
+        return cudaErrorInvalidValue;     /* another thread freed it meanwhile */
+    if (in_region)
         tdm_arena_free(shm_area, (uint64_t)(uintptr_t)p, in_region);
-    } else {
+    else
         free(p);
-    }
     return err;
+}
+
+int tdm_host_reregister(struct tdm_transport *t)
+{
+    const tdm_shm_region *r = tdm_transport_shm_region(t);
+    tdm_shm_span *spans = NULL;
+    size_t n = 0;
+    int rc = TDM_T_OK;
+
+    if (!r)
+        return TDM_T_OK;
+    /* Copied out: the calls are made without the table's lock. */
+    pthread_mutex_lock(&lock);
+    spans = nblocks ? calloc(nblocks, sizeof(*spans)) : NULL;
+    for (size_t i = 0; spans && i < nblocks; i++)
+        if (blocks[i].in_region)
+            spans[n++] = (tdm_shm_span){ (uint64_t)(uintptr_t)blocks[i].base - (uint64_t)(uintptr_t)r->base,
+                                         blocks[i].in_region };
+    if (nblocks && !spans)
+        rc = TDM_T_REJECTED;
+    pthread_mutex_unlock(&lock);
+    for (size_t i = 0; rc == TDM_T_OK && i < n; i++) {
+        int err = 0;
+
+        rc = t->ops->call(t, TDM_SHM_HOST_REGISTER, (xdrproc_t)xdr_tdm_shm_span, &spans[i], (xdrproc_t)xdr_int, &err);
+        if (rc == TDM_T_OK && err != 0) {
+            fprintf(stderr, "tandem: the standby refused pinned block [%llu, +%llu) of the region (cudaError %d)\n",
+                    (unsigned long long)spans[i].offset, (unsigned long long)spans[i].size, err);
+            rc = TDM_T_REJECTED;
+        }
+    }
+    free(spans);
+    return rc;
 }
 
 int tdm_host_lookup(const void *p, void **base)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "guest.h"
+#include "journal_shm.h"
 #include "tandem_rpc.h"
 
 #define NO_STREAM UINT64_MAX
@@ -17,6 +18,7 @@ static struct {
     bool on;
     uint8_t *buf;              /* entries: u32 proc, u32 len, len XDR bytes */
     size_t len, cap, older_len, n;
+    uint64_t base;             /* position of buf[0]: bytes dropped so far */
     uint64_t seq, confirmed, pending;
     uint64_t only_stream;      /* the one stream used since the epoch */
     bool multi_stream, nonblocking_used;
@@ -32,6 +34,7 @@ static void new_segment(void)
 
 static void drop_entries(void)
 {
+    J.base += J.len;
     J.len = J.n = J.older_len = 0;
     J.pending = J.confirmed;
     new_segment();
@@ -49,6 +52,7 @@ void tdm_journal_resumed(uint64_t epoch)
     /* Resumed at the epoch sent: the older segment is done. */
     if (epoch == J.pending && J.pending != J.confirmed) {
         memmove(J.buf, J.buf + J.older_len, J.len - J.older_len);
+        J.base += J.older_len;
         J.len -= J.older_len;
     }
     J.older_len = 0;
@@ -62,6 +66,7 @@ void tdm_journal_stop(void)
     J.buf = NULL;
     J.cap = 0;
     drop_entries();
+    tdm_journal_shm_reset();
 }
 
 bool tdm_journal_active(void)
@@ -72,7 +77,14 @@ bool tdm_journal_active(void)
 uint64_t tdm_journal_seq(void) { return J.seq; }
 uint64_t tdm_journal_confirmed(void) { return J.confirmed; }
 uint64_t tdm_journal_pending(void) { return J.pending; }
-size_t tdm_journal_bytes(void) { return J.len; }
+size_t tdm_journal_bytes(void) { return J.len + tdm_journal_shm_bytes(); }
+uint64_t tdm_journal_base(void) { return J.base; }
+
+uint8_t *tdm_journal_entry(uint64_t pos)
+{
+    return pos >= J.base && pos - J.base < J.len ? J.buf + (pos - J.base) : NULL;
+}
+
 bool tdm_journal_empty(void) { return J.n == 0; }
 
 void tdm_journal_confirm(void)
@@ -80,6 +92,7 @@ void tdm_journal_confirm(void)
     if (J.older_len == 0 && J.pending == J.confirmed)
         return;
     memmove(J.buf, J.buf + J.older_len, J.len - J.older_len);
+    J.base += J.older_len;
     J.len -= J.older_len;
     J.older_len = 0;
     J.confirmed = J.pending;
@@ -131,6 +144,8 @@ static void note_work(uint32_t proc, const void *args)
     case TDM_MEMSET: note_stream(((const tdm_memset_args *)args)->stream); break;
     case TDM_EVENT_RECORD: note_stream(((const tdm_event_record_args *)args)->stream); break;
     case TDM_STREAM_WAIT_EVENT: note_stream(((const tdm_stream_wait_args *)args)->stream); break;
+    case TDM_SHM_HTOD:
+    case TDM_SHM_DTOH: note_stream(((const tdm_shm_copy_args *)args)->stream); break;
     default: J.multi_stream = true; break;   /* unknown work: only a full sync proves idleness */
     }
 }
@@ -165,6 +180,7 @@ int tdm_journal_record(uint32_t proc, xdrproc_t xargs, void *args)
     J.len += 8 + size;
     J.n++;
     note_work(proc, args);
+    tdm_journal_shm_recorded(proc, args, J.base + J.len - 8 - size, J.seq);
     return 0;
 fail:
     fprintf(stderr, "tandem: out of memory for the takeover journal: this session is no longer protected\n");
@@ -180,6 +196,7 @@ bool tdm_journal_proves_idle(uint32_t proc, const void *args, int err)
     case TDM_DEVICE_SYNCHRONIZE:
     case TDM_QUIESCE:
     case TDM_FREE:               /* waits for the whole session first */
+    case TDM_SHM_HOST_UNREGISTER:
         return true;
     case TDM_MEMCPY_DTOH:        /* a legacy-stream copy waits for every blocking stream */
         return canonical(((const tdm_memcpy_dtoh_args *)args)->stream) == 0 && !J.nonblocking_used;
@@ -220,11 +237,15 @@ int tdm_journal_replay(tdm_transport *t, uint64_t epoch, size_t *replayed)
     for (; off < J.len;) {
         uint32_t hdr[2];
         memcpy(hdr, J.buf + off, sizeof(hdr));
-        rc = t->ops->post(t, hdr[0], (xdrproc_t)xdr_raw, J.buf + off);
+        if (hdr[0] == TDM_JOURNAL_SKIP || hdr[0] == TDM_JOURNAL_INLINE) {
+            rc = tdm_journal_shm_replay(t, J.base + off, J.buf + off, replayed);
+        } else {
+            rc = t->ops->post(t, hdr[0], (xdrproc_t)xdr_raw, J.buf + off);
+            ++*replayed;
+        }
         if (rc != TDM_T_OK)
             return rc;
         off += 8 + hdr[1];
-        ++*replayed;
     }
     return TDM_T_OK;
 }

@@ -54,6 +54,16 @@ uint64_t tdm_journal_pending(void);   /* the last epoch sent */
 size_t tdm_journal_bytes(void);
 bool tdm_journal_empty(void);
 
+/* Entries are named by their position: bytes journaled since the start,
+ * which never changes while an entry is kept.  The shm transport's part
+ * (journal_shm.h) edits entries in place through these. */
+#define TDM_JOURNAL_SKIP 0x7fff0001u    /* proc of an entry the replay leaves out */
+#define TDM_JOURNAL_INLINE 0x7fff0002u  /* proc of an shm copy whose bytes journal_shm.c holds */
+uint64_t tdm_journal_base(void);        /* position of the first entry still kept */
+/* The entry at position pos (u32 proc, u32 len, then len XDR bytes), or
+ * NULL once it was dropped. */
+uint8_t *tdm_journal_entry(uint64_t pos);
+
 /* Sends to t (a standby that resumed the session at `epoch`, the confirmed
  * or the pending one) every journaled call after it, in order; how many in
  * *replayed.  TDM_T_OK or the transport's error. */

@@ -18,6 +18,20 @@ void tdm_shm_ring_attach(tdm_shm_ring *r, void *ctl, uint64_t cap)
     r->mask = cap - 1;
 }
 
+void tdm_shm_ring_restart(tdm_shm_ring *r)
+{
+    tdm_shm_ring_ctl *c = r->ctl;
+    uint64_t cap = r->cap;
+
+    atomic_store(&c->head, 0);
+    atomic_store(&c->tail, 0);
+    atomic_store(&c->data_wait.seq, 0);
+    atomic_store(&c->data_wait.sleeping, 0);
+    atomic_store(&c->space_wait.seq, 0);
+    atomic_store(&c->space_wait.sleeping, 0);
+    tdm_shm_ring_attach(r, c, cap);
+}
+
 void tdm_shm_msg_free(tdm_shm_msg *m)
 {
     free(m->p);

@@ -55,6 +55,11 @@ int tdm_shm_ring_send(tdm_shm_ring *r, const void *msg, size_t len, tdm_shm_aliv
 int tdm_shm_ring_recv(tdm_shm_ring *r, tdm_shm_msg *m, size_t max, bool wait, tdm_shm_alive alive,
                       void *alive_arg);
 
+/* Empties the ring for a new peer: head, tail and both waitpoints back to
+ * 0 in the region, and r attached afresh.  Only for the region's owner once
+ * its peer is gone (a takeover: the new server attaches at position 0). */
+void tdm_shm_ring_restart(tdm_shm_ring *r);
+
 /* Bytes the producer has published that the consumer has not taken, as the
  * consumer sees them (for messages about a dead peer). */
 uint64_t tdm_shm_ring_unread(const tdm_shm_ring *r);

@@ -47,6 +47,15 @@ struct tdm_shm_region;
 /* The shared region behind t, or NULL when t is not an shm transport.  The
  * guest library places pinned host memory and copy chunks in it. */
 const struct tdm_shm_region *tdm_transport_shm_region(const tdm_transport *t);
+/* Takeover of an shm session (docs/shm-transport.md): points t, whose
+ * server is gone, at the shm endpoint `endpoint` (shm:NAME), handing that
+ * server the same region, so the program's pinned memory stays where it is.
+ * Both rings start empty again; the completion slots keep their tickets.
+ * 0; or -1 with a reason in err, and t is dead: its calls fail at once. */
+int tdm_transport_shm_reattach(tdm_transport *t, const char *endpoint, char *err, size_t errlen);
+/* Hangs up on t's server for good, leaving t dead (its calls fail at once)
+ * with its region still mapped: the program's pinned memory lives there. */
+void tdm_transport_shm_drop(tdm_transport *t);
 /* Waits until completion slot `slot` holds `ticket` (a copy that asked for
  * a completion is done) and gives its error.  Safe beside call()/post()
  * from another thread.  TDM_T_OK, or TDM_T_BROKEN when the server is gone. */

@@ -9,23 +9,31 @@
  * (and is woken if it announced that it sleeps). */
 #include "transport.h"
 
+#include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include "endpoint.h"
 #include "shm_region.h"
 #include "shm_ring.h"
 #include "shm_socket.h"
 #include "tandem_rpc.h"
 
 #define MAX_REPLY ((size_t)512 << 20)
+#define LET_GO_MS 5000   /* how long a server that lost its session may take to stop serving the region */
 
 typedef struct shm_transport {
     tdm_transport base;
-    tdm_shm_region region;
+    tdm_shm_region region;     /* region.fd stays open: a takeover hands it to the standby */
     tdm_shm_ring tx, rx;       /* guest->server (we produce), server->guest (we consume) */
-    int sock;
+    /* Read by a thread waiting on a slot while a takeover (under the
+     * guest's connection lock) replaces it. */
+    _Atomic int sock;
+    atomic_bool dead;          /* between servers after a failed takeover */
     uint32_t xid;
     char *buf;                 /* encoded call */
     size_t cap;
@@ -36,7 +44,7 @@ static bool server_alive(void *arg)
 {
     shm_transport *st = arg;
 
-    return tdm_shm_peer_alive(st->sock);
+    return !atomic_load(&st->dead) && tdm_shm_peer_alive(atomic_load(&st->sock));
 }
 
 static int ring_status(int rc)
@@ -51,6 +59,8 @@ static int send_call(shm_transport *st, uint32_t proc, xdrproc_t xargs, void *ar
     XDR x;
     bool ok;
 
+    if (atomic_load(&st->dead))
+        return TDM_T_BROKEN;
     memset(&m, 0, sizeof(m));
     m.rm_xid = ++st->xid;
     m.rm_direction = CALL;
@@ -115,9 +125,10 @@ static int shm_post(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args
 static void shm_close(tdm_transport *t)
 {
     shm_transport *st = (shm_transport *)t;
+    int sock = atomic_load(&st->sock);
 
-    if (st->sock >= 0)
-        close(st->sock);
+    if (sock >= 0)
+        close(sock);
     tdm_shm_region_release(&st->region);
     tdm_shm_msg_free(&st->reply);
     free(st->buf);
@@ -145,18 +156,16 @@ int tdm_transport_shm_open(const char *name, tdm_transport **out, char *err, siz
         snprintf(err, errlen, "out of memory");
         return -1;
     }
-    st->sock = -1;
+    atomic_init(&st->sock, -1);
+    atomic_init(&st->dead, false);
     st->region.fd = -1;
     if (tdm_shm_region_create(&st->region, host_bytes(), err, errlen))
         goto fail;
-    st->sock = tdm_shm_connect(name, err, errlen);
-    if (st->sock < 0)
+    atomic_store(&st->sock, tdm_shm_connect(name, err, errlen));
+    if (atomic_load(&st->sock) < 0)
         goto fail;
-    if (tdm_shm_offer_region(st->sock, st->region.fd, st->region.g.size, err, errlen))
+    if (tdm_shm_offer_region(atomic_load(&st->sock), st->region.fd, st->region.g.size, err, errlen))
         goto fail;
-    /* The server has its own reference now. */
-    close(st->region.fd);
-    st->region.fd = -1;
     tdm_shm_ring_attach(&st->tx, tdm_shm_at(&st->region, st->region.g.ring_off[TDM_SHM_G2S]),
                         st->region.g.ring_cap[TDM_SHM_G2S]);
     tdm_shm_ring_attach(&st->rx, tdm_shm_at(&st->region, st->region.g.ring_off[TDM_SHM_S2G]),
@@ -173,6 +182,81 @@ fail:
 const struct tdm_shm_region *tdm_transport_shm_region(const tdm_transport *t)
 {
     return t && t->ops == &shm_ops ? &((const shm_transport *)t)->region : NULL;
+}
+
+/* Marks t dead and hangs up on its server.  wait_ms > 0: then waits that
+ * long for the server to close its end, which it does once it stopped
+ * serving the region (a dead one has).  True when it did. */
+static bool hang_up(shm_transport *st, int wait_ms)
+{
+    int sock;
+    bool gone = true;
+
+    atomic_store(&st->dead, true);
+    sock = atomic_exchange(&st->sock, -1);
+    if (sock < 0)
+        return true;
+    if (wait_ms > 0) {
+        struct pollfd p = { .fd = sock, .events = POLLIN };
+        char c;
+
+        /* The server sends nothing after the handshake: readable means
+         * its end closed. */
+        shutdown(sock, SHUT_WR);
+        gone = poll(&p, 1, wait_ms) > 0 && recv(sock, &c, 1, MSG_DONTWAIT) <= 0;
+    }
+    close(sock);
+    return gone;
+}
+
+void tdm_transport_shm_drop(tdm_transport *t)
+{
+    if (t->ops == &shm_ops)
+        hang_up((shm_transport *)t, 0);
+}
+
+int tdm_transport_shm_reattach(tdm_transport *t, const char *endpoint, char *err, size_t errlen)
+{
+    shm_transport *st = (shm_transport *)t;
+    tdm_endpoint ep;
+    int sock;
+
+    if (t->ops != &shm_ops) {
+        snprintf(err, errlen, "not an shm connection");
+        return -1;
+    }
+    /* Until the new server takes the region nothing may be sent, and a
+     * thread waiting on a slot must not sleep forever.  The old server
+     * (alive when the session moves) must have stopped reading the rings
+     * before they start again. */
+    if (!hang_up(st, LET_GO_MS)) {
+        snprintf(err, errlen, "the old server did not let go of the region within %d ms", LET_GO_MS);
+        return -1;
+    }
+    if (tdm_endpoint_parse(endpoint, &ep, err, errlen) != 0)
+        return -1;
+    if (ep.kind != TDM_EP_SHM) {
+        snprintf(err, errlen, "%s is no shm endpoint (the program's pinned memory lives in its shm region)",
+                 endpoint);
+        return -1;
+    }
+    /* The dead server's unread calls are in the guest's journal (or are
+     * the call to retry), its unread replies answered calls that are retried:
+     * both rings start again at 0, as the new server expects. */
+    tdm_shm_ring_restart(&st->tx);
+    tdm_shm_ring_restart(&st->rx);
+    sock = tdm_shm_connect(ep.name, err, errlen);
+    if (sock < 0)
+        return -1;
+    /* The new server validates the region as the first one did. */
+    if (tdm_shm_offer_region(sock, st->region.fd, st->region.g.size, err, errlen)) {
+        close(sock);
+        return -1;
+    }
+    atomic_store(&st->sock, sock);
+    atomic_store(&st->dead, false);
+    snprintf(st->base.desc, sizeof(st->base.desc), "shm:%s", ep.name);
+    return 0;
 }
 
 typedef struct slot_arg {
@@ -194,6 +278,8 @@ int tdm_transport_shm_wait_slot(tdm_transport *t, uint32_t slot, uint32_t ticket
 
     if (t->ops != &shm_ops || slot >= st->region.g.nslots)
         return TDM_T_REJECTED;
+    if (atomic_load(&st->dead))
+        return TDM_T_BROKEN;
     a.slot = (tdm_shm_slot *)tdm_shm_at(&st->region, st->region.g.slots_off) + slot;
     a.ticket = ticket;
     if (tdm_shm_wait(&a.slot->wait, slot_done, &a, server_alive, st) != 0)

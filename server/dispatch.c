@@ -59,7 +59,9 @@ static bool describe_protection(tdm_session *s, tdm_hello_res *r)
 {
     char ep[256] = "";
 
-    if (tdm_session_protected(s) && !tdm_mirror_endpoint(s->srv->mirror, s->mirror_gen, ep, sizeof(ep)))
+    /* An shm guest resumes on the standby's shm endpoint, with its region. */
+    if (tdm_session_protected(s) &&
+        !tdm_mirror_endpoint(s->srv->mirror, s->mirror_gen, s->shm != NULL, ep, sizeof(ep)))
         ep[0] = 0;
     free(r->standby);
     r->standby = strdup(ep);
@@ -141,11 +143,11 @@ static bool h_protect(void *ctx, void *args, void *res)
     if (!hello_begin(s, TDM_PROTO_VERSION, r))
         return false;
     hello_describe(s, r);
-    /* An shm session cannot move (its guest's region stays with this
-     * server's transport); only TCP sessions reach a standby anyway. */
-    if (atomic_load(&srv->handing_off) && !s->shm && tdm_session_handoff(s, a->seq, a->resume_policy)) {
+    /* An shm session moves with its region (the guest hands it to the new
+     * server); it moves only to a server that serves shm (protect says). */
+    if (atomic_load(&srv->handing_off) && tdm_session_handoff(s, a->seq, a->resume_policy)) {
         char ep[256] = "";
-        tdm_mirror_endpoint(srv->mirror, s->mirror_gen, ep, sizeof(ep));
+        tdm_mirror_endpoint(srv->mirror, s->mirror_gen, s->shm != NULL, ep, sizeof(ep));
         free(r->moved_to);
         r->moved_to = strdup(ep);
         r->resume_token = s->resume_token;

@@ -200,9 +200,10 @@ int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile s
             return -1;
         }
     }
-    char ep[160];
+    char ep[160], shm_ep[160];
     snprintf(ep, sizeof(ep), "tcp://%s:%d", cfg->host, port);
-    tdm_server_set_endpoint(srv, ep);
+    snprintf(shm_ep, sizeof(shm_ep), "shm:%s", cfg->shm_name ? cfg->shm_name : "");
+    tdm_server_set_endpoint(srv, ep, cfg->shm_name ? shm_ep : NULL);
     /* Written last: whoever waits for the port file may connect at once. */
     if (cfg->port_file && write_port_file(cfg->port_file, port) != 0) {
         close(lfd);

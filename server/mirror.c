@@ -19,15 +19,33 @@ struct tdm_mirror {
     int sock;                /* -1 while not connected */
     uint64_t gen, last_gen;  /* gen: the live connection's (0: none) */
     char path[108];
-    char endpoint[256];
+    char endpoint[256];      /* where tcp guests resume */
+    char shm_endpoint[256];  /* where shm guests resume; "" when the standby serves no shm */
     uint64_t arena_base, arena_size;
     bool stop, said_waiting;
     pthread_t watcher;
 };
 
+/* The standby's HELLO payload: NUL-ended endpoints, tcp first, then shm
+ * when it serves shm (mirror_wire.h).  One without a NUL is a tcp one. */
+static void parse_endpoints(const char *p, uint32_t len, char *tcp, char *shm, size_t eplen)
+{
+    const char *nul = memchr(p, 0, len);
+    uint32_t first = nul ? (uint32_t)(nul - p) : len;
+    const char *rest = p + first + 1;
+    uint32_t left = nul ? len - first - 1 : 0;
+
+    snprintf(tcp, eplen, "%.*s", (int)first, p);
+    if (left && rest[left - 1] == 0)
+        left--;
+    shm[0] = 0;
+    if (left > 4 && strncmp(rest, "shm:", 4) == 0)
+        snprintf(shm, eplen, "%.*s", (int)left, rest);
+}
+
 /* Connects and exchanges HELLO.  The socket, or -1 with why in `why`. */
-static int dial(const char *path, uint64_t base, uint64_t size, char *endpoint, size_t eplen, char *why,
-                size_t whylen)
+static int dial(const char *path, uint64_t base, uint64_t size, char *endpoint, char *shm_endpoint, size_t eplen,
+                char *why, size_t whylen)
 {
     tdm_mirror_hdr h = { .type = TDM_M_HELLO, .a = base, .b = size, .c = TDM_MIRROR_MAGIC }, r;
     void *payload = NULL;
@@ -44,7 +62,7 @@ static int dial(const char *path, uint64_t base, uint64_t size, char *endpoint, 
         close(sock);
         return -1;
     }
-    snprintf(endpoint, eplen, "%.*s", (int)r.len, (char *)payload);
+    parse_endpoints(payload, r.len, endpoint, shm_endpoint, eplen);
     free(payload);
     return sock;
 }
@@ -64,13 +82,13 @@ static void hang_up_locked(tdm_mirror *m, const char *why)
 
 static bool try_connect(tdm_mirror *m, bool loud)
 {
-    char path[108], ep[256], why[400];
+    char path[108], ep[256], shm_ep[256], why[400];
     int sock;
 
     pthread_mutex_lock(&m->lock);
     snprintf(path, sizeof(path), "%s", m->path);
     pthread_mutex_unlock(&m->lock);
-    sock = dial(path, m->arena_base, m->arena_size, ep, sizeof(ep), why, sizeof(why));
+    sock = dial(path, m->arena_base, m->arena_size, ep, shm_ep, sizeof(ep), why, sizeof(why));
     pthread_mutex_lock(&m->lock);
     if (sock >= 0 && (m->stop || strcmp(path, m->path) != 0)) {
         close(sock);             /* retargeted meanwhile: try the new path */
@@ -79,7 +97,10 @@ static bool try_connect(tdm_mirror *m, bool loud)
         m->sock = sock;
         m->gen = ++m->last_gen;
         snprintf(m->endpoint, sizeof(m->endpoint), "%s", ep);
-        fprintf(stderr, "tandem-server: standby at %s (guests resume at %s)\n", path, ep);
+        snprintf(m->shm_endpoint, sizeof(m->shm_endpoint), "%s", shm_ep);
+        fprintf(stderr, "tandem-server: standby at %s (guests resume at %s%s%s)\n", path, ep,
+                shm_ep[0] ? ", shm guests at " : "; it serves no shm, so shm guests are not protected",
+                shm_ep);
         pthread_cond_broadcast(&m->changed);
     } else if (loud || !m->said_waiting) {
         fprintf(stderr, "tandem-server: %s%s\n", why, loud ? "" : "; trying again until one listens there");
@@ -182,15 +203,15 @@ uint64_t tdm_mirror_gen(tdm_mirror *m)
     return g;
 }
 
-bool tdm_mirror_endpoint(tdm_mirror *m, uint64_t gen, char *out, size_t len)
+bool tdm_mirror_endpoint(tdm_mirror *m, uint64_t gen, bool shm, char *out, size_t len)
 {
     bool live;
 
     pthread_mutex_lock(&m->lock);
     live = gen && m->gen == gen;
-    snprintf(out, len, "%s", live ? m->endpoint : "");
+    snprintf(out, len, "%s", !live ? "" : shm ? m->shm_endpoint : m->endpoint);
     pthread_mutex_unlock(&m->lock);
-    return live;
+    return live && out[0];
 }
 
 int tdm_mirror_post(tdm_mirror *m, uint64_t gen, const tdm_mirror_hdr *h, const void *payload, int fd)

@@ -28,9 +28,10 @@ void tdm_mirror_close(tdm_mirror *m);
 void tdm_mirror_retarget(tdm_mirror *m, const char *path);
 /* The live connection's generation, 0 while there is none. */
 uint64_t tdm_mirror_gen(tdm_mirror *m);
-/* Where guests resume when this server dies, for connection `gen`; false
- * when that connection is gone. */
-bool tdm_mirror_endpoint(tdm_mirror *m, uint64_t gen, char *out, size_t len);
+/* Where guests of a transport (shm, or else tcp) resume when this server
+ * dies, for connection `gen`; false when that connection is gone, or for
+ * shm when the standby serves none. */
+bool tdm_mirror_endpoint(tdm_mirror *m, uint64_t gen, bool shm, char *out, size_t len);
 /* Sends one message on connection `gen`; fd (or -1) is not closed.  A
  * failure ends the connection.  0 or -1 (also when gen is not live). */
 int tdm_mirror_post(tdm_mirror *m, uint64_t gen, const tdm_mirror_hdr *h, const void *payload, int fd);

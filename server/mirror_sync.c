@@ -86,6 +86,7 @@ static void send_state(tdm_session *s)
 
 bool tdm_session_protect(tdm_session *s, int policy)
 {
+    char ep[256];
     uint64_t gen;
 
     if (!s->srv->mirror || policy == TDM_RESUME_NONE || s->moved)
@@ -93,7 +94,8 @@ bool tdm_session_protect(tdm_session *s, int policy)
     if (tdm_session_protected(s))
         return true;
     gen = tdm_mirror_gen(s->srv->mirror);
-    if (!gen)
+    /* An shm guest resumes only on a standby that serves shm too. */
+    if (!gen || !tdm_mirror_endpoint(s->srv->mirror, gen, s->shm != NULL, ep, sizeof(ep)))
         return false;
     s->resume_policy = policy == TDM_RESUME_REPLAY ? TDM_RESUME_REPLAY : TDM_RESUME_EXACT;
     s->resume_token = random_token();

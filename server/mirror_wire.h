@@ -20,8 +20,9 @@
 typedef enum {
     TDM_M_HELLO = 1,       /* a: arena base, b: arena size, c: magic.  The
                             * standby answers with a HELLO whose payload is
-                            * the endpoint guests resume at (or an error:
-                            * a = 0, payload = why) */
+                            * the endpoints guests resume at, each ending in
+                            * a NUL: tcp://HOST:PORT, then shm:NAME when it
+                            * serves shm (or an error: a = 0, payload = why) */
     TDM_M_SESSION_OPEN,    /* a: resume token, b: policy */
     TDM_M_SESSION_CLOSE,
     TDM_M_MAP,             /* fd; a: address, b: mapped bytes, c: guest size */

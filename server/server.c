@@ -88,19 +88,21 @@ int tdm_server_fail_back(tdm_server *srv, const char *path)
     return 0;
 }
 
-void tdm_server_set_endpoint(tdm_server *srv, const char *endpoint)
+void tdm_server_set_endpoint(tdm_server *srv, const char *tcp, const char *shm)
 {
     pthread_mutex_lock(&srv->endpoint_lock);
-    snprintf(srv->endpoint, sizeof(srv->endpoint), "%s", endpoint);
+    snprintf(srv->shm_endpoint, sizeof(srv->shm_endpoint), "%s", shm ? shm : "");
+    snprintf(srv->endpoint, sizeof(srv->endpoint), "%s", tcp);
     pthread_mutex_unlock(&srv->endpoint_lock);
 }
 
-bool tdm_server_endpoint(tdm_server *srv, char *out, size_t len)
+bool tdm_server_endpoint(tdm_server *srv, char *tcp, char *shm, size_t len)
 {
     pthread_mutex_lock(&srv->endpoint_lock);
-    snprintf(out, len, "%s", srv->endpoint);
+    snprintf(tcp, len, "%s", srv->endpoint);
+    snprintf(shm, len, "%s", srv->shm_endpoint);
     pthread_mutex_unlock(&srv->endpoint_lock);
-    return out[0] != 0;
+    return tcp[0] != 0;
 }
 
 void tdm_server_stop(tdm_server *srv)

@@ -48,6 +48,7 @@ typedef struct tdm_server {
     atomic_long calls;           /* calls served, for crash_after_calls */
     pthread_mutex_t endpoint_lock;
     char endpoint[160];          /* tcp://HOST:PORT once the listener is up */
+    char shm_endpoint[160];      /* shm:NAME when it also serves shm, else "" */
 } tdm_server;
 
 /* 0 on success; otherwise a cudaError_t and a message on stderr. */
@@ -58,8 +59,11 @@ void tdm_server_stop(tdm_server *srv);
  * protection check.  0, or -1 after printing why. */
 int tdm_server_fail_back(tdm_server *srv, const char *path);
 /* The listener's address for guests, once bound (the standby tells actives). */
-void tdm_server_set_endpoint(tdm_server *srv, const char *endpoint);
-/* Copies the endpoint into out; false while there is none yet. */
-bool tdm_server_endpoint(tdm_server *srv, char *out, size_t len);
+/* The listener's addresses for guests, once bound (the standby tells
+ * actives): tcp://HOST:PORT, and shm:NAME or NULL. */
+void tdm_server_set_endpoint(tdm_server *srv, const char *tcp, const char *shm);
+/* Copies the endpoints into tcp and shm ("" when it serves no shm); false
+ * while there are none yet. */
+bool tdm_server_endpoint(tdm_server *srv, char *tcp, char *shm, size_t len);
 
 #endif

@@ -48,6 +48,7 @@ struct tdm_standby {
     int live_feeds;           /* feeds not yet read to their end */
     struct timespec last_end; /* CLOCK_REALTIME: when a feed last ended */
     int resuming;             /* claimed sessions whose guest has no reply yet */
+    int feed_threads;         /* feed threads not yet finished */
 };
 
 static mirror_session *find_locked(tdm_standby *sb, feed *f, uint64_t id)
@@ -414,7 +415,7 @@ static int handshake(tdm_standby *sb, feed *f)
 {
     tdm_mirror_hdr h;
     void *payload = NULL;
-    char ep[160], why[200];
+    char ep[160], shm_ep[160], eps[2 * 160], why[200];
     int fd = -1;
 
     if (tdm_mirror_recv(f->sock, &h, &payload, &fd) != 0 || h.c != TDM_MIRROR_MAGIC ||
@@ -436,7 +437,7 @@ static int handshake(tdm_standby *sb, feed *f)
         close(fd);
     f->arena_base = h.a;
     f->arena_size = h.b;
-    for (int i = 0; i < 500 && !tdm_server_endpoint(sb->srv, ep, sizeof(ep)); i++)
+    for (int i = 0; i < 500 && !tdm_server_endpoint(sb->srv, ep, shm_ep, sizeof(ep)); i++)
         usleep(10000);
     memset(&h, 0, sizeof(h));
     h.type = TDM_M_HELLO;
@@ -449,9 +450,16 @@ static int handshake(tdm_standby *sb, feed *f)
         tdm_mirror_send(f->sock, &h, why, -1);
         return -1;
     }
+    /* One endpoint per transport this standby serves, each ending in a NUL:
+     * an active hands each guest the one of its own transport. */
     h.a = 1;
-    h.len = (uint32_t)strlen(ep);
-    return h.len && tdm_mirror_send(f->sock, &h, ep, -1) == 0 ? 0 : -1;
+    h.len = (uint32_t)(strlen(ep) + 1);
+    memcpy(eps, ep, h.len);
+    if (shm_ep[0]) {
+        memcpy(eps + h.len, shm_ep, strlen(shm_ep) + 1);
+        h.len += (uint32_t)strlen(shm_ep) + 1;
+    }
+    return ep[0] && tdm_mirror_send(f->sock, &h, eps, -1) == 0 ? 0 : -1;
 }
 
 /* After the feed ends: sessions nobody resumes in time are dropped. */
@@ -529,6 +537,9 @@ out:
     /* No session points at f any more: resumed ones left the list, the
      * rest were reaped. */
     free(f);
+    pthread_mutex_lock(&sb->lock);
+    sb->feed_threads--;             /* the last touch of sb: a stop may free it now */
+    pthread_mutex_unlock(&sb->lock);
     return NULL;
 }
 
@@ -553,10 +564,12 @@ static void *accept_main(void *arg)
         f->sock = s;
         pthread_mutex_lock(&sb->lock);
         sb->live_feeds++;
+        sb->feed_threads++;
         pthread_mutex_unlock(&sb->lock);
         if (pthread_create(&t, NULL, feed_main, f) != 0) {
             pthread_mutex_lock(&sb->lock);
             sb->live_feeds--;
+            sb->feed_threads--;
             pthread_mutex_unlock(&sb->lock);
             close(s);
             free(f);
@@ -607,7 +620,16 @@ void tdm_standby_stop(tdm_standby *sb)
     close(sb->lsock);
     unlink(sb->path);
     /* Feed threads are detached and their sessions belong to this process
-     * that is ending; nothing more to release in order. */
+     * that is ending: if one still runs, what it uses stays.  Otherwise
+     * (every active gone, its sessions resumed or reaped) nothing does. */
+    pthread_mutex_lock(&sb->lock);
+    bool idle = sb->feed_threads == 0;
+    pthread_mutex_unlock(&sb->lock);
+    if (!idle)
+        return;
+    pthread_cond_destroy(&sb->changed);
+    pthread_mutex_destroy(&sb->lock);
+    free(sb);
 }
 
 static double now_ms(void)
@@ -668,10 +690,13 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
         tdm_standby_resume_done(sb);
         return err;
     }
-    /* The connection's session becomes the mirrored one. */
+    /* The connection's session becomes the mirrored one; what belongs to the
+     * connection (an shm guest's region) stays with it. */
     tdm_session tmp = *s;
     *s = *ms->sess;
     *ms->sess = tmp;
+    s->shm = tmp.shm;
+    ms->sess->shm = NULL;
     tdm_session_destroy(ms->sess);
     s->epoch = epoch;
     *resumed = epoch;

@@ -3,8 +3,8 @@
 # scripts/gpu-bundle.sh (default .device).  Report in $OUT (default
 # /tmp/tandem-takeover).
 #  (a) crash points: an active server (cuda backend) mirrored to a standby
-#      dies by SIGKILL at call N of each example; the output must equal the
-#      native run.
+#      dies by SIGKILL at call N of each example, the guest on TCP and on shm
+#      (both servers serve shm too); the output must equal the native run.
 #  (b) faults under MPS: an MPS control daemon with its own directories; the
 #      victim's server and the trigger's server are its clients, the standby
 #      runs outside MPS.  For each SM fault and each reachable MMU fault the
@@ -28,11 +28,14 @@ log() { echo "$*" | tee -a "$report"; }
 log "date: $(date -u +%Y-%m-%dT%H:%MZ)"
 log "gpu: $(nvidia-smi --query-gpu=name,driver_version,compute_mode --format=csv,noheader)"
 
-# start_server NAME ARGS...: sets PID_NAME and EP_NAME
+# start_server NAME ARGS...: sets PID_NAME, EP_NAME (tcp) and SHM_NAME
+# (every server serves shm too)
 start_server() {
   local name=$1; shift
   rm -f "$RUN/$name.port"
-  "$B/bin/tandem-server" --backend cuda --port 0 --port-file "$RUN/$name.port" "$@" >/dev/null 2>"$OUT/$name.log" &
+  eval "SHM_$name=shm:tko-$name-$$"
+  "$B/bin/tandem-server" --backend cuda --port 0 --port-file "$RUN/$name.port" --shm "tko-$name-$$" "$@" \
+    >/dev/null 2>"$OUT/$name.log" &
   eval "PID_$name=$!"
   for _ in $(seq 300); do [ -s "$RUN/$name.port" ] && break; sleep 0.05; done
   [ -s "$RUN/$name.port" ] || { log "server $name did not start: $(tail -3 "$OUT/$name.log")"; return 1; }
@@ -42,24 +45,28 @@ stop_server() { local p; p=$(eval echo "\${PID_$1:-}"); [ -n "$p" ] && { kill "$
 tandem() { LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_QUIET=1 TANDEM_SERVER="$1" "${@:2}"; }
 
 log ""
-log "== (a) crash points, cuda backend, no MPS"
+log "== (a) crash points, cuda backend, no MPS, guest on tcp and on shm"
 for ex in vector_add increment_loop streams_events matmul; do
   native=$(LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/examples/$ex" 2>/dev/null)
-  for n in 3 8 20 60 200 700; do
-    start_server sb --standby-listen "$RUN/sb.sock" || { fails=$((fails+1)); continue; }
-    start_server act --standby "$RUN/sb.sock" --crash-after-calls "$n" || { stop_server sb; fails=$((fails+1)); continue; }
-    out=$(tandem "$EP_act" timeout 120 "$B/examples/$ex" 2>"$RUN/guest.err"); rc=$?
-    crashed=no; grep -q "crashing at call" "$OUT/act.log" && crashed=yes
-    rec=$(grep -o 'replayed) in [0-9.]* ms' "$RUN/guest.err" | grep -o '[0-9.]* ms' || true)
-    ok=no; [ $rc -eq 0 ] && [ -n "$native" ] && [ "$out" = "$native" ] && ok=yes
-    [ $ok = yes ] || { fails=$((fails+1)); cat "$RUN/guest.err" >>"$OUT/guest-failures.txt"; }
-    log "$(printf '%-16s crash@%-4s crashed=%-3s match=%-3s rc=%-3s recovery=%s' "$ex" "$n" "$crashed" "$ok" "$rc" "${rec:--}")"
-    stop_server act; stop_server sb
+  for tr in tcp shm; do
+    for n in 3 8 20 60 200 700; do
+      start_server sb --standby-listen "$RUN/sb.sock" || { fails=$((fails+1)); continue; }
+      start_server act --standby "$RUN/sb.sock" --crash-after-calls "$n" ||
+        { stop_server sb; fails=$((fails+1)); continue; }
+      ep=$EP_act; [ $tr = shm ] && ep=$SHM_act
+      out=$(tandem "$ep" timeout 120 "$B/examples/$ex" 2>"$RUN/guest.err"); rc=$?
+      crashed=no; grep -q "crashing at call" "$OUT/act.log" && crashed=yes
+      rec=$(grep -o 'replayed) in [0-9.]* ms' "$RUN/guest.err" | grep -o '[0-9.]* ms' || true)
+      ok=no; [ $rc -eq 0 ] && [ -n "$native" ] && [ "$out" = "$native" ] && ok=yes
+      [ $ok = yes ] || { fails=$((fails+1)); { echo "== $ex $tr crash@$n"; cat "$RUN/guest.err"; } >>"$OUT/guest-failures.txt"; }
+      log "$(printf '%-16s %-3s crash@%-4s crashed=%-3s match=%-3s rc=%-3s recovery=%s' "$ex" "$tr" "$n" "$crashed" "$ok" "$rc" "${rec:--}")"
+      stop_server act; stop_server sb
+    done
   done
 done
 
 log ""
-log "== (b) faults under MPS: victim through Tandem with a standby"
+log "== (b) faults under MPS: two victims through Tandem with a standby (v1 on tcp, v2 on shm)"
 M="$RUN/mps"; mkdir -p "$M/pipe" "$M/log"
 MENV="CUDA_MPS_PIPE_DIRECTORY=$M/pipe CUDA_MPS_LOG_DIRECTORY=$M/log"
 ITERS=${VICTIM_ITERS:-30000}
@@ -69,9 +76,11 @@ if env $MENV timeout 20 nvidia-cuda-mps-control -d </dev/null >"$M/log/start.out
   for t in sm_oob stack_overflow shared_local_oob misaligned invalid_address_space illegal_instruction am_vmm; do
     start_server sb --standby-listen "$RUN/sb.sock" || { fails=$((fails+1)); continue; }
     start_server act --standby "$RUN/sb.sock" --mps attach "$M/pipe" || { stop_server sb; fails=$((fails+1)); continue; }
-    # Two sessions on the active server; the trigger is a third MPS client.
+    # Two sessions on the active server, one per transport; the trigger is
+    # a third MPS client.
     for i in 1 2; do
-      LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_QUIET=1 TANDEM_SERVER="$EP_act" \
+      vep=$EP_act; [ $i = 2 ] && vep=$SHM_act
+      LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_QUIET=1 TANDEM_SERVER="$vep" \
         "$B/faults/victim" "$ITERS" 1024 >"$RUN/victim$i.out" 2>"$RUN/victim$i.err" &
       eval "vp$i=$!"
     done
@@ -117,44 +126,48 @@ if env $MENV timeout 20 nvidia-cuda-mps-control -d </dev/null >"$M/log/start.out
   # MPS active, takes the session back from S (memory imported, not
   # copied) with S as its standby; then a fault kills N's context and the
   # victim resumes on S again.  Its checksum must be the fault-free one.
-  start_server s2 --standby-listen "$RUN/s2.sock" &&
-  start_server sb --standby-listen "$RUN/sb.sock" --standby "$RUN/s2.sock" &&
-  start_server act --standby "$RUN/sb.sock" --mps attach "$M/pipe" && {
-    LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_QUIET=1 TANDEM_SERVER="$EP_act" \
-      "$B/faults/victim" $((ITERS * 4)) 1024 >"$RUN/fb.out" 2>"$RUN/fb.err" &
-    fp=$!
-    for _ in $(seq 400); do grep -q "victim: running" "$RUN/fb.out" 2>/dev/null && break; sleep 0.05; done
-    env $MENV LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/faults/sm_oob" >/dev/null 2>&1
-    for _ in $(seq 200); do grep -q "resumed on" "$RUN/fb.err" && break; sleep 0.05; done
-    sleep 2    # the faulted MPS server lets its clients go before a new one comes
-    start_server n --mps attach "$M/pipe" --standby-listen "$RUN/n.sock" --standby "$RUN/sb.sock" \
-      --failback-from "$RUN/sb.sock"
-    for _ in $(seq 400); do grep -q "moved to" "$RUN/fb.err" && break; sleep 0.05; done
-    moved=$(grep -o 'moved to .* in [0-9.]* ms' "$RUN/fb.err" | grep -o '[0-9.]* ms' || true)
-    sleep 1
-    env $MENV LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/faults/sm_oob" >/dev/null 2>&1
-    timeout 300 tail --pid=$fp -f /dev/null; wait $fp; fs=$?
-    fref=$(LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/faults/victim" $((ITERS * 4)) 1024 | grep "victim iterations=")
-    got=$(grep "victim iterations=" "$RUN/fb.out")
-    ok=no; [ $fs -eq 0 ] && [ "$got" = "$fref" ] && ok=yes
-    [ $ok = yes ] || { fails=$((fails+1)); { echo "== fail-back"; cat "$RUN/fb.out" "$RUN/fb.err"; } >>"$OUT/victim-failures.txt"; }
-    log "takeovers=$(grep -c 'resumed on' "$RUN/fb.err") fail-back=${moved:-no} n_failstop=$(grep -q 'device context is lost' "$OUT/n.log" && echo yes || echo no) victim=$fs match=$ok"
-    grep "^tandem:" "$RUN/fb.err" | sed 's/^/  /' | tee -a "$report"
-    cp "$OUT/sb.log" "$OUT/sb-failback.log"; cp "$OUT/n.log" "$OUT/n-failback.log"; cp "$OUT/s2.log" "$OUT/s2-failback.log"
-  } || fails=$((fails+1))
-  stop_server n; stop_server act; stop_server sb; stop_server s2
+  for tr in tcp shm; do
+    sleep 2
+    start_server s2 --standby-listen "$RUN/s2.sock" &&
+    start_server sb --standby-listen "$RUN/sb.sock" --standby "$RUN/s2.sock" &&
+    start_server act --standby "$RUN/sb.sock" --mps attach "$M/pipe" && {
+      vep=$EP_act; [ $tr = shm ] && vep=$SHM_act
+      LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_QUIET=1 TANDEM_SERVER="$vep" \
+        "$B/faults/victim" $((ITERS * 4)) 1024 >"$RUN/fb.out" 2>"$RUN/fb.err" &
+      fp=$!
+      for _ in $(seq 400); do grep -q "victim: running" "$RUN/fb.out" 2>/dev/null && break; sleep 0.05; done
+      env $MENV LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/faults/sm_oob" >/dev/null 2>&1
+      for _ in $(seq 200); do grep -q "resumed on" "$RUN/fb.err" && break; sleep 0.05; done
+      sleep 2    # the faulted MPS server lets its clients go before a new one comes
+      start_server n --mps attach "$M/pipe" --standby-listen "$RUN/n.sock" --standby "$RUN/sb.sock" \
+        --failback-from "$RUN/sb.sock"
+      for _ in $(seq 400); do grep -q "moved to" "$RUN/fb.err" && break; sleep 0.05; done
+      moved=$(grep -o 'moved to .* in [0-9.]* ms' "$RUN/fb.err" | grep -o '[0-9.]* ms' || true)
+      sleep 1
+      env $MENV LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/faults/sm_oob" >/dev/null 2>&1
+      timeout 300 tail --pid=$fp -f /dev/null; wait $fp; fs=$?
+      fref=$(LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/faults/victim" $((ITERS * 4)) 1024 | grep "victim iterations=")
+      got=$(grep "victim iterations=" "$RUN/fb.out")
+      ok=no; [ $fs -eq 0 ] && [ "$got" = "$fref" ] && ok=yes
+      [ $ok = yes ] || { fails=$((fails+1)); { echo "== fail-back $tr"; cat "$RUN/fb.out" "$RUN/fb.err"; } >>"$OUT/victim-failures.txt"; }
+      log "victim on $tr: takeovers=$(grep -c 'resumed on' "$RUN/fb.err") fail-back=${moved:-no} n_failstop=$(grep -q 'device context is lost' "$OUT/n.log" && echo yes || echo no) victim=$fs match=$ok"
+      grep "^tandem:" "$RUN/fb.err" | sed 's/^/  /' | tee -a "$report"
+      cp "$OUT/sb.log" "$OUT/sb-failback-$tr.log"; cp "$OUT/n.log" "$OUT/n-failback-$tr.log"; cp "$OUT/s2.log" "$OUT/s2-failback-$tr.log"
+    } || fails=$((fails+1))
+    stop_server n; stop_server act; stop_server sb; stop_server s2
+  done
 
   log ""
   log "== (e) the faulting session has a standby too: told apart, the victim survives"
-  # Trigger and victim are sessions of one MPS active with a standby S that
-  # has a standby S2.  The trigger's fault kills the active; both resume on
+  # Trigger (tcp) and victim (shm) are sessions of one MPS active with a
+  # standby S that has a standby S2.  The trigger's fault kills the active; both resume on
   # S; the trigger's replay faults S too, so it gives up; the victim goes on
   # to S2 and must finish with the fault-free checksum.
   sleep 2
   start_server s2 --standby-listen "$RUN/s2.sock" &&
   start_server sb --standby-listen "$RUN/sb.sock" --standby "$RUN/s2.sock" &&
   start_server act --standby "$RUN/sb.sock" --mps attach "$M/pipe" && {
-    LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_QUIET=1 TANDEM_SERVER="$EP_act" \
+    LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_QUIET=1 TANDEM_SERVER="$SHM_act" \
       "$B/faults/victim" "$ITERS" 1024 >"$RUN/cv.out" 2>"$RUN/cv.err" &
     cp_=$!
     for _ in $(seq 400); do grep -q "victim: running" "$RUN/cv.out" 2>/dev/null && break; sleep 0.05; done

@@ -27,7 +27,7 @@ static void fill(unsigned char *p, size_t n, unsigned seed)
     uint32_t x = seed * 2654435761u + 1;
     for (size_t i = 0; i < n; i++) {
         x = x * 1103515245u + 12345u;
-        p[i] = (unsigned char)(x >> 16);
+        p[i] = (unsigned char)(x >> 24);   /* the top bits: lower ones repeat every 2^24 bytes */
     }
 }
 

@@ -15,6 +15,9 @@
 
 #define VICTIM_ITERS "40000"   /* long enough to see two faults under a loaded CI machine */
 
+/* The endpoint a guest uses: every server serves TCP and shm. */
+#define EP(srv) (shm ? (srv).shm_endpoint : (srv).endpoint)
+
 static void require_sim(void)
 {
     if (!th_simulated())
@@ -87,7 +90,7 @@ static void expect_exact(int status, const char *out, const char *err, const cha
 
 /* A -> S -> S2: the active dies, the session resumes on S, which protects
  * it with S2 at once; then S dies too and the session resumes on S2. */
-Test(after_takeover, standby_of_the_standby_takes_the_second_fault)
+static void standby_of_the_standby_takes_the_second_fault(bool shm)
 {
     char ref[4096], s1[128], s2[128];
     th_server a, s, s2srv;
@@ -105,9 +108,10 @@ Test(after_takeover, standby_of_the_standby_takes_the_second_fault)
     /* S protects what it resumes only once it is connected to S2. */
     cr_assert(file_has(s.log, "standby at", 10), "S never connected to S2: %s", s.log);
     th_server_start(&a, aargs);
-    th_run_guest(a.endpoint, victim_argv(), 120, &r);
+    th_run_guest(EP(a), victim_argv(), 120, &r);
     expect_exact(r.status, r.out, r.err, ref);
-    cr_expect_eq(count_of(r.err, "resumed on"), 2, "two takeovers expected:\n%s", r.err);
+    cr_expect_eq(count_of(r.err, shm ? "resumed on shm:" : "resumed on tcp:"), 2, "two takeovers expected:\n%s",
+                 r.err);
     cr_expect(strstr(r.err, "its standby is"), "the first takeover must report its new standby:\n%s", r.err);
     cr_expect(th_server_log_has(&s2srv, "resumed session"), "see %s", s2srv.log);
     th_server_stop(&a);
@@ -119,7 +123,7 @@ Test(after_takeover, standby_of_the_standby_takes_the_second_fault)
 
 /* The standby's standby starts only after the takeover: the session is
  * protected once it is there, and survives the standby's death. */
-Test(after_takeover, standby_started_later_protects_the_session)
+static void standby_started_later_protects_the_session(bool shm)
 {
     char ref[4096], s1[128], s2[128], out[8192], err[8192];
     th_server a, s, s2srv;
@@ -134,7 +138,7 @@ Test(after_takeover, standby_started_later_protects_the_session)
     const char *s2args[] = { "--standby-listen", s2, NULL };
     th_server_start(&s, sargs);
     th_server_start(&a, aargs);
-    th_bg_start(&v, a.endpoint, victim_argv(), NULL, "victim: running");
+    th_bg_start(&v, EP(a), victim_argv(), NULL, "victim: running");
     cr_assert(file_has(v.err, "resumed on", 30), "no takeover");
     cr_expect(file_has(v.err, "no standby behind it yet", 1), "the first takeover had no standby to report");
     th_server_start(&s2srv, s2args);
@@ -157,7 +161,7 @@ Test(after_takeover, standby_started_later_protects_the_session)
  * domain as the dead one) takes the session from the standby, which
  * becomes its standby again; then the new active dies as well and the
  * session resumes on the standby once more. */
-Test(after_takeover, fail_back_into_a_new_active_and_survive_it)
+static void fail_back_into_a_new_active_and_survive_it(bool shm)
 {
     char ref[4096], s1[128], sn[128], dom[64], out[8192], err[8192];
     th_server a, s, n;
@@ -174,13 +178,14 @@ Test(after_takeover, fail_back_into_a_new_active_and_survive_it)
                             "--sim-mps-domain", dom, NULL };
     th_server_start(&s, sargs);
     th_server_start(&a, aargs);
-    th_bg_start(&v, a.endpoint, victim_argv(), NULL, "victim: running");
+    th_bg_start(&v, EP(a), victim_argv(), NULL, "victim: running");
     cr_assert(file_has(v.err, "resumed on", 30), "no takeover");
     th_server_start(&n, nargs);
     cr_assert(file_has(v.err, "moved to", 20), "the session did not fail back: %s / %s", s.log, n.log);
     cr_expect(th_server_log_has(&s, "handed over") || th_server_log_has(&n, "handed over"),
               "the new active never heard of the handover: %s", n.log);
     cr_assert(file_has(v.err, "(fail-back) in", 1));
+    cr_expect(file_has(v.err, shm ? "moved to shm:" : "moved to tcp:", 1), "moved over the wrong transport");
     usleep(300000);
     cr_assert(th_bg_alive(&v), "the victim finished too soon to test a fault after the fail-back");
     cr_assert_eq(kill(n.pid, SIGKILL), 0);
@@ -198,7 +203,7 @@ Test(after_takeover, fail_back_into_a_new_active_and_survive_it)
 /* The active's standby dies and a new one starts at the same socket: the
  * active dials it, the session is protected again, and survives the
  * active's death. */
-Test(after_takeover, a_restarted_standby_protects_again)
+static void a_restarted_standby_protects_again(bool shm)
 {
     char ref[4096], s1[128], out[8192], err[8192];
     th_server a, s, s_new;
@@ -211,7 +216,7 @@ Test(after_takeover, a_restarted_standby_protects_again)
     const char *aargs[] = { "--standby", s1, NULL };
     th_server_start(&s, sargs);
     th_server_start(&a, aargs);
-    th_bg_start(&v, a.endpoint, victim_argv(), NULL, "victim: running");
+    th_bg_start(&v, EP(a), victim_argv(), NULL, "victim: running");
     kill(s.pid, SIGKILL);
     th_server_stop(&s);
     cr_assert(file_has(a.log, "lost the standby", 10), "%s", a.log);
@@ -233,7 +238,7 @@ Test(after_takeover, a_restarted_standby_protects_again)
  * standby as well.  Replays go one at a time, so that second fault names
  * it: it gives up with the fault, and the victim resumes on the standby's
  * standby with the fault-free result. */
-Test(after_takeover, the_faulting_session_is_told_apart)
+static void the_faulting_session_is_told_apart(bool shm)
 {
     char ref[4096], s1[128], s2[128], out[8192], err[8192];
     th_server a, s, s2srv;
@@ -252,9 +257,9 @@ Test(after_takeover, the_faulting_session_is_told_apart)
     /* S protects what it resumes only once it is connected to S2. */
     cr_assert(file_has(s.log, "standby at", 10), "S never connected to S2: %s", s.log);
     th_server_start(&a, aargs);
-    th_bg_start(&v, a.endpoint, victim_argv(), NULL, "victim: running");
+    th_bg_start(&v, EP(a), victim_argv(), NULL, "victim: running");
     const char *targv[] = { th_fault_bin("sm_oob"), NULL };
-    th_run_guest(a.endpoint, targv, 60, &r);
+    th_run_guest(EP(a), targv, 60, &r);
     cr_expect_neq(r.status, 0, "the faulting program cannot succeed:\n%s", r.err);
     cr_expect(strstr(r.err, "this session's own kernel faulted"), "the culprit was not told apart:\n%s", r.err);
     cr_expect(th_server_log_has(&a, "the device context is lost"), "see %s", a.log);
@@ -268,3 +273,15 @@ Test(after_takeover, the_faulting_session_is_told_apart)
     unlink(s1);
     unlink(s2);
 }
+
+/* Each case over TCP and over shm (the guest hands its region to each server in turn). */
+Test(after_takeover, standby_of_the_standby_takes_the_second_fault) { standby_of_the_standby_takes_the_second_fault(false); }
+Test(after_takeover_shm, standby_of_the_standby_takes_the_second_fault) { standby_of_the_standby_takes_the_second_fault(true); }
+Test(after_takeover, standby_started_later_protects_the_session) { standby_started_later_protects_the_session(false); }
+Test(after_takeover_shm, standby_started_later_protects_the_session) { standby_started_later_protects_the_session(true); }
+Test(after_takeover, fail_back_into_a_new_active_and_survive_it) { fail_back_into_a_new_active_and_survive_it(false); }
+Test(after_takeover_shm, fail_back_into_a_new_active_and_survive_it) { fail_back_into_a_new_active_and_survive_it(true); }
+Test(after_takeover, a_restarted_standby_protects_again) { a_restarted_standby_protects_again(false); }
+Test(after_takeover_shm, a_restarted_standby_protects_again) { a_restarted_standby_protects_again(true); }
+Test(after_takeover, the_faulting_session_is_told_apart) { the_faulting_session_is_told_apart(false); }
+Test(after_takeover_shm, the_faulting_session_is_told_apart) { the_faulting_session_is_told_apart(true); }

@@ -12,58 +12,12 @@
 
 #include "background.h"
 #include "harness.h"
+#include "takeover_pair.h"
 #include "tandem_rpc.h"
 #include "transport.h"
 #include "xdr_extra.h"
 
-static void require_sim(void)
-{
-    if (!th_simulated())
-        cr_skip_test("sim backend only (on a GPU: tests/gpu/run-takeover-gpu.sh)");
-}
-
-typedef struct pair {
-    char sock[128];
-    th_server standby, active;
-} pair;
-
-/* A standby and an active server mirrored to it; extra arguments for each
- * (NULL-ended, may be NULL). */
-static void pair_start(pair *p, const char *const *standby_extra, const char *const *active_extra)
-{
-    const char *sargs[16] = { "--standby-listen", p->sock }, *aargs[16] = { "--standby", p->sock };
-    int n = 2;
-
-    snprintf(p->sock, sizeof(p->sock), "/tmp/tandem-standby-%d-%ld.sock", (int)getpid(), (long)random());
-    for (int i = 0; standby_extra && standby_extra[i] && n < 15; i++)
-        sargs[n++] = standby_extra[i];
-    sargs[n] = NULL;
-    th_server_start(&p->standby, sargs);
-    n = 2;
-    for (int i = 0; active_extra && active_extra[i] && n < 15; i++)
-        aargs[n++] = active_extra[i];
-    aargs[n] = NULL;
-    th_server_start(&p->active, aargs);
-}
-
-static void pair_stop(pair *p)
-{
-    th_server_stop(&p->active);         /* may have crashed: any status */
-    th_server_stop(&p->standby);
-    unlink(p->sock);
-}
-
 /* ---- a crash at many points of each example ---- */
-
-static void reference_of(const char *example, char *out, size_t cap)
-{
-    th_result r;
-    const char *argv[] = { th_bin("example-reference"), example, NULL };
-
-    th_run(argv, 60, &r);
-    cr_assert_eq(r.status, 0, "no host reference for %s: %s", example, r.err);
-    snprintf(out, cap, "%s", r.out);
-}
 
 static void crash_everywhere(const char *example)
 {
@@ -71,15 +25,15 @@ static void crash_everywhere(const char *example)
     char ref[16384];
     int crashed = 0;
 
-    require_sim();
-    reference_of(example, ref, sizeof(ref));
+    th_require_sim();
+    th_reference_of(example, ref, sizeof(ref));
     for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
         const char *aextra[] = { "--crash-after-calls", points[i], NULL };
         const char *argv[] = { th_example(example), NULL };
         th_result r;
-        pair p;
+        th_pair p;
 
-        pair_start(&p, NULL, aextra);
+        th_pair_start(&p, NULL, aextra);
         th_run_guest(p.active.endpoint, argv, 120, &r);
         /* A crash at the program's last call (the exit-time synchronize)
          * needs no resume: the output is complete by then. */
@@ -87,7 +41,7 @@ static void crash_everywhere(const char *example)
         cr_expect_eq(r.status, 0, "%s, crash at call %s: status %d\n%s\n(standby log %s)", example, points[i], r.status, r.err, p.standby.log);
         cr_expect_str_eq(r.out, ref, "%s, crash at call %s: output differs from the fault-free reference",
                          example, points[i]);
-        pair_stop(&p);
+        th_pair_stop(&p);
     }
     /* Otherwise the test proves nothing. */
     cr_expect_geq(crashed, 3, "%s: the session resumed at only %d of the points", example, crashed);
@@ -109,31 +63,31 @@ Test(takeover, in_place_steps_resume_exactly)
     th_result r;
     int crashed = 0;
 
-    require_sim();
+    th_require_sim();
     {
-        pair p;
-        pair_start(&p, NULL, NULL);
+        th_pair p;
+        th_pair_start(&p, NULL, NULL);
         th_run_guest(p.active.endpoint, victim, 120, &r);
         cr_assert_eq(r.status, 0, "%s", r.err);
         snprintf(ref, sizeof(ref), "%s", strstr(r.out, "victim iterations="));
-        pair_stop(&p);
+        th_pair_stop(&p);
     }
     for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
         const char *aextra[] = { "--crash-after-calls", points[i], NULL };
-        pair p;
-        pair_start(&p, NULL, aextra);
+        th_pair p;
+        th_pair_start(&p, NULL, aextra);
         th_run_guest(p.active.endpoint, victim, 120, &r);
         crashed += th_server_log_has(&p.active, "crashing at call");
         cr_expect_eq(r.status, 0, "crash at call %s: %s\n%s", points[i], r.out, r.err);
         cr_expect(strstr(r.out, ref) != NULL, "crash at call %s: %s\nvs fault-free %s", points[i], r.out, ref);
-        pair_stop(&p);
+        th_pair_stop(&p);
     }
     cr_expect_geq(crashed, 5);
 }
 
 /* ---- policies ---- */
 
-static void run_with_policy(const char *policy, const char *example, th_result *r, pair *p)
+static void run_with_policy(const char *policy, const char *example, th_result *r, th_pair *p)
 {
     const char *aextra[] = { "--crash-after-calls", "12", NULL };
     const char *argv[] = { "/usr/bin/env", NULL, th_example(example), NULL };
@@ -141,7 +95,7 @@ static void run_with_policy(const char *policy, const char *example, th_result *
 
     snprintf(env, sizeof(env), "TANDEM_RESUME=%s", policy);
     argv[1] = env;
-    pair_start(p, NULL, aextra);
+    th_pair_start(p, NULL, aextra);
     th_run_guest(p->active.endpoint, argv, 120, r);
 }
 
@@ -149,29 +103,29 @@ Test(takeover, replay_policy_resumes_out_of_place_work)
 {
     char ref[16384];
     th_result r;
-    pair p;
+    th_pair p;
 
-    require_sim();
-    reference_of("vector_add", ref, sizeof(ref));
+    th_require_sim();
+    th_reference_of("vector_add", ref, sizeof(ref));
     run_with_policy("replay", "vector_add", &r, &p);
     cr_expect(th_server_log_has(&p.active, "crashing at call"));
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect_str_eq(r.out, ref);
     cr_expect(strstr(r.err, "policy replay") != NULL, "%s", r.err);
-    pair_stop(&p);
+    th_pair_stop(&p);
 }
 
 Test(takeover, none_policy_fails_clearly)
 {
     th_result r;
-    pair p;
+    th_pair p;
 
-    require_sim();
+    th_require_sim();
     run_with_policy("none", "increment_loop", &r, &p);
     cr_expect(th_server_log_has(&p.active, "crashing at call"));
     cr_expect_neq(r.status, 0, "a session without a journal cannot survive its server");
     cr_expect(strstr(r.err, "lost the connection to the Tandem server") != NULL, "%s", r.err);
-    pair_stop(&p);
+    th_pair_stop(&p);
 }
 
 /* ---- a fault in the MPS domain: every fault model ---- */
@@ -184,12 +138,12 @@ static void victim_survives(const char *trigger, int fired_status_min)
     th_server trig;
     th_result r;
     th_bg v;
-    pair p;
+    th_pair p;
 
-    require_sim();
+    th_require_sim();
     snprintf(domain, sizeof(domain), "tko-%d-%ld", (int)getpid(), (long)random());
     const char *dom[] = { "--sim-mps-domain", domain, NULL };
-    pair_start(&p, NULL, dom);
+    th_pair_start(&p, NULL, dom);
     th_server_start(&trig, dom);
 
     const char *ref_argv[] = { th_fault_bin("victim"), VICTIM_ITERS, "1024", NULL };
@@ -213,7 +167,7 @@ static void victim_survives(const char *trigger, int fired_status_min)
         cr_expect(strstr(err, "resumed on") != NULL, "%s: no takeover reported:\n%s", trigger, err);
     }
     th_server_stop(&trig);
-    pair_stop(&p);
+    th_pair_stop(&p);
 }
 
 /* The trigger's documented statuses (docs/faults.md): 10-24 fired. */
@@ -248,14 +202,14 @@ Test(takeover_bad, standby_already_dead)
     const char *aextra[] = { "--crash-after-calls", "40", NULL };
     const char *argv[] = { th_example("increment_loop"), NULL };
     th_result r;
-    pair p;
+    th_pair p;
 
-    require_sim();
-    pair_start(&p, NULL, aextra);
+    th_require_sim();
+    th_pair_start(&p, NULL, aextra);
     th_server_stop(&p.standby);
     th_run_guest(p.active.endpoint, argv, 60, &r);
     expect_clean_failure(&r, "lost");
-    pair_stop(&p);
+    th_pair_stop(&p);
 }
 
 Test(takeover_bad, fault_during_takeover)
@@ -264,13 +218,13 @@ Test(takeover_bad, fault_during_takeover)
     const char *aextra[] = { "--crash-after-calls", "40", NULL };
     const char *argv[] = { th_example("increment_loop"), NULL };
     th_result r;
-    pair p;
+    th_pair p;
 
-    require_sim();
-    pair_start(&p, sextra, aextra);
+    th_require_sim();
+    th_pair_start(&p, sextra, aextra);
     th_run_guest(p.active.endpoint, argv, 60, &r);
     expect_clean_failure(&r, "takeover failed");
-    pair_stop(&p);
+    th_pair_stop(&p);
 }
 
 Test(takeover_bad, two_faults_in_a_row)
@@ -279,14 +233,14 @@ Test(takeover_bad, two_faults_in_a_row)
     const char *aextra[] = { "--crash-after-calls", "200", NULL };
     const char *argv[] = { th_fault_bin("victim"), VICTIM_ITERS, "1024", NULL };
     th_result r;
-    pair p;
+    th_pair p;
 
-    require_sim();
-    pair_start(&p, sextra, aextra);
+    th_require_sim();
+    th_pair_start(&p, sextra, aextra);
     th_run_guest(p.active.endpoint, argv, 60, &r);
     cr_expect(strstr(r.err, "resumed on") != NULL, "the first takeover must succeed:\n%s", r.err);
     expect_clean_failure(&r, "lost the connection");
-    pair_stop(&p);
+    th_pair_stop(&p);
 }
 
 /* A guest that dies while its session waits on the standby harms no other
@@ -297,10 +251,10 @@ Test(takeover_bad, guest_killed_during_takeover)
     char ref[4096], out[8192], err[8192];
     th_result r;
     th_bg a, b;
-    pair p;
+    th_pair p;
 
-    require_sim();
-    pair_start(&p, NULL, NULL);
+    th_require_sim();
+    th_pair_start(&p, NULL, NULL);
     th_run_guest(p.standby.endpoint, victim, 120, &r);
     cr_assert_eq(r.status, 0, "%s", r.err);
     snprintf(ref, sizeof(ref), "%s", strstr(r.out, "victim iterations="));
@@ -313,25 +267,7 @@ Test(takeover_bad, guest_killed_during_takeover)
     cr_expect_eq(st, 0, "%s\n%s", out, err);
     cr_expect(strstr(out, ref) != NULL, "checksum differs:\n%s\nvs\n%s", out, ref);
     cr_expect(strstr(err, "resumed on") != NULL, "%s", err);
-    pair_stop(&p);
-}
-
-/* Sends TDM_RESUME for session 1 with a guessed token; true when refused. */
-static bool guessed_resume_refused(const char *endpoint)
-{
-    tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), 1, 0x1234, 0, 0 };
-    tdm_hello_res res;
-    tdm_transport *t = NULL;
-    char why[300];
-
-    cr_assert_eq(tdm_transport_open(endpoint, &t, why, sizeof(why)), 0, "%s", why);
-    memset(&res, 0, sizeof(res));
-    int rc = t->ops->call(t, TDM_RESUME, (xdrproc_t)xdr_tdm_resume_args, &a, (xdrproc_t)xdr_tdm_hello_res, &res);
-    bool refused = rc != 0 || res.err != 0;
-    if (rc == 0)
-        xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&res);
-    t->ops->close(t);
-    return refused;
+    th_pair_stop(&p);
 }
 
 /* Resuming takes the session's token: a guessed one is refused and the
@@ -340,16 +276,16 @@ Test(takeover_bad, wrong_token_refused)
 {
     const char *argv[] = { th_example("vector_add"), NULL };
     th_result r;
-    pair p;
+    th_pair p;
 
-    require_sim();
-    pair_start(&p, NULL, NULL);
+    th_require_sim();
+    th_pair_start(&p, NULL, NULL);
     th_run_guest(p.active.endpoint, argv, 60, &r);       /* a real session exists (and ended) */
-    cr_expect(guessed_resume_refused(p.standby.endpoint), "a resume with a wrong token was accepted");
+    cr_expect(th_guessed_resume_refused(p.standby.endpoint), "a resume with a wrong token was accepted");
     cr_expect(th_server_log_has(&p.standby, "refused to resume session 1"), "see %s", p.standby.log);
     th_run_guest(p.standby.endpoint, argv, 60, &r);
     cr_expect_eq(r.status, 0, "the standby stopped serving after a bad resume:\n%s", r.err);
-    pair_stop(&p);
+    th_pair_stop(&p);
 }
 
 /* An active server whose standby cannot take its sessions refuses to start
@@ -360,7 +296,7 @@ Test(takeover_bad, active_refuses_an_unusable_standby)
     th_server sb;
     th_result r;
 
-    require_sim();
+    th_require_sim();
     snprintf(sock, sizeof(sock), "/tmp/tandem-standby-%d-%ld.sock", (int)getpid(), (long)random());
     const char *nobody[] = { th_bin("tandem-server"), "--backend", "sim", "--port", "0", "--standby", sock, NULL };
     th_run(nobody, 30, &r);
@@ -388,9 +324,9 @@ Test(takeover_bad, resume_at_a_server_that_is_no_standby)
     th_server srv;
     th_result r;
 
-    require_sim();
+    th_require_sim();
     th_server_start(&srv, NULL);
-    cr_expect(guessed_resume_refused(srv.endpoint), "a server without --standby-listen accepted a resume");
+    cr_expect(th_guessed_resume_refused(srv.endpoint), "a server without --standby-listen accepted a resume");
     cr_expect(th_server_log_has(&srv, "this server is no standby"), "see %s", srv.log);
     th_run_guest(srv.endpoint, argv, 60, &r);
     cr_expect_eq(r.status, 0, "%s", r.err);
