@@ -42,7 +42,6 @@ static cudaError_t region_pin(const tdm_shm_region *r, uint64_t addr, uint64_t s
 static void *region_alloc(const tdm_shm_region *r, size_t size, uint64_t *rounded)
 {
     uint64_t addr = 0;
-    cudaError_t err;
 
     pthread_mutex_lock(&lock);
     if (!shm_area && r->g.host_size)
@@ -53,44 +52,62 @@ static void *region_alloc(const tdm_shm_region *r, size_t size, uint64_t *rounde
                         "TANDEM_SHM_HOST_MB)\n", (unsigned long long)(r->g.host_size >> 20));
         return NULL;
     }
-    err = region_pin(r, addr, *rounded, true);
-    if (err) {
-        tdm_arena_free(shm_area, addr, *rounded);
-        return NULL;
-    }
     return (void *)(uintptr_t)addr;
 }
 
-void *tdm_host_alloc(size_t size, unsigned flags)
+/* Adds a block to the table; false when out of memory. */
+static bool add_block(void *p, size_t size, unsigned flags, uint64_t in_region)
 {
-    const tdm_shm_region *r = tdm_shm();
-    uint64_t rounded = 0;
-    void *p = NULL;
+    bool ok = true;
 
-    if (r) {
-        p = region_alloc(r, size, &rounded);
-        if (!p)
-            return NULL;
-    } else if (posix_memalign(&p, 4096, size ? size : 1) != 0) {
-        return NULL;
-    }
     pthread_mutex_lock(&lock);
     if (nblocks == cap) {
         size_t ncap = cap ? cap * 2 : 64;
         host_block *v = realloc(blocks, ncap * sizeof(*v));
-        if (!v) {
-            pthread_mutex_unlock(&lock);
-            if (rounded)
-                tdm_arena_free(shm_area, (uint64_t)(uintptr_t)p, rounded);
-            else
-                free(p);
+        if (v) {
+            blocks = v;
+            cap = ncap;
+        }
+        ok = v != NULL;
+    }
+    if (ok)
+        blocks[nblocks++] = (host_block){ p, size, flags, in_region };
+    pthread_mutex_unlock(&lock);
+    return ok;
+}
+
+static int find_block(void *p, uint64_t *in_region, bool remove);
+
+void *tdm_host_alloc(size_t size, unsigned flags)
+{
+    const tdm_shm_region *r = tdm_shm();
+    uint64_t rounded = 0, unused;
+    void *p = NULL;
+
+    if (!r) {
+        if (posix_memalign(&p, 4096, size ? size : 1) != 0)
+            return NULL;
+        if (!add_block(p, size, flags, 0)) {
+            free(p);
             return NULL;
         }
-        blocks = v;
-        cap = ncap;
+        return p;
     }
-    blocks[nblocks++] = (host_block){ p, size, flags, rounded };
-    pthread_mutex_unlock(&lock);
+    p = region_alloc(r, size, &rounded);
+    if (!p)
+        return NULL;
+    /* In the table before the server pins it: if the server dies from
+     * here on, the takeover registers the block with the standby (which
+     * takes a second registration of the same block as done). */
+    if (!add_block(p, size, flags, rounded)) {
+        tdm_arena_free(shm_area, (uint64_t)(uintptr_t)p, rounded);
+        return NULL;
+    }
+    if (region_pin(r, (uint64_t)(uintptr_t)p, rounded, true) != cudaSuccess) {
+        find_block(p, &unused, true);
+        tdm_arena_free(shm_area, (uint64_t)(uintptr_t)p, rounded);
+        return NULL;
+    }
     return p;
 }
 

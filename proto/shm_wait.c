@@ -65,6 +65,12 @@ int tdm_shm_wait(tdm_shm_waitpoint *wp, tdm_shm_cond cond, void *arg, tdm_shm_al
          * published, or the peer sees `sleeping` and wakes us. */
         atomic_thread_fence(memory_order_seq_cst);
         r = cond(arg);
+        /* A peer's death published before `sleeping` was set woke nobody
+         * (shm_watch.c): seen here instead of a slice later. */
+        if (r == 0 && alive && !alive(alive_arg)) {
+            atomic_store(&wp->sleeping, 0);
+            return TDM_SHM_WAIT_DEAD;
+        }
         if (r == 0)
             syscall(SYS_futex, &wp->seq, FUTEX_WAIT, seq, &slice, NULL, 0);
         atomic_store(&wp->sleeping, 0);

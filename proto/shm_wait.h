@@ -17,8 +17,9 @@ typedef int (*tdm_shm_cond)(void *arg);
 typedef bool (*tdm_shm_alive)(void *arg);
 
 /* Polls cond for up to the spin time (TANDEM_SHM_SPIN_US, default 50 us),
- * then sleeps on wp in slices of at most 50 ms, calling alive after each
- * slice, so a peer that dies without waking us is noticed.  Returns 0 when
+ * then sleeps on wp in slices of at most 50 ms, calling alive before the
+ * first and after each slice, so a peer that dies without waking us is
+ * noticed (at once when a watcher wakes wp: shm_watch.h).  Returns 0 when
  * cond became true, cond's negative value, or TDM_SHM_WAIT_DEAD. */
 int tdm_shm_wait(tdm_shm_waitpoint *wp, tdm_shm_cond cond, void *arg, tdm_shm_alive alive, void *alive_arg);
 

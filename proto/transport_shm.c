@@ -21,6 +21,7 @@
 #include "shm_region.h"
 #include "shm_ring.h"
 #include "shm_socket.h"
+#include "shm_watch.h"
 #include "tandem_rpc.h"
 
 #define MAX_REPLY ((size_t)512 << 20)
@@ -34,6 +35,7 @@ typedef struct shm_transport {
      * guest's connection lock) replaces it. */
     _Atomic int sock;
     atomic_bool dead;          /* between servers after a failed takeover */
+    tdm_shm_watch watch;       /* wakes our waiters the moment the server's socket closes */
     uint32_t xid;
     char *buf;                 /* encoded call */
     size_t cap;
@@ -44,7 +46,23 @@ static bool server_alive(void *arg)
 {
     shm_transport *st = arg;
 
-    return !atomic_load(&st->dead) && tdm_shm_peer_alive(atomic_load(&st->sock));
+    return !atomic_load(&st->dead) && !tdm_shm_watch_gone(&st->watch) && tdm_shm_peer_alive(atomic_load(&st->sock));
+}
+
+/* Every waitpoint this side sleeps on: replies, ring space, completion
+ * slots.  Without a watcher a dead server is still noticed, a sleep slice
+ * later. */
+static void watch_server(shm_transport *st)
+{
+    tdm_shm_waitpoint *wps[2 + TDM_SHM_MAX_SLOTS];
+    tdm_shm_slot *slots = (tdm_shm_slot *)tdm_shm_at(&st->region, st->region.g.slots_off);
+    size_t n = 0;
+
+    wps[n++] = &st->rx.ctl->data_wait;
+    wps[n++] = &st->tx.ctl->space_wait;
+    for (uint32_t i = 0; i < st->region.g.nslots && i < TDM_SHM_MAX_SLOTS; i++)
+        wps[n++] = &slots[i].wait;
+    tdm_shm_watch_start(&st->watch, atomic_load(&st->sock), wps, n);
 }
 
 static int ring_status(int rc)
@@ -127,6 +145,7 @@ static void shm_close(tdm_transport *t)
     shm_transport *st = (shm_transport *)t;
     int sock = atomic_load(&st->sock);
 
+    tdm_shm_watch_stop(&st->watch);
     if (sock >= 0)
         close(sock);
     tdm_shm_region_release(&st->region);
@@ -170,6 +189,7 @@ int tdm_transport_shm_open(const char *name, tdm_transport **out, char *err, siz
                         st->region.g.ring_cap[TDM_SHM_G2S]);
     tdm_shm_ring_attach(&st->rx, tdm_shm_at(&st->region, st->region.g.ring_off[TDM_SHM_S2G]),
                         st->region.g.ring_cap[TDM_SHM_S2G]);
+    watch_server(st);
     st->base.ops = &shm_ops;
     snprintf(st->base.desc, sizeof(st->base.desc), "shm:%s", name);
     *out = &st->base;
@@ -193,6 +213,7 @@ static bool hang_up(shm_transport *st, int wait_ms)
     bool gone = true;
 
     atomic_store(&st->dead, true);
+    tdm_shm_watch_stop(&st->watch);
     sock = atomic_exchange(&st->sock, -1);
     if (sock < 0)
         return true;
@@ -254,6 +275,7 @@ int tdm_transport_shm_reattach(tdm_transport *t, const char *endpoint, char *err
         return -1;
     }
     atomic_store(&st->sock, sock);
+    watch_server(st);
     atomic_store(&st->dead, false);
     snprintf(st->base.desc, sizeof(st->base.desc), "shm:%s", ep.name);
     return 0;

@@ -55,9 +55,15 @@ int tdm_shm_guest_register(tdm_session *s, uint64_t off, uint64_t size)
                 (unsigned long long)size);
         return cudaErrorInvalidValue;
     }
-    for (size_t i = 0; i < g->nregs; i++)
+    for (size_t i = 0; i < g->nregs; i++) {
+        /* The same block again: a guest resuming here registers every
+         * block it has, and may then retry the registration that its dead
+         * server never answered. */
+        if (g->regs[i].off == off && g->regs[i].size == size)
+            return 0;
         if (off < g->regs[i].off + g->regs[i].size && g->regs[i].off < off + size)
             return cudaErrorHostMemoryAlreadyRegistered;
+    }
     if (g->nregs == g->cap) {
         size_t ncap = g->cap ? 2 * g->cap : 16;
         tdm_shm_reg *v = realloc(g->regs, ncap * sizeof(*v));

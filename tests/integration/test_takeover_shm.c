@@ -83,8 +83,9 @@ Test(takeover_shm, increment_loop_resumes_exactly)
 /* Pinned memory (cudaMallocHost in the region), three streams, events. */
 Test(takeover_shm, streams_events_resumes_exactly)
 {
-    const char *points[] = { "2", "5", "8", "11", "14", "18", "22", "26", "30", "35", "40", NULL };
-    example_everywhere("streams_events", points, 8);
+    /* 3: the check of protection right after cudaMallocHost's pinning. */
+    const char *points[] = { "2", "3", "4", "5", "8", "11", "14", "18", "22", "26", "30", "35", "40", NULL };
+    example_everywhere("streams_events", points, 10);
 }
 
 Test(takeover_shm, matmul_resumes_exactly)

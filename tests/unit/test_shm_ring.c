@@ -7,11 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "shm_region.h"
 #include "shm_ring.h"
 #include "shm_wait.h"
+#include "shm_watch.h"
 
 typedef struct ring_mem {
     void *mem;
@@ -440,4 +443,63 @@ Test(shm_wait, wake_up_latency_from_futex_sleep)
 Test(shm_wait, wake_up_latency_while_polling)
 {
     report_wake("polling peer", "1000", 2000);
+}
+
+/* ---- a peer's death seen at once (shm_watch.h) ---- */
+
+static int never(void *arg)
+{
+    (void)arg;
+    return 0;
+}
+
+static bool watched_alive(void *arg)
+{
+    return !tdm_shm_watch_gone(arg);
+}
+
+typedef struct death_wait {
+    tdm_shm_waitpoint wp;
+    tdm_shm_watch w;
+    int rc;
+    uint64_t returned_ns;
+} death_wait;
+
+static void *wait_for_death(void *arg)
+{
+    death_wait *d = arg;
+
+    d->rc = tdm_shm_wait(&d->wp, never, NULL, watched_alive, &d->w);
+    d->returned_ns = now_ns();
+    return NULL;
+}
+
+/* A waiter asleep on a waitpoint returns TDM_SHM_WAIT_DEAD within a few
+ * milliseconds of its peer's socket closing, not at the end of its sleep
+ * slice (50 ms); three times, the peer going before and while it sleeps. */
+Test(shm_wait, a_dead_peer_wakes_a_sleeper_at_once)
+{
+    for (int round = 0; round < 3; round++) {
+        death_wait *d = calloc(1, sizeof(*d));
+        tdm_shm_waitpoint *wps[] = { &d->wp };
+        int sv[2];
+        pthread_t th;
+
+        cr_assert(d);
+        cr_assert_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        cr_assert_eq(tdm_shm_watch_start(&d->w, sv[0], wps, 1), 0);
+        cr_assert_eq(pthread_create(&th, NULL, wait_for_death, d), 0);
+        if (round > 0)
+            usleep(round == 1 ? 5000 : 20000);   /* asleep: past the spin, early in a slice */
+        uint64_t closed = now_ns();
+        close(sv[1]);
+        pthread_join(th, NULL);
+        cr_expect_eq(d->rc, TDM_SHM_WAIT_DEAD);
+        double ms = (double)(d->returned_ns - closed) / 1e6;
+        cr_expect_lt(ms, 15.0, "round %d: the waiter noticed the dead peer after %.2f ms", round, ms);
+        cr_log_info("dead peer noticed after %.3f ms (round %d)\n", ms, round);
+        tdm_shm_watch_stop(&d->w);
+        close(sv[0]);
+        free(d);
+    }
 }
