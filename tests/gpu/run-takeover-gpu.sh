@@ -131,9 +131,12 @@ if env $MENV timeout 20 nvidia-cuda-mps-control -d </dev/null >"$M/log/start.out
     start_server s2 --standby-listen "$RUN/s2.sock" &&
     start_server sb --standby-listen "$RUN/sb.sock" --standby "$RUN/s2.sock" &&
     start_server act --standby "$RUN/sb.sock" --mps attach "$M/pipe" && {
-      vep=$EP_act; [ $tr = shm ] && vep=$SHM_act
+      # Over shm an iteration costs a fraction of a TCP one: more of them
+      # keep the victim running until the new active is up.
+      vep=$EP_act fbn=$((ITERS * 4)); [ $tr = shm ] && vep=$SHM_act fbn=$((ITERS * 20))
+      t0=$(date +%s.%N)
       LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_QUIET=1 TANDEM_SERVER="$vep" \
-        "$B/faults/victim" $((ITERS * 4)) 1024 >"$RUN/fb.out" 2>"$RUN/fb.err" &
+        "$B/faults/victim" $fbn 1024 >"$RUN/fb.out" 2>"$RUN/fb.err" &
       fp=$!
       for _ in $(seq 400); do grep -q "victim: running" "$RUN/fb.out" 2>/dev/null && break; sleep 0.05; done
       env $MENV LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/faults/sm_oob" >/dev/null 2>&1
@@ -146,11 +149,12 @@ if env $MENV timeout 20 nvidia-cuda-mps-control -d </dev/null >"$M/log/start.out
       sleep 1
       env $MENV LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/faults/sm_oob" >/dev/null 2>&1
       timeout 300 tail --pid=$fp -f /dev/null; wait $fp; fs=$?
-      fref=$(LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/faults/victim" $((ITERS * 4)) 1024 | grep "victim iterations=")
+      secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+      fref=$(LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/faults/victim" $fbn 1024 | grep "victim iterations=")
       got=$(grep "victim iterations=" "$RUN/fb.out")
       ok=no; [ $fs -eq 0 ] && [ "$got" = "$fref" ] && ok=yes
       [ $ok = yes ] || { fails=$((fails+1)); { echo "== fail-back $tr"; cat "$RUN/fb.out" "$RUN/fb.err"; } >>"$OUT/victim-failures.txt"; }
-      log "victim on $tr: takeovers=$(grep -c 'resumed on' "$RUN/fb.err") fail-back=${moved:-no} n_failstop=$(grep -q 'device context is lost' "$OUT/n.log" && echo yes || echo no) victim=$fs match=$ok"
+      log "victim on $tr ($fbn iterations, ${secs}s): takeovers=$(grep -c 'resumed on' "$RUN/fb.err") fail-back=${moved:-no} n_failstop=$(grep -q 'device context is lost' "$OUT/n.log" && echo yes || echo no) victim=$fs match=$ok"
       grep "^tandem:" "$RUN/fb.err" | sed 's/^/  /' | tee -a "$report"
       cp "$OUT/sb.log" "$OUT/sb-failback-$tr.log"; cp "$OUT/n.log" "$OUT/n-failback-$tr.log"; cp "$OUT/s2.log" "$OUT/s2-failback-$tr.log"
     } || fails=$((fails+1))
