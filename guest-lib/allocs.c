@@ -44,6 +44,18 @@ bool tdm_allocs_covers(uint64_t addr, uint64_t len)
     return ok;
 }
 
+bool tdm_allocs_holds(uint64_t addr)
+{
+    const tdm_range *r;
+    bool held;
+
+    pthread_rwlock_rdlock(&lock);
+    r = tdm_range_map_find(&map, addr);
+    held = r && r->addr == addr && r->kind == TDM_RANGE_ALLOC;
+    pthread_rwlock_unlock(&lock);
+    return held;
+}
+
 bool tdm_allocs_is_device(const void *p)
 {
     return tdm_allocs_covers((uint64_t)(uintptr_t)p, 0);

@@ -17,8 +17,10 @@ static cudaError_t create_stream(cudaStream_t *pStream, unsigned flags, int prio
     err = tdm_call(TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &a, (xdrproc_t)xdr_tdm_handle_res, &r);
     if (!err)
         err = (cudaError_t)r.err;
-    if (!err)
+    if (!err) {
         *pStream = (cudaStream_t)(uintptr_t)r.handle;
+        tdm_live_handle_add(r.handle);
+    }
     return tdm_ret(err);
 }
 
@@ -46,9 +48,14 @@ static cudaError_t stream_call(uint32_t proc, cudaStream_t s)
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
+    cudaError_t err;
+
     if (tdm_stream_id(stream) <= 2)
         return tdm_ret(cudaErrorInvalidResourceHandle);
-    return tdm_ret(stream_call(TDM_STREAM_DESTROY, stream));
+    err = stream_call(TDM_STREAM_DESTROY, stream);
+    if (!err)
+        tdm_live_handle_remove(tdm_stream_id(stream));
+    return tdm_ret(err);
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
@@ -84,8 +91,10 @@ static cudaError_t create_event(cudaEvent_t *event, unsigned flags)
     err = tdm_call(TDM_EVENT_CREATE, (xdrproc_t)xdr_u_int, &f, (xdrproc_t)xdr_tdm_handle_res, &r);
     if (!err)
         err = (cudaError_t)r.err;
-    if (!err)
+    if (!err) {
         *event = (cudaEvent_t)(uintptr_t)r.handle;
+        tdm_live_handle_add(r.handle);
+    }
     return tdm_ret(err);
 }
 
@@ -110,7 +119,11 @@ static cudaError_t event_call(uint32_t proc, cudaEvent_t e)
 
 cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
-    return tdm_ret(event_call(TDM_EVENT_DESTROY, event));
+    cudaError_t err = event_call(TDM_EVENT_DESTROY, event);
+
+    if (!err)
+        tdm_live_handle_remove((uint64_t)(uintptr_t)event);
+    return tdm_ret(err);
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event)

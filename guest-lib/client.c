@@ -450,6 +450,23 @@ static void check_protection_locked(void)
     xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
 }
 
+/* A call sent again to the standby after a takeover.  A release (cudaFree,
+ * a stream's or event's destroy) the active completed just before it died
+ * was mirrored there, as every release is, so the standby finds nothing to
+ * release: the program's call did succeed.  Only what the program holds
+ * counts, so a release of a bad pointer or handle still fails as it would
+ * have. */
+static void released_before_the_takeover(uint32_t proc, const void *args, void *res)
+{
+    int *err = res;
+
+    if (proc == TDM_FREE && *err == cudaErrorInvalidValue && tdm_allocs_holds(*(const tdm_addr *)args))
+        *err = 0;
+    if ((proc == TDM_STREAM_DESTROY || proc == TDM_EVENT_DESTROY) && *err == cudaErrorInvalidResourceHandle &&
+        tdm_live_handle_held(*(const tdm_handle *)args))
+        *err = 0;
+}
+
 cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res)
 {
     cudaError_t err;
@@ -459,11 +476,14 @@ cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
     err = connect_locked();
     if (err)
         goto out;
-    /* Journaled work on a stream or event about to be destroyed could not
-     * be replayed after it. */
+    /* Journaled work on memory, a stream or an event about to be released
+     * could not be replayed after it: the standby mirrors the release at
+     * once, and the address may be handed out again before the next
+     * acknowledged point.  So the journal is emptied first, and the standby
+     * hears the new epoch before the release. */
     if (tdm_journal_active() && !tdm_journal_empty() &&
-        (proc == TDM_STREAM_DESTROY || proc == TDM_EVENT_DESTROY || proc == TDM_MODULE_UNLOAD ||
-         proc == TDM_DEVICE_RESET))
+        (proc == TDM_FREE || proc == TDM_SHM_HOST_UNREGISTER || proc == TDM_STREAM_DESTROY ||
+         proc == TDM_EVENT_DESTROY || proc == TDM_MODULE_UNLOAD || proc == TDM_DEVICE_RESET))
         quiesce_locked();
     if (!conn) {
         err = lost_error();
@@ -471,8 +491,11 @@ cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
     }
     tdm_journal_next_call();
     rc = conn->ops->call(conn, proc, xargs, args, xres, res);
-    if (rc == TDM_T_BROKEN && failover_locked() == 0)
+    if (rc == TDM_T_BROKEN && failover_locked() == 0) {
         rc = conn->ops->call(conn, proc, xargs, args, xres, res);
+        if (rc == TDM_T_OK)
+            released_before_the_takeover(proc, args, res);
+    }
     if (rc == TDM_T_REJECTED)
         err = cudaErrorInvalidValue;
     else if (rc != TDM_T_OK)

@@ -55,12 +55,20 @@ cudaError_t tdm_shm_wait_copy(uint32_t slot, uint32_t ticket, int *err);
  * the bytes a journaled copy still needs). */
 void tdm_shm_chunk_reuse(uint32_t chunk);
 
+/* ---- the program's streams and events (live_handles.c) ---- */
+void tdm_live_handle_add(uint64_t handle);
+void tdm_live_handle_remove(uint64_t handle);
+bool tdm_live_handle_held(uint64_t handle);
+void tdm_live_handles_clear(void);
+
 /* ---- device allocations (allocs.c) ---- */
 void tdm_allocs_add(uint64_t addr, uint64_t size, bool global);
 int tdm_allocs_remove(uint64_t addr);
 /* True when [addr, addr+len) is inside one allocation or variable. */
 bool tdm_allocs_covers(uint64_t addr, uint64_t len);
 bool tdm_allocs_is_device(const void *p);
+/* True when addr is the start of a device allocation the program holds. */
+bool tdm_allocs_holds(uint64_t addr);
 void tdm_allocs_clear(bool keep_globals);
 
 /* ---- host allocations from cudaMallocHost/cudaHostAlloc (hostmem.c) ---- */

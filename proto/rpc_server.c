@@ -176,6 +176,8 @@ int tdm_rpc_serve_one(const tdm_rpc_program *p, void *ctx, const tdm_rpc_io *io,
     if (p->before_call)
         p->before_call(ctx, msg.rm_call.cb_proc);
     keep = proc->handler(ctx, b->args, b->res);
+    if (p->after_call)
+        p->after_call(ctx, msg.rm_call.cb_proc);
     xdrs->x_op = XDR_FREE;
     proc->xargs(xdrs, b->args);
     if (proc->xres) {

@@ -29,8 +29,10 @@ typedef struct tdm_rpc_program {
     /* One-way procedure whose arguments did not decode: the connection goes
      * on, and the program is told so that it can report the error later. */
     void (*on_garbage_oneway)(void *ctx, uint32_t proc);
-    /* Called before each decoded call's handler, when set. */
+    /* Called before each decoded call's handler, and after it (before the
+     * reply is sent), when set. */
     void (*before_call)(void *ctx, uint32_t proc);
+    void (*after_call)(void *ctx, uint32_t proc);
 } tdm_rpc_program;
 
 typedef enum {

@@ -154,9 +154,11 @@ static bool h_protect(void *ctx, void *args, void *res)
         r->resume_policy = s->resume_policy;
         r->resumed_epoch = a->seq;
         /* The session is the other server's now: this one lets go of it
-         * before the guest can get there, without telling that server. */
+         * before the guest can get there, without telling that server, and
+         * ends the connection after this reply (an shm guest waits for that
+         * before it restarts its rings for the other server). */
         tdm_session_let_go(s);
-        return r->moved_to != NULL;
+        return false;
     }
     if (!atomic_load(&srv->handing_off) && a->resume_policy != TDM_RESUME_NONE && !tdm_session_protected(s) &&
         srv->mirror && tdm_mirror_gen(srv->mirror)) {
@@ -506,17 +508,30 @@ static void garbage_oneway(void *ctx, uint32_t proc)
 }
 
 /* --crash-after-calls N: the server dies by SIGKILL as it is about to
- * serve its Nth call, so tests can stop it at every point of a program. */
-static void before_call(void *ctx, uint32_t proc)
+ * serve its Nth call, so tests can stop it at every point of a program;
+ * with --crash-before-reply, once it served the call but before the guest
+ * hears so (the call took effect, and the standby mirrored it). */
+static void crash_point(tdm_session *s, uint32_t proc, bool served)
 {
-    tdm_session *s = ctx;
     long n = s->srv->cfg.crash_after_calls;
 
-    if (n && atomic_fetch_add(&s->srv->calls, 1) + 1 == n) {
-        fprintf(stderr, "tandem-server: crashing at call %ld (procedure %u), as --crash-after-calls asked\n", n,
-                proc);
+    if (!n || served != s->srv->cfg.crash_before_reply)
+        return;
+    if (atomic_fetch_add(&s->srv->calls, 1) + 1 == n) {
+        fprintf(stderr, "tandem-server: crashing at call %ld (procedure %u) %s, as --crash-after-calls asked\n", n,
+                proc, served ? "before its reply" : "before serving it");
         raise(SIGKILL);
     }
+}
+
+static void before_call(void *ctx, uint32_t proc)
+{
+    crash_point(ctx, proc, false);
+}
+
+static void after_call(void *ctx, uint32_t proc)
+{
+    crash_point(ctx, proc, true);
 }
 
 #define SYNC(P, XA, TA, XR, TR, H) [P] = { (xdrproc_t)XA, sizeof(TA), (xdrproc_t)XR, sizeof(TR), H }
@@ -574,4 +589,5 @@ const tdm_rpc_program tdm_dispatch_program = {
     .nprocs = sizeof(procs) / sizeof(procs[0]),
     .on_garbage_oneway = garbage_oneway,
     .before_call = before_call,
+    .after_call = after_call,
 };

@@ -51,7 +51,9 @@ static void usage(FILE *f)
             "                         took them over) whose standby socket is SOCKET; needs\n"
             "                         --standby-listen; each session moves at its guest's next\n"
             "                         synchronizing call, without copying memory\n"
-            "  --crash-after-calls N  testing: die by SIGKILL when about to serve the Nth call\n");
+            "  --crash-after-calls N  testing: die by SIGKILL when about to serve the Nth call\n"
+            "  --crash-before-reply   testing: with --crash-after-calls, die once the Nth call was\n"
+            "                         served, before its reply is sent\n");
 }
 
 static int parse_size(const char *s, uint64_t *out)
@@ -86,6 +88,7 @@ int main(int argc, char **argv)
         { "sim-mps-domain", required_argument, 0, 'D' }, { "shm", required_argument, 0, 's' },
         { "standby", required_argument, 0, 'Y' },  { "standby-listen", required_argument, 0, 'L' },
         { "crash-after-calls", required_argument, 0, 'C' }, { "failback-from", required_argument, 0, 'F' },
+        { "crash-before-reply", no_argument, 0, 'B' },
         { 0, 0, 0, 0 },
     };
     tdm_server_config cfg = {
@@ -122,6 +125,7 @@ int main(int argc, char **argv)
         case 'L': cfg.standby_listen = optarg; break;
         case 'C': cfg.crash_after_calls = atol(optarg); break;
         case 'F': cfg.failback_from = optarg; break;
+        case 'B': cfg.crash_before_reply = true; break;
         case 'R': mps_run_dir = optarg; break;
         case 'M':
             cfg.mps_mode = optarg;

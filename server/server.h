@@ -30,6 +30,7 @@ typedef struct tdm_server_config {
     const char *failback_from;   /* a new active: take the sessions of the standby
                                   * listening there (--failback-from) */
     long crash_after_calls;      /* test hook: die by SIGKILL at this call (0 = never) */
+    bool crash_before_reply;     /* ... after serving it, before its reply, instead */
 } tdm_server_config;
 
 typedef struct tdm_server {

@@ -4,7 +4,10 @@
  * area chunks — and checks every byte.  It prints one line per size to
  * stdout (the same natively and through Tandem) and, with -b, rough
  * bandwidths to stderr.  tests/integration/test_shm.c runs it over both
- * transports; tests/gpu/run-gpu-verification.sh also natively. */
+ * transports; tests/gpu/run-gpu-verification.sh also natively.  With
+ * -s N it stops after the first N sizes (test_takeover_release crashes the
+ * server only in the first ones). */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,10 +94,23 @@ static void bandwidth(void)
 int main(int argc, char **argv)
 {
     static const size_t sizes[] = { 1, 4095, 4u << 20, (4u << 20) + 1, (19u << 20) + 123, 40u << 20 };
+    size_t nsizes = sizeof(sizes) / sizeof(sizes[0]);
+    bool bw = false;
     cudaStream_t st;
 
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-b") == 0) {
+            bw = true;
+        } else if (strcmp(argv[i], "-s") == 0 && i + 1 < argc && atoi(argv[i + 1]) > 0) {
+            size_t n = (size_t)atoi(argv[++i]);
+            nsizes = n < nsizes ? n : nsizes;
+        } else {
+            fprintf(stderr, "usage: copy-check [-b] [-s SIZES]\n");
+            return 2;
+        }
+    }
     CHECK(cudaStreamCreate(&st));
-    for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+    for (size_t k = 0; k < nsizes; k++) {
         size_t n = sizes[k];
         unsigned char *src = malloc(n), *dst = malloc(n), *ps, *pd;
         void *d1, *d2;
@@ -141,7 +157,7 @@ int main(int argc, char **argv)
         free(dst);
     }
     CHECK(cudaStreamDestroy(st));
-    if (argc > 1 && strcmp(argv[1], "-b") == 0)
+    if (bw)
         bandwidth();
     return 0;
 }
