@@ -12,6 +12,8 @@
 #  (d) after a takeover: the standby protected by its own standby, fail-back
 #      into a new MPS active server, and a fault there.
 #  (e) the faulting session with a standby: told apart from its victims.
+#  (f) releases around the crash: a cudaFree after unacknowledged work, and
+#      releases the active served but whose reply it never sent.
 #  (c) memory: the standby's GPU memory (nvidia-smi) with no session, and
 #      with a session holding 1 GiB mirrored.
 set -uo pipefail
@@ -62,6 +64,39 @@ for ex in vector_add increment_loop streams_events matmul; do
       log "$(printf '%-16s %-3s crash@%-4s crashed=%-3s match=%-3s rc=%-3s recovery=%s' "$ex" "$tr" "$n" "$crashed" "$ok" "$rc" "${rec:--}")"
       stop_server act; stop_server sb
     done
+  done
+done
+
+log ""
+log "== (f) releases around the crash (docs/takeover.md, Releases), guest on tcp and on shm"
+log "   unacked: TANDEM_EPOCH_MS=600000, crash before call N of copy-check -s 3 (a cudaFree after"
+log "   unacknowledged work); reply: --crash-before-reply, the call served but its reply lost"
+cc_native=$(LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/bin/copy-check" -s 3 2>/dev/null)
+se_native=$(LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/examples/streams_events" 2>/dev/null)
+for tr in tcp shm; do
+  for plan in "unacked copy-check $(seq -s ' ' 16 3 70)" "reply copy-check $(seq -s ' ' 10 3 70)" \
+              "reply streams_events $(seq -s ' ' 30 2 52)"; do
+    set -- $plan; mode=$1; prog=$2; shift 2
+    runs=0 matched=0 resumed=0 on_release=0
+    for n in "$@"; do
+      start_server sb --standby-listen "$RUN/sb.sock" || { fails=$((fails+1)); continue; }
+      extra=(); [ $mode = reply ] && extra=(--crash-before-reply)
+      start_server act --standby "$RUN/sb.sock" --crash-after-calls "$n" "${extra[@]}" ||
+        { stop_server sb; fails=$((fails+1)); continue; }
+      ep=$EP_act; [ $tr = shm ] && ep=$SHM_act
+      if [ $prog = copy-check ]; then cmd=("$B/bin/copy-check" -s 3); native=$cc_native
+      else cmd=("$B/examples/streams_events"); native=$se_native; fi
+      epoch=(); [ $mode = unacked ] && epoch=(TANDEM_EPOCH_MS=600000)
+      out=$(tandem "$ep" env "${epoch[@]}" timeout 120 "${cmd[@]}" 2>"$RUN/guest.err"); rc=$?
+      runs=$((runs+1))
+      grep -q "resumed on" "$RUN/guest.err" && resumed=$((resumed+1))
+      grep -qE "\(procedure (5|10|14)\) before its reply" "$OUT/act.log" && on_release=$((on_release+1))
+      if [ $rc -eq 0 ] && [ -n "$native" ] && [ "$out" = "$native" ]; then matched=$((matched+1))
+      else fails=$((fails+1)); { echo "== (f) $tr $mode $prog crash@$n"; cat "$RUN/guest.err"; } >>"$OUT/guest-failures.txt"; fi
+      stop_server act; stop_server sb
+    done
+    log "$(printf '%-3s %-7s %-14s runs=%-3s match_native=%-3s resumed=%-3s crash_right_after_a_release=%s' \
+      "$tr" "$mode" "$prog" "$runs" "$matched" "$resumed" "$on_release")"
   done
 done
 
