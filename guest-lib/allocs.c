@@ -21,14 +21,20 @@ void tdm_allocs_add(uint64_t addr, uint64_t size, bool global)
     pthread_rwlock_unlock(&lock);
 }
 
+/* Under lock: addr starts a device allocation (not a variable). */
+static bool allocation_at_locked(uint64_t addr)
+{
+    const tdm_range *r = tdm_range_map_find(&map, addr);
+
+    return r && r->addr == addr && r->kind == TDM_RANGE_ALLOC;
+}
+
 int tdm_allocs_remove(uint64_t addr)
 {
-    const tdm_range *r;
     int rc = -1;
 
     pthread_rwlock_wrlock(&lock);
-    r = tdm_range_map_find(&map, addr);
-    if (r && r->addr == addr && r->kind == TDM_RANGE_ALLOC)
+    if (allocation_at_locked(addr))
         rc = tdm_range_map_remove(&map, addr, NULL);
     pthread_rwlock_unlock(&lock);
     return rc;
@@ -46,12 +52,10 @@ bool tdm_allocs_covers(uint64_t addr, uint64_t len)
 
 bool tdm_allocs_holds(uint64_t addr)
 {
-    const tdm_range *r;
     bool held;
 
     pthread_rwlock_rdlock(&lock);
-    r = tdm_range_map_find(&map, addr);
-    held = r && r->addr == addr && r->kind == TDM_RANGE_ALLOC;
+    held = allocation_at_locked(addr);
     pthread_rwlock_unlock(&lock);
     return held;
 }

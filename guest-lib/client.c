@@ -179,16 +179,18 @@ const tdm_hello_info *tdm_hello(void)
 
 static void acknowledge_locked(void);
 
-/* Points conn at the standby.  An shm session keeps its region, where the
- * program's pinned memory lives: the standby gets the same one. */
-static int reconnect_locked(char *err, size_t len)
+/* Points conn at the server at `to` (the standby, or the new active of a
+ * fail-back).  An shm session keeps its region, where the program's pinned
+ * memory lives: that server gets the same one. */
+static int reconnect_locked(const char *to, char *err, size_t len)
 {
     conn_gen++;
     if (tdm_transport_shm_region(conn))
-        return tdm_transport_shm_reattach(conn, resume.standby, err, len);
-    conn->ops->close(conn);
+        return tdm_transport_shm_reattach(conn, to, err, len);
+    if (conn)
+        conn->ops->close(conn);
     conn = NULL;
-    return tdm_transport_open(resume.standby, &conn, err, len);
+    return tdm_transport_open(to, &conn, err, len);
 }
 
 /* After a failed takeover.  A dead shm connection stays, its region mapped
@@ -221,7 +223,7 @@ static int failover_locked(void)
     a.epoch_sent = tdm_journal_pending();
     fprintf(stderr, "tandem: lost the server; resuming session %llu on the standby at %s\n",
             (unsigned long long)hello.session_id, resume.standby);
-    if (reconnect_locked(err, sizeof(err)) != 0) {
+    if (reconnect_locked(resume.standby, err, sizeof(err)) != 0) {
         snprintf(msg, sizeof(msg), "takeover failed: cannot reach the standby at %s: %s", resume.standby, err);
         goto fail;
     }
@@ -367,18 +369,9 @@ static int move_locked(const tdm_hello_res *moved, uint64_t seq)
     int rc = -1;
 
     snprintf(to, sizeof(to), "%s", moved->moved_to);
-    /* An shm session takes its region along (its pinned memory lives
-     * there): the new server gets the same one. */
-    bool shm = tdm_transport_shm_region(conn) != NULL;
-    conn_gen++;
-    if (!shm) {
-        conn->ops->close(conn);
-        conn = NULL;
-    }
     /* The new server may still be reading the handover off its feed. */
     for (int i = 0; i < 50 && rc != TDM_T_OK; i++) {
-        if (shm ? tdm_transport_shm_reattach(conn, to, err, sizeof(err)) != 0
-                : tdm_transport_open(to, &conn, err, sizeof(err)) != 0) {
+        if (reconnect_locked(to, err, sizeof(err)) != 0) {
             usleep(20000);
             continue;
         }
@@ -395,12 +388,7 @@ static int move_locked(const tdm_hello_res *moved, uint64_t seq)
             break;
         }
         if (rc != TDM_T_OK) {
-            if (shm) {
-                tdm_transport_shm_drop(conn);
-            } else {
-                conn->ops->close(conn);
-                conn = NULL;
-            }
+            drop_conn_locked();
             usleep(20000);
         }
     }

@@ -40,6 +40,16 @@ static void drop_entries(void)
     new_segment();
 }
 
+/* The older segment's calls are done: they go, and the position of the
+ * first entry kept moves past them. */
+static void drop_older_segment(void)
+{
+    memmove(J.buf, J.buf + J.older_len, J.len - J.older_len);
+    J.base += J.older_len;
+    J.len -= J.older_len;
+    J.older_len = 0;
+}
+
 void tdm_journal_restart(uint64_t epoch)
 {
     J.on = true;
@@ -50,11 +60,8 @@ void tdm_journal_restart(uint64_t epoch)
 void tdm_journal_resumed(uint64_t epoch)
 {
     /* Resumed at the epoch sent: the older segment is done. */
-    if (epoch == J.pending && J.pending != J.confirmed) {
-        memmove(J.buf, J.buf + J.older_len, J.len - J.older_len);
-        J.base += J.older_len;
-        J.len -= J.older_len;
-    }
+    if (epoch == J.pending && J.pending != J.confirmed)
+        drop_older_segment();
     J.older_len = 0;
     J.confirmed = J.pending = epoch;
 }
@@ -91,10 +98,7 @@ void tdm_journal_confirm(void)
 {
     if (J.older_len == 0 && J.pending == J.confirmed)
         return;
-    memmove(J.buf, J.buf + J.older_len, J.len - J.older_len);
-    J.base += J.older_len;
-    J.len -= J.older_len;
-    J.older_len = 0;
+    drop_older_segment();
     J.confirmed = J.pending;
 }
 

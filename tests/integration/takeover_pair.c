@@ -55,6 +55,33 @@ void th_reference_of(const char *example, char *out, size_t cap)
     free(r);
 }
 
+void th_fault_free_output(const char *const *argv, bool shm, char *out, size_t cap)
+{
+    th_result *r = calloc(1, sizeof(*r));
+    th_server s;
+
+    cr_assert(r);
+    th_server_start(&s, NULL);
+    th_run_guest(shm ? s.shm_endpoint : s.endpoint, argv, 120, r);
+    th_server_stop(&s);
+    cr_assert_eq(r->status, 0, "fault-free run of %s failed:\n%s", argv[0], r->err);
+    snprintf(out, cap, "%s", r->out);
+    free(r);
+}
+
+void th_pair_run_with_policy(th_pair *p, bool shm, const char *policy, const char *example,
+                             const char *crash_at_call, th_result *r)
+{
+    const char *aextra[] = { "--crash-after-calls", crash_at_call, NULL };
+    const char *argv[] = { "/usr/bin/env", NULL, th_example(example), NULL };
+    char env[64];
+
+    snprintf(env, sizeof(env), "TANDEM_RESUME=%s", policy);
+    argv[1] = env;
+    th_pair_start(p, NULL, aextra);
+    th_run_guest(shm ? p->active.shm_endpoint : p->active.endpoint, argv, 120, r);
+}
+
 bool th_guessed_resume_refused(const char *endpoint)
 {
     tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), 1, 0x1234, 0, 0 };

@@ -27,6 +27,14 @@ void th_require_sim(void);
 /* The host reference output of an example (example-reference). */
 void th_reference_of(const char *example, char *out, size_t cap);
 
+/* The output of argv on a plain server (no standby, no fault), its guest
+ * on shm or TCP: what a run with a takeover must print.  Asserts it ran. */
+void th_fault_free_output(const char *const *argv, bool shm, char *out, size_t cap);
+/* Starts p with its active dying at call crash_at_call, and runs example
+ * there (on shm or TCP) with TANDEM_RESUME=policy. */
+void th_pair_run_with_policy(th_pair *p, bool shm, const char *policy, const char *example,
+                             const char *crash_at_call, th_result *r);
+
 /* Sends TDM_RESUME for session 1 with a guessed token to endpoint (tcp or
  * shm); true when the server refused it. */
 bool th_guessed_resume_refused(const char *endpoint);

@@ -87,18 +87,6 @@ Test(takeover, in_place_steps_resume_exactly)
 
 /* ---- policies ---- */
 
-static void run_with_policy(const char *policy, const char *example, th_result *r, th_pair *p)
-{
-    const char *aextra[] = { "--crash-after-calls", "12", NULL };
-    const char *argv[] = { "/usr/bin/env", NULL, th_example(example), NULL };
-    char env[64];
-
-    snprintf(env, sizeof(env), "TANDEM_RESUME=%s", policy);
-    argv[1] = env;
-    th_pair_start(p, NULL, aextra);
-    th_run_guest(p->active.endpoint, argv, 120, r);
-}
-
 Test(takeover, replay_policy_resumes_out_of_place_work)
 {
     char ref[16384];
@@ -107,7 +95,7 @@ Test(takeover, replay_policy_resumes_out_of_place_work)
 
     th_require_sim();
     th_reference_of("vector_add", ref, sizeof(ref));
-    run_with_policy("replay", "vector_add", &r, &p);
+    th_pair_run_with_policy(&p, false, "replay", "vector_add", "12", &r);
     cr_expect(th_server_log_has(&p.active, "crashing at call"));
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect_str_eq(r.out, ref);
@@ -121,7 +109,7 @@ Test(takeover, none_policy_fails_clearly)
     th_pair p;
 
     th_require_sim();
-    run_with_policy("none", "increment_loop", &r, &p);
+    th_pair_run_with_policy(&p, false, "none", "increment_loop", "12", &r);
     cr_expect(th_server_log_has(&p.active, "crashing at call"));
     cr_expect_neq(r.status, 0, "a session without a journal cannot survive its server");
     cr_expect(strstr(r.err, "lost the connection to the Tandem server") != NULL, "%s", r.err);

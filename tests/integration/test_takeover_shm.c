@@ -94,21 +94,6 @@ Test(takeover_shm, matmul_resumes_exactly)
     example_everywhere("matmul", points, 8);
 }
 
-/* A fault-free run of a test program over shm, as the reference. */
-static void fault_free(const char *const *argv, char *out, size_t cap)
-{
-    th_result *r = calloc(1, sizeof(*r));
-    th_server s;
-
-    cr_assert(r);
-    th_server_start(&s, NULL);
-    th_run_guest(s.shm_endpoint, argv, 120, r);
-    cr_assert_eq(r->status, 0, "fault-free run failed:\n%s", r->err);
-    snprintf(out, cap, "%s", r->out);
-    th_server_stop(&s);
-    free(r);
-}
-
 /* copy-check's sizes up to 40 MiB go through the data area in up to ten
  * 4 MiB chunks, so a crash lands inside a copy whose chunks were refilled
  * (host to device) or are being waited for (device to host); pinned copies
@@ -121,7 +106,7 @@ static void copy_check_at(const char *const *points, int min_resumed)
     char ref[16384];
 
     th_require_sim();
-    fault_free(argv, ref, sizeof(ref));
+    th_fault_free_output(argv, true, ref, sizeof(ref));
     cr_assert(strstr(ref, "size=41943040") != NULL, "%s", ref);
     crash_at("copy-check", argv, ref, points, min_resumed);
 }
@@ -150,7 +135,7 @@ static void reuse_check_from(int first, int last)
     int n = 0;
 
     th_require_sim();
-    fault_free(argv, ref, sizeof(ref));
+    th_fault_free_output(argv, true, ref, sizeof(ref));
     cr_assert(strstr(ref, "checksum=") != NULL, "%s", ref);
     for (int c = first; c <= last && n < 63; c++, n++) {
         snprintf(numbers[n], sizeof(numbers[n]), "%d", c);
@@ -165,19 +150,6 @@ Test(takeover_shm, reused_host_memory_second_half) { reuse_check_from(31, 59); }
 
 /* ---- policies ---- */
 
-static void run_with_policy(const char *policy, const char *example, const char *crash_at_call, th_result *r,
-                            th_pair *p)
-{
-    const char *aextra[] = { "--crash-after-calls", crash_at_call, NULL };
-    const char *argv[] = { "/usr/bin/env", NULL, th_example(example), NULL };
-    char env[64];
-
-    snprintf(env, sizeof(env), "TANDEM_RESUME=%s", policy);
-    argv[1] = env;
-    th_pair_start(p, NULL, aextra);
-    th_run_guest(p->active.shm_endpoint, argv, 120, r);
-}
-
 Test(takeover_shm, replay_policy_resumes_out_of_place_work)
 {
     th_result *r = calloc(1, sizeof(*r));
@@ -186,7 +158,7 @@ Test(takeover_shm, replay_policy_resumes_out_of_place_work)
 
     th_require_sim();
     th_reference_of("vector_add", ref, sizeof(ref));
-    run_with_policy("replay", "vector_add", "12", r, &p);
+    th_pair_run_with_policy(&p, true, "replay", "vector_add", "12", r);
     cr_expect(th_server_log_has(&p.active, "crashing at call"));
     cr_expect_eq(r->status, 0, "%s", r->err);
     cr_expect_str_eq(r->out, ref);
@@ -201,7 +173,7 @@ Test(takeover_shm, none_policy_fails_clearly)
     th_pair p;
 
     th_require_sim();
-    run_with_policy("none", "increment_loop", "12", r, &p);
+    th_pair_run_with_policy(&p, true, "none", "increment_loop", "12", r);
     cr_expect(th_server_log_has(&p.active, "crashing at call"));
     cr_expect_neq(r->status, 0, "a session without a journal cannot survive its server");
     cr_expect(strstr(r->err, "lost the connection to the Tandem server") != NULL, "%s", r->err);
