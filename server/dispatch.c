@@ -115,9 +115,10 @@ static bool h_resume(void *ctx, void *args, void *res)
      * it as it is now, and the guest keeps its journal from that epoch. */
     if (tdm_session_protect(s, policy))
         tdm_session_defer(s, tdm_shadow_begin_epoch(s, s->epoch));
-    bool ok = describe_protection(s, r);
-    tdm_standby_resume_done(s->srv->standby);
-    return ok;
+    /* The standby's other sessions replay only once this guest has its
+     * reply, which its next call proves (tdm_session_heard). */
+    s->resume_unheard = true;
+    return describe_protection(s, r);
 }
 
 /* Every call up to seq is complete (the session was quiesced): seq is the
@@ -526,6 +527,7 @@ static void crash_point(tdm_session *s, uint32_t proc, bool served)
 
 static void before_call(void *ctx, uint32_t proc)
 {
+    tdm_session_heard(ctx);
     crash_point(ctx, proc, false);
 }
 

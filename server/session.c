@@ -8,6 +8,7 @@
 #include <driver_types.h>
 
 #include "mirror.h"
+#include "standby.h"
 #include "tandem_rpc.h"
 
 enum { TAG_STREAM = 0x53, TAG_EVENT = 0x45, TAG_MODULE = 0x4d, TAG_FUNC = 0x46 };
@@ -878,11 +879,20 @@ void tdm_session_let_go(tdm_session *s)
     tdm_shadow_release_markers(s);
 }
 
+void tdm_session_heard(tdm_session *s)
+{
+    if (!s->resume_unheard)
+        return;
+    s->resume_unheard = false;
+    tdm_standby_resume_done(s->srv->standby);
+}
+
 void tdm_session_destroy(tdm_session *s)
 {
     if (!s)
         return;
     tdm_replay_gate_leave(&s->srv->replay_gate, s);
+    tdm_session_heard(s);
     /* The guest is gone: the standby forgets the session first, and nothing
      * that follows needs mirroring. */
     tdm_session_mirror(s, TDM_M_SESSION_CLOSE, 0, 0, 0, 0, NULL, 0, -1);

@@ -72,6 +72,8 @@ typedef struct tdm_session {
     uint64_t mirror_gen;             /* the standby connection it is synced to (mirror.h) */
     tdm_shadow_markers markers;      /* exact policy: shadow marker table */
     bool moved;                      /* handed to another server (fail-back): mirror nothing more */
+    bool resume_unheard;             /* resumed here, and its guest has not called since
+                                      * (tdm_standby_settle waits for it) */
     const uint64_t *want_ids;        /* a standby reproducing handles: the ids to take next */
     size_t n_want;
 } tdm_session;
@@ -108,6 +110,9 @@ int tdm_session_quiesce(tdm_session *s);
 /* A context-fatal error on a server with a standby: the server stops at
  * once so that its guests resume on the standby (docs/takeover.md). */
 void tdm_session_check_fatal(tdm_session *s, int err);
+/* A call came from the session's guest (or the guest is gone): if it was
+ * resumed here, it has its RESUME reply, and the standby is told. */
+void tdm_session_heard(tdm_session *s);
 /* Waits for the session's work, then releases everything it holds. */
 void tdm_session_destroy(tdm_session *s);
 

@@ -47,7 +47,7 @@ struct tdm_standby {
     mirror_session *sessions;
     int live_feeds;           /* feeds not yet read to their end */
     struct timespec last_end; /* CLOCK_REALTIME: when a feed last ended */
-    int resuming;             /* claimed sessions whose guest has no reply yet */
+    int resuming;             /* claimed sessions whose guest has not called since its reply */
     int feed_threads;         /* feed threads not yet finished */
 };
 

@@ -28,8 +28,8 @@ void tdm_standby_stop(tdm_standby *sb);
  * wrong token, its active still alive, a mirror that diverged). */
 int tdm_standby_resume(tdm_standby *sb, struct tdm_session *s, uint64_t id, uint64_t token, uint64_t epoch,
                        uint64_t epoch_sent, uint64_t *resumed, int *policy);
-/* The caller of a successful tdm_standby_resume has its reply ready (the
- * session protected by this server's own standby, if any). */
+/* The guest of a successful tdm_standby_resume has its reply (its next call
+ * came, so it knows this server's own standby, if any), or is gone. */
 void tdm_standby_resume_done(tdm_standby *sb);
 /* Before a resumed session replays: waits until every session of the
  * actives that died has been resumed (or max_wait_s after the last death),
