@@ -13,6 +13,7 @@
 
 #define DEFAULT_SERVER "tcp://127.0.0.1:7710"
 #define DEFAULT_JOURNAL_MB 256
+#define MAX_TAKEOVERS 4              /* takeovers in a row for one call (servers dying in turn) */
 #define PROTECTION_CHECK_MS 100.0   /* how often a session asks whether it is protected */
 #define DEFAULT_EPOCH_MS 2.0        /* at most one acknowledged point per this much time */
 
@@ -257,7 +258,7 @@ static int failover_locked(void)
         /* Sessions replay one at a time (server/replay_gate.h).  Dying
          * while this one waits for its turn is someone else's doing. */
         rc = conn->ops->call(conn, TDM_REPLAY_BEGIN, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_int, &qerr);
-    if (rc == TDM_T_BROKEN && protected_now && ++resume.depth <= 4)
+    if (rc == TDM_T_BROKEN && protected_now && ++resume.depth <= MAX_TAKEOVERS)
         return failover_locked();
     if (rc != TDM_T_OK) {
         snprintf(msg, sizeof(msg), "takeover failed: the standby at %s %s", was,
@@ -479,7 +480,10 @@ cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
     }
     tdm_journal_next_call();
     rc = conn->ops->call(conn, proc, xargs, args, xres, res);
-    if (rc == TDM_T_BROKEN && failover_locked() == 0) {
+    /* The server is gone: resume on its standby and send the call again
+     * there.  That server may die too before it answers (a faulting
+     * session's replay kills it): then on to its own standby. */
+    for (int again = 0; rc == TDM_T_BROKEN && again < MAX_TAKEOVERS && failover_locked() == 0; again++) {
         rc = conn->ops->call(conn, proc, xargs, args, xres, res);
         if (rc == TDM_T_OK)
             released_before_the_takeover(proc, args, res);
