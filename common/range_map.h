@@ -1,8 +1,8 @@
 /* A session's logical-to-physical translation: every logical range the
  * session owns, what backs it, and its user-visible size.  Lookups are binary
  * searches over a sorted array. */
-#ifndef TANDEM_SERVER_RANGE_MAP_H
-#define TANDEM_SERVER_RANGE_MAP_H
+#ifndef TANDEM_COMMON_RANGE_MAP_H
+#define TANDEM_COMMON_RANGE_MAP_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,8 +2,8 @@
  * number on every server, from which every session's allocations are carved.
  * This file only hands out address ranges; physical backing is the backend's
  * (mem_map) and the record of it is the session's range map. */
-#ifndef TANDEM_SERVER_ARENA_H
-#define TANDEM_SERVER_ARENA_H
+#ifndef TANDEM_COMMON_ARENA_H
+#define TANDEM_COMMON_ARENA_H
 
 #include <stdint.h>
 
