@@ -1,7 +1,7 @@
-/* The guest's mirror of its device allocations.  It lets the library refuse
+/* The guest's allocation table: its device allocations.  It lets the library refuse
  * an out-of-range pointer at once, classify pointers for cudaMemcpyDefault
  * and cudaPointerGetAttributes, and is the record a session is rebuilt from.
- * The server checks every pointer again: this mirror is a convenience for
+ * The server checks every pointer again: this table is a convenience for
  * the application, not a security boundary. */
 #include <pthread.h>
 

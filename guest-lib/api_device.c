@@ -212,7 +212,7 @@ cudaError_t cudaDeviceReset(void)
     if (!err) {
         tdm_allocs_clear(false);
         tdm_live_handles_clear();
-        tdm_registry_reset();
+        tdm_registrations_reset();
     }
     return tdm_ret(err);
 }

@@ -1,8 +1,8 @@
 /* Memory management entry points of the CUDA runtime. */
-#include <stdio.h>
 #include <string.h>
 
 #include "guest.h"
+#include "log.h"
 #include "xdr_extra.h"
 
 cudaError_t cudaMalloc(void **devPtr, size_t size)
@@ -54,7 +54,7 @@ cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
         return tdm_ret(cudaErrorInvalidValue);
     if (flags & cudaHostAllocMapped) {
         /* The device cannot reach guest memory over this transport. */
-        fprintf(stderr, "tandem: cudaHostAlloc(cudaHostAllocMapped) is not supported over this transport\n");
+        tdm_log("cudaHostAlloc(cudaHostAllocMapped) is not supported over this transport");
         return tdm_ret(cudaErrorNotSupported);
     }
     *pHost = tdm_host_alloc(size, flags);

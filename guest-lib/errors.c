@@ -1,7 +1,7 @@
-#include <stdio.h>
 
 #include "error_names.h"
 #include "guest.h"
+#include "log.h"
 
 static _Thread_local cudaError_t last_error = cudaSuccess;
 
@@ -14,7 +14,7 @@ cudaError_t tdm_ret(cudaError_t err)
 
 cudaError_t tdm_unsupported(const char *name)
 {
-    fprintf(stderr, "tandem: %s is not supported by Tandem yet (returning cudaErrorNotSupported)\n", name);
+    tdm_log("%s is not supported by Tandem yet (returning cudaErrorNotSupported)", name);
     return tdm_ret(cudaErrorNotSupported);
 }
 

@@ -2,7 +2,7 @@
  *
  * Process-wide state here is what the real CUDA runtime also has once per
  * process: the connection to the server, the registered fat binaries,
- * kernels and variables, and the mirror of the process's device allocations.
+ * kernels and variables, and the table of the process's device allocations.
  * Last-error state is per thread, as in CUDA. */
 #ifndef TANDEM_GUEST_H
 #define TANDEM_GUEST_H
@@ -21,9 +21,8 @@ cudaError_t tdm_ret(cudaError_t err);
 /* Prints one line naming an entry point Tandem does not implement. */
 cudaError_t tdm_unsupported(const char *name);
 
-/* ---- connection (client.c) ---- */
+/* ---- the client: connection and call path (client.c) ---- */
 typedef struct tdm_hello_info {
-    uint64_t session_id;
     char backend[32];
     bool simulated;
     int device_count;
@@ -45,8 +44,6 @@ cudaError_t tdm_call_err(uint32_t proc, xdrproc_t xargs, void *args);
 /* The shm transport's shared region (connecting first), or NULL over
  * another transport. */
 const struct tdm_shm_region *tdm_shm(void);
-/* The region for callers holding the connection lock (the journal). */
-const struct tdm_shm_region *tdm_shm_locked(void);
 /* Waits for a copy's completion slot; its error in *err.  If the server
  * dies meanwhile, the session resumes on its standby and the wait goes on
  * there. */
@@ -61,7 +58,7 @@ void tdm_live_handle_remove(uint64_t handle);
 bool tdm_live_handle_held(uint64_t handle);
 void tdm_live_handles_clear(void);
 
-/* ---- device allocations (allocs.c) ---- */
+/* ---- the allocation table: the program's device allocations (allocs.c) ---- */
 void tdm_allocs_add(uint64_t addr, uint64_t size, bool global);
 int tdm_allocs_remove(uint64_t addr);
 /* True when [addr, addr+len) is inside one allocation or variable. */
@@ -83,7 +80,7 @@ int tdm_host_lookup(const void *p, void **base);
 struct tdm_transport;
 int tdm_host_reregister(struct tdm_transport *t);
 
-/* ---- registrations and modules (registry.c) ---- */
+/* ---- registrations of fat binaries, kernels and variables; modules (registrations.c) ---- */
 #define TDM_FUNCTION_MAGIC 0x7464666eu
 
 typedef struct tdm_function {
@@ -115,7 +112,7 @@ tdm_function *tdm_function_for_host(const void *host_fun, cudaError_t *err);
 tdm_function *tdm_function_for_kernel(const void *kernel, cudaError_t *err);
 tdm_variable *tdm_variable_for_host(const void *host_var, cudaError_t *err);
 /* Forgets server-side state after cudaDeviceReset: modules reload on use. */
-void tdm_registry_reset(void);
+void tdm_registrations_reset(void);
 
 /* ---- launch configuration stack (launch.c) ---- */
 cudaError_t tdm_launch(tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream);

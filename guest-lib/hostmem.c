@@ -6,12 +6,12 @@
  * full pinned pool does.  The table remembers every block so cudaFreeHost
  * and cudaPointerGetAttributes behave as in CUDA. */
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "arena.h"
 #include "guest.h"
+#include "log.h"
 #include "shm_region.h"
 #include "transport.h"
 #include "xdr_extra.h"
@@ -48,8 +48,8 @@ static void *region_alloc(const tdm_shm_region *r, size_t size, uint64_t *rounde
         tdm_arena_create(&shm_area, (uint64_t)(uintptr_t)(r->base + r->g.host_off), r->g.host_size, SHM_HOST_ALIGN);
     pthread_mutex_unlock(&lock);
     if (!shm_area || tdm_arena_alloc(shm_area, size ? size : 1, &addr, rounded) != 0) {
-        fprintf(stderr, "tandem: pinned host memory of the shm region is exhausted (%llu MiB; raise "
-                        "TANDEM_SHM_HOST_MB)\n", (unsigned long long)(r->g.host_size >> 20));
+        tdm_log("pinned host memory of the shm region is exhausted (%llu MiB; raise TANDEM_SHM_HOST_MB)",
+                (unsigned long long)(r->g.host_size >> 20));
         return NULL;
     }
     return (void *)(uintptr_t)addr;
@@ -179,7 +179,7 @@ int tdm_host_reregister(struct tdm_transport *t)
 
         rc = t->ops->call(t, TDM_SHM_HOST_REGISTER, (xdrproc_t)xdr_tdm_shm_span, &spans[i], (xdrproc_t)xdr_int, &err);
         if (rc == TDM_T_OK && err != 0) {
-            fprintf(stderr, "tandem: the standby refused pinned block [%llu, +%llu) of the region (cudaError %d)\n",
+            tdm_log("the standby refused pinned block [%llu, +%llu) of the region (cudaError %d)",
                     (unsigned long long)spans[i].offset, (unsigned long long)spans[i].size, err);
             rc = TDM_T_REJECTED;
         }

@@ -36,60 +36,28 @@
  *    each the newest of its slot.
  *
  * Entries are named by journal position (journal.h); what refers to dropped
- * entries is swept lazily.  Every function runs under the connection lock. */
+ * entries is swept lazily.  Every function runs under the client's lock. */
 #include "journal_shm.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "guest.h"
 #include "journal.h"
-#include "shm_region.h"
+#include "log.h"
 #include "tandem_rpc.h"
 
 /* A synchronous pinned upload at least this big acknowledges the journal
  * (when it proves the session idle) instead of having its bytes kept. */
 #define ACK_UPLOAD_MIN ((uint64_t)1 << 20)
 
-typedef struct positions {
-    uint64_t *v;
-    size_t n, cap;
-} positions;
 
-typedef struct slot_copy {        /* the newest journaled copy naming a completion slot */
-    uint64_t pos, seq;
-    uint32_t ticket;
-    bool set;
-} slot_copy;
-
-typedef struct snapshot {         /* the bytes of an INLINE entry: [off, off+len) of the store */
-    uint64_t pos, off, len;
-} snapshot;
-
-static struct {
-    slot_copy slots[TDM_SHM_MAX_SLOTS];
-    uint64_t owner[TDM_SHM_MAX_SLOTS];   /* per chunk: the host-to-device copy whose bytes it holds */
-    bool owned[TDM_SHM_MAX_SLOTS];
-    positions dtoh;               /* device-to-host copies not known done, in order */
-    positions pinned;             /* host-to-device copies from pinned memory, bytes not kept */
-    snapshot *snaps;
-    size_t nsnaps, capsnaps;
-    /* Snapshots are appended to one store that empties once none is left
-     * (every acknowledgement): its memory is reused, as the journal's own
-     * buffer is, rather than allocated and faulted in per snapshot. */
-    uint8_t *store;
-    uint64_t store_len, store_cap;
-    uint64_t swept;               /* journal base at the last sweep */
-} S;
-
-static void out_of_memory(void)
+static void out_of_memory(tdm_journal *j)
 {
-    fprintf(stderr, "tandem: out of memory for the takeover journal: this session is no longer protected\n");
-    tdm_journal_stop();           /* resets S: callers return at once */
+    tdm_log("out of memory for the takeover journal: this session is no longer protected");
+    tdm_journal_stop(j);          /* resets the shm part: callers return at once */
 }
 
-static bool push(positions *p, uint64_t pos)
+static bool push(tdm_journal_positions *p, uint64_t pos)
 {
     if (p->n == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 64;
@@ -103,7 +71,7 @@ static bool push(positions *p, uint64_t pos)
     return true;
 }
 
-static void prune(positions *p, uint64_t base)
+static void prune(tdm_journal_positions *p, uint64_t base)
 {
     size_t k = 0;
 
@@ -153,9 +121,9 @@ static void encode(uint8_t *e, tdm_shm_copy_args *a)
 }
 
 /* The entry at pos if it is still journaled as `proc`. */
-static uint8_t *entry_if(uint64_t pos, uint32_t proc)
+static uint8_t *entry_if(tdm_journal *j, uint64_t pos, uint32_t proc)
 {
-    uint8_t *e = tdm_journal_entry(pos);
+    uint8_t *e = tdm_journal_entry(j, pos);
 
     return e && proc_of(e) == proc ? e : NULL;
 }
@@ -174,197 +142,205 @@ static int chunk_of(const tdm_shm_region *r, uint64_t off, uint64_t len)
 }
 
 /* Forgets what refers to entries the journal dropped. */
-static void sweep(void)
+static void sweep(tdm_journal *j)
 {
-    uint64_t base = tdm_journal_base();
+    tdm_journal_shm *S = &j->shm;
+    uint64_t base = tdm_journal_base(j);
     size_t k = 0;
 
-    if (base == S.swept)
+    if (base == S->swept)
         return;
-    S.swept = base;
-    for (size_t i = 0; i < S.nsnaps; i++)
-        if (S.snaps[i].pos >= base)
-            S.snaps[k++] = S.snaps[i];
-    S.nsnaps = k;
+    S->swept = base;
+    for (size_t i = 0; i < S->nsnaps; i++)
+        if (S->snaps[i].pos >= base)
+            S->snaps[k++] = S->snaps[i];
+    S->nsnaps = k;
     if (k == 0)
-        S.store_len = 0;
-    prune(&S.dtoh, base);
-    prune(&S.pinned, base);
+        S->store_len = 0;
+    prune(&S->dtoh, base);
+    prune(&S->pinned, base);
     for (unsigned i = 0; i < TDM_SHM_MAX_SLOTS; i++) {
-        S.slots[i].set &= S.slots[i].pos >= base;
-        S.owned[i] &= S.owner[i] >= base;
+        S->slots[i].set &= S->slots[i].pos >= base;
+        S->owned[i] &= S->owner[i] >= base;
     }
 }
 
 /* Copies the bytes of the host-to-device copy at pos into the journal; the
  * entry becomes INLINE.  -1 when out of memory (the journal stopped). */
-static int keep_bytes(uint64_t pos)
+static int keep_bytes(tdm_journal *j, uint64_t pos)
 {
-    const tdm_shm_region *r = tdm_shm_locked();
-    uint8_t *e = entry_if(pos, TDM_SHM_HTOD);
+    tdm_journal_shm *S = &j->shm;
+    const tdm_shm_region *r = S->region;
+    uint8_t *e = entry_if(j, pos, TDM_SHM_HTOD);
     tdm_shm_copy_args a;
 
     /* A span outside the region fails on the server too; replayed as it is,
      * it fails again the same way. */
     if (!e || !r || !decode(e, &a) || a.offset > r->g.size || a.size > r->g.size - a.offset)
         return 0;
-    if (S.nsnaps == S.capsnaps) {
-        size_t cap = S.capsnaps ? 2 * S.capsnaps : 16;
-        snapshot *v = realloc(S.snaps, cap * sizeof(*v));
+    if (S->nsnaps == S->capsnaps) {
+        size_t cap = S->capsnaps ? 2 * S->capsnaps : 16;
+        tdm_journal_snapshot *v = realloc(S->snaps, cap * sizeof(*v));
         if (!v)
             goto oom;
-        S.snaps = v;
-        S.capsnaps = cap;
+        S->snaps = v;
+        S->capsnaps = cap;
     }
-    if (a.size > S.store_cap - S.store_len) {
-        uint64_t cap = S.store_cap ? S.store_cap : 1 << 20;
+    if (a.size > S->store_cap - S->store_len) {
+        uint64_t cap = S->store_cap ? S->store_cap : 1 << 20;
         uint8_t *st;
 
-        while (cap - S.store_len < a.size)
+        while (cap - S->store_len < a.size)
             cap *= 2;
-        st = realloc(S.store, cap);
+        st = realloc(S->store, cap);
         if (!st)
             goto oom;
-        S.store = st;
-        S.store_cap = cap;
+        S->store = st;
+        S->store_cap = cap;
     }
-    memcpy(S.store + S.store_len, r->base + a.offset, a.size);
-    S.snaps[S.nsnaps++] = (snapshot){ pos, S.store_len, a.size };
-    S.store_len += a.size;
+    memcpy(S->store + S->store_len, r->base + a.offset, a.size);
+    S->snaps[S->nsnaps++] = (tdm_journal_snapshot){ pos, S->store_len, a.size };
+    S->store_len += a.size;
     set_proc(e, TDM_JOURNAL_INLINE);
     return 0;
 oom:
-    out_of_memory();
+    out_of_memory(j);
     return -1;
 }
 
 /* The guest or the server is about to write chunk c: the copy whose bytes
  * it holds keeps them. */
-static int keep_chunk(uint32_t c)
+static int keep_chunk(tdm_journal *j, uint32_t c)
 {
-    if (c >= TDM_SHM_MAX_SLOTS || !S.owned[c])
+    tdm_journal_shm *S = &j->shm;
+
+    if (c >= TDM_SHM_MAX_SLOTS || !S->owned[c])
         return 0;
-    S.owned[c] = false;
-    return keep_bytes(S.owner[c]);
+    S->owned[c] = false;
+    return keep_bytes(j, S->owner[c]);
 }
 
 /* Keeps the bytes of the pinned host-to-device copies still journaled:
  * all of them, or those overlapping [off, off+len).  One still waiting for
  * its own completion is left to it (the program cannot rewrite its source
  * before the copy returns).  -1 when the journal stopped. */
-static int keep_pinned(bool all, uint64_t off, uint64_t len)
+static int keep_pinned(tdm_journal *j, bool all, uint64_t off, uint64_t len)
 {
+    tdm_journal_shm *S = &j->shm;
     size_t k = 0;
 
-    for (size_t i = 0; i < S.pinned.n; i++) {
-        uint64_t pos = S.pinned.v[i];
-        uint8_t *e = entry_if(pos, TDM_SHM_HTOD);
+    for (size_t i = 0; i < S->pinned.n; i++) {
+        uint64_t pos = S->pinned.v[i];
+        uint8_t *e = entry_if(j, pos, TDM_SHM_HTOD);
         tdm_shm_copy_args a;
 
         if (!e || !decode(e, &a))
             continue;             /* kept already, or dropped */
         bool hit = all || (a.offset < off + len && off < a.offset + a.size);
         if (hit && a.slot == TDM_SHM_NO_SLOT) {
-            if (keep_bytes(pos) != 0)
+            if (keep_bytes(j, pos) != 0)
                 return -1;
             continue;
         }
-        S.pinned.v[k++] = pos;
+        S->pinned.v[k++] = pos;
     }
-    S.pinned.n = k;
+    S->pinned.n = k;
     return 0;
 }
 
 /* Device-to-host copies up to position upto are done, their bytes where the
  * program reads them: a replay must not write them again. */
-static void dtoh_done(uint64_t upto)
+static void dtoh_done(tdm_journal *j, uint64_t upto)
 {
+    tdm_journal_shm *S = &j->shm;
     size_t k = 0;
 
-    for (size_t i = 0; i < S.dtoh.n; i++) {
-        uint64_t pos = S.dtoh.v[i];
+    for (size_t i = 0; i < S->dtoh.n; i++) {
+        uint64_t pos = S->dtoh.v[i];
         uint8_t *e;
 
         if (pos > upto) {
-            S.dtoh.v[k++] = pos;
+            S->dtoh.v[k++] = pos;
             continue;
         }
-        if ((e = entry_if(pos, TDM_SHM_DTOH)))
+        if ((e = entry_if(j, pos, TDM_SHM_DTOH)))
             set_proc(e, TDM_JOURNAL_SKIP);
     }
-    S.dtoh.n = k;
+    S->dtoh.n = k;
 }
 
-void tdm_journal_shm_recorded(uint32_t proc, const void *args, uint64_t pos, uint64_t seq)
+void tdm_journal_shm_recorded(tdm_journal *j, uint32_t proc, const void *args, uint64_t pos, uint64_t seq)
 {
+    tdm_journal_shm *S = &j->shm;
     const tdm_shm_copy_args *a = args;
     const tdm_shm_region *r;
     int chunk;
 
-    if ((proc != TDM_SHM_HTOD && proc != TDM_SHM_DTOH) || !(r = tdm_shm_locked()))
+    if ((proc != TDM_SHM_HTOD && proc != TDM_SHM_DTOH) || !(r = S->region))
         return;
-    sweep();
+    sweep(j);
     chunk = chunk_of(r, a->offset, a->size);
     if (proc == TDM_SHM_DTOH) {
         /* The server will write these bytes: journaled copies reading them
          * keep their own first. */
-        if ((chunk >= 0 ? keep_chunk((uint32_t)chunk) : keep_pinned(false, a->offset, a->size)) != 0)
+        if ((chunk >= 0 ? keep_chunk(j, (uint32_t)chunk) : keep_pinned(j, false, a->offset, a->size)) != 0)
             return;
-        if (!push(&S.dtoh, pos))
+        if (!push(&S->dtoh, pos))
             goto oom;
     } else if (chunk >= 0) {
-        S.owner[chunk] = pos;     /* the guest kept the previous owner's bytes before refilling */
-        S.owned[chunk] = true;
-    } else if (!push(&S.pinned, pos)) {
+        S->owner[chunk] = pos;     /* the guest kept the previous owner's bytes before refilling */
+        S->owned[chunk] = true;
+    } else if (!push(&S->pinned, pos)) {
         goto oom;
     }
     if (a->slot < TDM_SHM_MAX_SLOTS)
-        S.slots[a->slot] = (slot_copy){ pos, seq, a->ticket, true };
+        S->slots[a->slot] = (tdm_journal_slot_copy){ pos, seq, a->ticket, true };
     return;
 oom:
-    out_of_memory();
+    out_of_memory(j);
 }
 
-void tdm_journal_shm_reuse(uint32_t chunk)
+void tdm_journal_shm_reuse(tdm_journal *j, uint32_t chunk)
 {
-    sweep();
-    keep_chunk(chunk);
+    sweep(j);
+    keep_chunk(j, chunk);
 }
 
 /* As a legacy-stream cudaMemcpy to the host over TCP: the server
  * synchronized the session's null stream, which waits for every blocking
  * stream (journal.c decides). */
-static bool proves_idle(uint64_t stream, int err)
+static bool proves_idle(tdm_journal *j, uint64_t stream, int err)
 {
     tdm_memcpy_dtoh_args d = { .stream = stream };
 
-    return tdm_journal_proves_idle(TDM_MEMCPY_DTOH, &d, err);
+    return tdm_journal_proves_idle(j, TDM_MEMCPY_DTOH, &d, err);
 }
 
-bool tdm_journal_shm_copy_done(uint32_t slot, uint32_t ticket, int err, bool may_ack)
+bool tdm_journal_shm_copy_done(tdm_journal *j, uint32_t slot, uint32_t ticket, int err, bool may_ack)
 {
-    const tdm_shm_region *r = tdm_shm_locked();
+    tdm_journal_shm *S = &j->shm;
+    const tdm_shm_region *r = S->region;
     tdm_shm_copy_args a;
-    slot_copy c;
+    tdm_journal_slot_copy c;
     uint32_t proc;
     uint8_t *e;
 
     if (!r || slot >= TDM_SHM_MAX_SLOTS)
         return false;
-    sweep();
-    c = S.slots[slot];
-    if (!c.set || c.ticket != ticket || !(e = tdm_journal_entry(c.pos)) || !decode(e, &a))
+    sweep(j);
+    c = S->slots[slot];
+    if (!c.set || c.ticket != ticket || !(e = tdm_journal_entry(j, c.pos)) || !decode(e, &a))
         return false;             /* acknowledged meanwhile: nothing of it is journaled */
-    S.slots[slot].set = false;
+    S->slots[slot].set = false;
     proc = proc_of(e);
     /* Calls are served in order: every device-to-host copy up to this one
      * is done (this one too, if it is one). */
-    dtoh_done(c.pos);
+    dtoh_done(j, c.pos);
     /* The end of a synchronous copy on the legacy stream that proves the
      * session idle, as a legacy-stream copy to the host does over TCP.  A
      * pinned upload acknowledges only when it is big: keeping a small one's
      * bytes costs less than the shadow copies a new epoch brings. */
-    bool idle = may_ack && c.seq == tdm_journal_seq() && proves_idle(a.stream, err);
+    bool idle = may_ack && c.seq == tdm_journal_seq(j) && proves_idle(j, a.stream, err);
     if (proc == TDM_SHM_HTOD) {
         a.slot = TDM_SHM_NO_SLOT;
         encode(e, &a);
@@ -375,12 +351,12 @@ bool tdm_journal_shm_copy_done(uint32_t slot, uint32_t ticket, int err, bool may
     if (idle) {
         /* The last epoch was sent before this copy, so the server reached
          * it too: confirmed, as a reply would (acknowledging needs it). */
-        tdm_journal_confirm();
+        tdm_journal_confirm(j);
         return true;
     }
     /* It may rewrite pinned sources now, this copy's too (no longer
      * waiting for its slot, it is kept with the others). */
-    keep_pinned(true, 0, 0);
+    keep_pinned(j, true, 0, 0);
     return false;
 }
 
@@ -404,57 +380,68 @@ static bool observes(uint32_t proc)
     }
 }
 
-void tdm_journal_shm_replied(uint32_t proc, bool idle)
+void tdm_journal_shm_replied(tdm_journal *j, uint32_t proc, bool idle)
 {
-    if (S.dtoh.n == 0 && S.pinned.n == 0)
+    tdm_journal_shm *S = &j->shm;
+
+    if (S->dtoh.n == 0 && S->pinned.n == 0)
         return;
-    sweep();
-    dtoh_done(UINT64_MAX);
+    sweep(j);
+    dtoh_done(j, UINT64_MAX);
     if (!idle && observes(proc))
-        keep_pinned(true, 0, 0);
+        keep_pinned(j, true, 0, 0);
 }
 
-bool tdm_journal_shm_acknowledged(void)
+bool tdm_journal_shm_acknowledged(tdm_journal *j)
 {
+    tdm_journal_shm *S = &j->shm;
     bool owned = false;
 
-    sweep();
-    dtoh_done(UINT64_MAX);        /* every call so far is complete */
-    if (keep_pinned(false, 0, 0) != 0)   /* only forgets the entries kept already */
+    sweep(j);
+    dtoh_done(j, UINT64_MAX);        /* every call so far is complete */
+    if (keep_pinned(j, false, 0, 0) != 0)   /* only forgets the entries kept already */
         return false;
     for (unsigned i = 0; i < TDM_SHM_MAX_SLOTS; i++)
-        owned |= S.owned[i] && entry_if(S.owner[i], TDM_SHM_HTOD) != NULL;
+        owned |= S->owned[i] && entry_if(j, S->owner[i], TDM_SHM_HTOD) != NULL;
     /* Region bytes journaled before the new epoch: one round trip now is
      * cheaper than keeping them when the chunk or the buffer is reused. */
-    return S.pinned.n > 0 || owned;
+    return S->pinned.n > 0 || owned;
 }
 
-size_t tdm_journal_shm_bytes(void)
+size_t tdm_journal_shm_bytes(tdm_journal *j)
 {
-    sweep();
-    return (size_t)S.store_len;
+    tdm_journal_shm *S = &j->shm;
+
+    sweep(j);
+    return (size_t)S->store_len;
 }
 
-void tdm_journal_shm_reset(void)
+void tdm_journal_shm_reset(tdm_journal *j)
 {
-    free(S.store);
-    free(S.snaps);
-    free(S.dtoh.v);
-    free(S.pinned.v);
-    memset(&S, 0, sizeof(S));
-    S.swept = tdm_journal_base();
+    tdm_journal_shm *S = &j->shm;
+
+    free(S->store);
+    free(S->snaps);
+    free(S->dtoh.v);
+    const tdm_shm_region *region = S->region;
+
+    free(S->pinned.v);
+    memset(S, 0, sizeof(*S));
+    S->region = region;
+    S->swept = tdm_journal_base(j);
 }
 
-int tdm_journal_shm_replay(tdm_transport *t, uint64_t pos, const uint8_t *entry, size_t *replayed)
+int tdm_journal_shm_replay(tdm_journal *j, tdm_transport *t, uint64_t pos, const uint8_t *entry, size_t *replayed)
 {
-    const snapshot *sn = NULL;
+    tdm_journal_shm *S = &j->shm;
+    const tdm_journal_snapshot *sn = NULL;
     tdm_shm_copy_args a;
 
     if (proc_of(entry) == TDM_JOURNAL_SKIP)
         return TDM_T_OK;
-    for (size_t i = 0; i < S.nsnaps && !sn; i++)
-        if (S.snaps[i].pos == pos)
-            sn = &S.snaps[i];
+    for (size_t i = 0; i < S->nsnaps && !sn; i++)
+        if (S->snaps[i].pos == pos)
+            sn = &S->snaps[i];
     if (!sn || !decode(entry, &a))
         return TDM_T_REJECTED;
     /* As over TCP: the bytes travel inside the calls. */
@@ -463,7 +450,7 @@ int tdm_journal_shm_replay(tdm_transport *t, uint64_t pos, const uint8_t *entry,
         tdm_memcpy_htod_args h = { .dst = a.dev + off, .stream = a.stream };
         int rc;
 
-        h.data.data_val = (char *)S.store + sn->off + off;
+        h.data.data_val = (char *)S->store + sn->off + off;
         h.data.data_len = (u_int)n;
         rc = t->ops->post(t, TDM_MEMCPY_HTOD, (xdrproc_t)xdr_tdm_memcpy_htod_args, &h);
         if (rc != TDM_T_OK)

@@ -2,11 +2,11 @@
  * their lazy loading on the server: a module is sent on the first launch or
  * symbol access that needs it, as CUDA's lazy loading does. */
 #include <pthread.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "guest.h"
+#include "log.h"
 
 #define FATBIN_WRAPPER_MAGIC 0x466243b1u
 #define FATBIN_MAGIC 0xBA55ED50u
@@ -66,12 +66,12 @@ void **__cudaRegisterFatBinary(void *fatCubin)
         return NULL;
     fb->handle_slot = fb;
     if (!w || (unsigned)w->magic != FATBIN_WRAPPER_MAGIC || !w->data) {
-        fprintf(stderr, "tandem: registered fat binary has no valid wrapper; its kernels cannot run\n");
+        tdm_log("registered fat binary has no valid wrapper; its kernels cannot run");
         fb->image_err = cudaErrorInvalidKernelImage;
     } else {
         const fatbin_header *h = (const fatbin_header *)w->data;
         if (h->magic != FATBIN_MAGIC || h->header_size < sizeof(*h) || h->fat_size > (1ull << 32)) {
-            fprintf(stderr, "tandem: registered fat binary has a bad header; its kernels cannot run\n");
+            tdm_log("registered fat binary has a bad header; its kernels cannot run");
             fb->image_err = cudaErrorInvalidKernelImage;
         } else {
             fb->image = h;
@@ -148,8 +148,7 @@ void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress
 void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
                               const char *deviceName, int ext, size_t size, int constant, int global)
 {
-    fprintf(stderr, "tandem: __managed__ variable '%s' is not supported by Tandem yet\n",
-            deviceName ? deviceName : "?");
+    tdm_log("__managed__ variable '%s' is not supported by Tandem yet", deviceName ? deviceName : "?");
 }
 
 char __cudaInitModule(void **fatCubinHandle)
@@ -253,7 +252,7 @@ static cudaError_t load_locked(tdm_fatbin *fb)
     fb->loaded = true;
     fb->load_err = err;
     if (err)
-        fprintf(stderr, "tandem: loading a module on the server failed: %s\n", cudaGetErrorName(err));
+        tdm_log("loading a module on the server failed: %s", cudaGetErrorName(err));
 out:
     free(fl);
     free(vl);
@@ -343,7 +342,7 @@ cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
     return f ? cudaSuccess : tdm_ret(cudaErrorInvalidDeviceFunction);
 }
 
-void tdm_registry_reset(void)
+void tdm_registrations_reset(void)
 {
     pthread_mutex_lock(&lock);
     for (tdm_fatbin *fb = fatbins; fb; fb = fb->next) {
