@@ -94,7 +94,7 @@ static inline void fake_decode(const fake_transport *f, size_t i, xdrproc_t xarg
 
 /* The posts as a list "proc:value,...": a memset's value, an upload's
  * first byte, else the procedure alone. */
-static const char *fake_posts(const fake_transport *f)
+static inline const char *fake_posts(const fake_transport *f)
 {
     static char s[4096];
     size_t n = 0;
@@ -131,7 +131,7 @@ static inline uint64_t record_memset(tdm_journal *j, unsigned value, uint64_t st
 }
 
 /* What a replay at `epoch` sends, as fake_posts() lists it, or "rejected". */
-static const char *replayed_at(tdm_journal *j, uint64_t epoch)
+static inline const char *replayed_at(tdm_journal *j, uint64_t epoch)
 {
     static char s[4096];
     fake_transport f;
