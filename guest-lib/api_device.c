@@ -27,7 +27,7 @@ static cudaError_t fetch_info(void)
     if (have_info)
         goto out;
     memset(&r, 0, sizeof(r));
-    err = tdm_call(TDM_DEVICE_INFO, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_tdm_device_info_res, &r);
+    err = tdm_call(TDM_DEVICE_INFO, NULL, &r);
     if (err)
         goto out;
     err = (cudaError_t)r.err;
@@ -202,12 +202,12 @@ cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
 
 cudaError_t cudaDeviceSynchronize(void)
 {
-    return tdm_ret(tdm_call_err(TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL));
+    return tdm_ret(tdm_call_err(TDM_DEVICE_SYNCHRONIZE, NULL));
 }
 
 cudaError_t cudaDeviceReset(void)
 {
-    cudaError_t err = tdm_call_err(TDM_DEVICE_RESET, (xdrproc_t)tdm_xdr_void, NULL);
+    cudaError_t err = tdm_call_err(TDM_DEVICE_RESET, NULL);
 
     if (!err) {
         tdm_allocs_clear(false);

@@ -14,7 +14,7 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
     if (!devPtr)
         return tdm_ret(cudaErrorInvalidValue);
     memset(&r, 0, sizeof(r));
-    err = tdm_call(TDM_MALLOC, (xdrproc_t)xdr_u_quad_t, &sz, (xdrproc_t)xdr_tdm_malloc_res, &r);
+    err = tdm_call(TDM_MALLOC, &sz, &r);
     if (!err)
         err = (cudaError_t)r.err;
     if (err) {
@@ -34,7 +34,7 @@ cudaError_t cudaFree(void *devPtr)
 
     if (!devPtr)
         return cudaSuccess;
-    err = tdm_call_err(TDM_FREE, (xdrproc_t)xdr_tdm_addr, &a);
+    err = tdm_call_err(TDM_FREE, &a);
     if (err != cudaErrorInvalidValue && err != cudaErrorDevicesUnavailable)
         tdm_allocs_remove(a);
     return tdm_ret(err);
@@ -84,7 +84,7 @@ cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
     cudaError_t err;
 
     memset(&r, 0, sizeof(r));
-    err = tdm_call(TDM_MEM_GET_INFO, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_tdm_mem_info_res, &r);
+    err = tdm_call(TDM_MEM_GET_INFO, NULL, &r);
     if (!err)
         err = (cudaError_t)r.err;
     if (err)

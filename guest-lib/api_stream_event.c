@@ -14,7 +14,7 @@ static cudaError_t create_stream(cudaStream_t *pStream, unsigned flags, int prio
     if (!pStream)
         return tdm_ret(cudaErrorInvalidValue);
     memset(&r, 0, sizeof(r));
-    err = tdm_call(TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &a, (xdrproc_t)xdr_tdm_handle_res, &r);
+    err = tdm_call(TDM_STREAM_CREATE, &a, &r);
     if (!err)
         err = (cudaError_t)r.err;
     if (!err) {
@@ -43,7 +43,7 @@ static cudaError_t stream_call(uint32_t proc, cudaStream_t s)
 {
     tdm_handle h = tdm_stream_id(s);
 
-    return tdm_call_err(proc, (xdrproc_t)xdr_tdm_handle, &h);
+    return tdm_call_err(proc, &h);
 }
 
 cudaError_t cudaStreamDestroy(cudaStream_t stream)
@@ -76,7 +76,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 
     if (!event)
         return tdm_ret(cudaErrorInvalidResourceHandle);
-    return tdm_ret(tdm_post(TDM_STREAM_WAIT_EVENT, (xdrproc_t)xdr_tdm_stream_wait_args, &a));
+    return tdm_ret(tdm_post(TDM_STREAM_WAIT_EVENT, &a));
 }
 
 static cudaError_t create_event(cudaEvent_t *event, unsigned flags)
@@ -88,7 +88,7 @@ static cudaError_t create_event(cudaEvent_t *event, unsigned flags)
     if (!event)
         return tdm_ret(cudaErrorInvalidValue);
     memset(&r, 0, sizeof(r));
-    err = tdm_call(TDM_EVENT_CREATE, (xdrproc_t)xdr_u_int, &f, (xdrproc_t)xdr_tdm_handle_res, &r);
+    err = tdm_call(TDM_EVENT_CREATE, &f, &r);
     if (!err)
         err = (cudaError_t)r.err;
     if (!err) {
@@ -114,7 +114,7 @@ static cudaError_t event_call(uint32_t proc, cudaEvent_t e)
 
     if (!e)
         return cudaErrorInvalidResourceHandle;
-    return tdm_call_err(proc, (xdrproc_t)xdr_tdm_handle, &h);
+    return tdm_call_err(proc, &h);
 }
 
 cudaError_t cudaEventDestroy(cudaEvent_t event)
@@ -144,7 +144,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 
     if (!event)
         return tdm_ret(cudaErrorInvalidResourceHandle);
-    return tdm_ret(tdm_post(TDM_EVENT_RECORD, (xdrproc_t)xdr_tdm_event_record_args, &a));
+    return tdm_ret(tdm_post(TDM_EVENT_RECORD, &a));
 }
 
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
@@ -163,7 +163,7 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
     if (!ms || !start || !end)
         return tdm_ret(cudaErrorInvalidValue);
     memset(&r, 0, sizeof(r));
-    err = tdm_call(TDM_EVENT_ELAPSED_TIME, (xdrproc_t)xdr_tdm_elapsed_args, &a, (xdrproc_t)xdr_tdm_elapsed_res, &r);
+    err = tdm_call(TDM_EVENT_ELAPSED_TIME, &a, &r);
     if (!err)
         err = (cudaError_t)r.err;
     if (!err)

@@ -7,12 +7,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "calls.h"
 #include "conn.h"
 #include "guest.h"
 #include "log.h"
 #include "resume/resume.h"
 #include "transport.h"
-#include "xdr_extra.h"
 
 #define DEFAULT_SERVER "tcp://127.0.0.1:7710"
 
@@ -63,8 +63,7 @@ static void close_at_exit(void)
          * server before the process goes: the program may exit without a
          * final synchronize. */
         int err = 0;
-        cl->conn.t->ops->call(cl->conn.t, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_int,
-                              &err);
+        tdm_conn_call(&cl->conn, TDM_DEVICE_SYNCHRONIZE, NULL, &err);
         cl->conn.t->ops->close(cl->conn.t);
         cl->conn.t = NULL;
     }
@@ -96,7 +95,7 @@ static cudaError_t connect_locked(tdm_client *cl)
     a.client = name;
     a.resume_policy = tdm_resume_policy_wanted();
     memset(&r, 0, sizeof(r));
-    if (c->t->ops->call(c->t, TDM_HELLO, (xdrproc_t)xdr_tdm_hello_args, &a, (xdrproc_t)xdr_tdm_hello_res, &r) != 0) {
+    if (tdm_conn_call(c, TDM_HELLO, &a, &r) != 0) {
         c->t->ops->close(c->t);
         c->t = NULL;
         snprintf(msg, sizeof(msg), "the server at %s did not answer the Tandem handshake", ep);
@@ -140,7 +139,8 @@ const tdm_hello_info *tdm_hello(void)
     return &client()->hello;
 }
 
-cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res)
+/* A synchronous call of `call`, its reply decoded by xres. */
+static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t xres, void *res)
 {
     tdm_client *cl = client();
     tdm_conn *c = &cl->conn;
@@ -151,46 +151,64 @@ cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
     err = connect_locked(cl);
     if (err)
         goto out;
-    resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_SENDING, .proc = proc });
+    resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_SENDING, .call = call });
     if (!c->t) {
         err = tdm_conn_lost_error(c);
         goto out;
     }
-    rc = c->t->ops->call(c->t, proc, xargs, args, xres, res);
+    rc = c->t->ops->call(c->t, call->proc, call->xargs, args, xres, res);
     /* The server is gone: resume on its standby and send the call again
      * there.  That server may die too before it answers (a faulting
      * session's replay kills it): then on to its own standby. */
     for (int again = 0;
          rc == TDM_T_BROKEN && resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_LOST, .attempt = again }) == 0;
          again++) {
-        rc = c->t->ops->call(c->t, proc, xargs, args, xres, res);
+        rc = c->t->ops->call(c->t, call->proc, call->xargs, args, xres, res);
         if (rc == TDM_T_OK)
-            resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_RESENT, .proc = proc, .args = args, .res = res });
+            resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_RESENT, .call = call, .args = args, .res = res });
     }
     if (rc == TDM_T_REJECTED)
         err = cudaErrorInvalidValue;
     else if (rc != TDM_T_OK)
         err = tdm_conn_fail(c, "lost the connection to the Tandem server");
     else
-        resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_ANSWERED, .proc = proc, .args = args, .res = res });
+        resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_ANSWERED, .call = call, .args = args, .res = res });
 out:
     pthread_mutex_unlock(&cl->lock);
     return err;
 }
 
-cudaError_t tdm_post(uint32_t proc, xdrproc_t xargs, void *args)
+/* A procedure the table does not have is refused, as the server would. */
+cudaError_t tdm_call_decode(uint32_t proc, void *args, xdrproc_t xres, void *res)
 {
+    const tdm_call_info *call = tdm_call_find(proc);
+
+    return call ? call_decode(call, args, xres, res) : cudaErrorInvalidValue;
+}
+
+cudaError_t tdm_call(uint32_t proc, void *args, void *res)
+{
+    const tdm_call_info *call = tdm_call_find(proc);
+
+    return call ? call_decode(call, args, call->xres, res) : cudaErrorInvalidValue;
+}
+
+cudaError_t tdm_post(uint32_t proc, void *args)
+{
+    const tdm_call_info *call = tdm_call_find(proc);
     tdm_client *cl = client();
     tdm_conn *c = &cl->conn;
     cudaError_t err;
     int rc;
 
+    if (!call)
+        return cudaErrorInvalidValue;
     pthread_mutex_lock(&cl->lock);
     err = connect_locked(cl);
     if (err)
         goto out;
-    resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_POSTING, .proc = proc, .xargs = xargs, .args = args });
-    rc = c->t->ops->post(c->t, proc, xargs, args);
+    resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_POSTING, .call = call, .args = args });
+    rc = c->t->ops->post(c->t, proc, call->xargs, args);
     /* The journal holds this call too: the replay sends it. */
     if (rc != TDM_T_OK && resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_LOST }) != 0)
         err = tdm_conn_fail(c, "lost the connection to the Tandem server");
@@ -258,10 +276,10 @@ cudaError_t tdm_shm_wait_copy(uint32_t slot, uint32_t ticket, int *err)
     return rc;
 }
 
-cudaError_t tdm_call_err(uint32_t proc, xdrproc_t xargs, void *args)
+cudaError_t tdm_call_err(uint32_t proc, void *args)
 {
     int res = 0;
-    cudaError_t err = tdm_call(proc, xargs, args, (xdrproc_t)xdr_int, &res);
+    cudaError_t err = tdm_call(proc, args, &res);
 
     return err ? err : (cudaError_t)res;
 }

@@ -1,6 +1,21 @@
 #include "conn.h"
 
+#include "calls.h"
 #include "log.h"
+
+int tdm_conn_call(tdm_conn *c, uint32_t proc, void *args, void *res)
+{
+    const tdm_call_info *call = tdm_call_find(proc);
+
+    return call ? c->t->ops->call(c->t, proc, call->xargs, args, call->xres, res) : TDM_T_REJECTED;
+}
+
+int tdm_conn_post(tdm_conn *c, uint32_t proc, void *args)
+{
+    const tdm_call_info *call = tdm_call_find(proc);
+
+    return call ? c->t->ops->post(c->t, proc, call->xargs, args) : TDM_T_REJECTED;
+}
 
 cudaError_t tdm_conn_lost_error(const tdm_conn *c)
 {

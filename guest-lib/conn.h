@@ -22,6 +22,12 @@ typedef struct tdm_conn {
     cudaError_t lost_err;  /* what calls get once it is lost (0: cudaErrorDevicesUnavailable) */
 } tdm_conn;
 
+/* A call or post on c's transport, with the XDR types of proc's row of
+ * proto/calls.def.  TDM_T_OK, the transport's error, or TDM_T_REJECTED for
+ * a procedure the table does not have. */
+int tdm_conn_call(tdm_conn *c, uint32_t proc, void *args, void *res);
+int tdm_conn_post(tdm_conn *c, uint32_t proc, void *args);
+
 /* What calls get once the session is lost. */
 cudaError_t tdm_conn_lost_error(const tdm_conn *c);
 /* Marks the session lost, saying why the first time; the error calls get. */

@@ -28,7 +28,7 @@ static cudaError_t htod(uint64_t dst, const char *src, size_t n, uint64_t stream
         tdm_memcpy_htod_args a = { .dst = dst, .stream = stream };
         a.data.data_val = (char *)src;
         a.data.data_len = (u_int)chunk;
-        cudaError_t err = tdm_post(TDM_MEMCPY_HTOD, (xdrproc_t)xdr_tdm_memcpy_htod_args, &a);
+        cudaError_t err = tdm_post(TDM_MEMCPY_HTOD, &a);
         if (err)
             return err;
         dst += chunk;
@@ -60,8 +60,7 @@ static cudaError_t dtoh(char *dst, uint64_t src, size_t n, uint64_t stream)
         size_t chunk = n < TDM_MAX_CHUNK ? n : TDM_MAX_CHUNK;
         tdm_memcpy_dtoh_args a = { .src = src, .size = chunk, .stream = stream };
         dtoh_into r = { .buf = dst, .want = (u_int)chunk };
-        cudaError_t err = tdm_call(TDM_MEMCPY_DTOH, (xdrproc_t)xdr_tdm_memcpy_dtoh_args, &a,
-                                   (xdrproc_t)xdr_dtoh_into, &r);
+        cudaError_t err = tdm_call_decode(TDM_MEMCPY_DTOH, &a, (xdrproc_t)xdr_dtoh_into, &r);
         if (err)
             return err;
         if (r.err)
@@ -105,7 +104,7 @@ cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind
         if (!tdm_allocs_covers(dev(dst), n) || !tdm_allocs_covers(dev(src), n))
             return tdm_ret(cudaErrorInvalidValue);
         tdm_memcpy_dtod_args a = { .dst = dev(dst), .src = dev(src), .size = n, .stream = sid };
-        return tdm_ret(tdm_post(TDM_MEMCPY_DTOD, (xdrproc_t)xdr_tdm_memcpy_dtod_args, &a));
+        return tdm_ret(tdm_post(TDM_MEMCPY_DTOD, &a));
     }
     default:
         return tdm_ret(cudaErrorInvalidMemcpyDirection);
@@ -120,5 +119,5 @@ cudaError_t tdm_memset(void *dst, int value, size_t n, cudaStream_t stream)
         return tdm_ret(cudaErrorInvalidValue);
     tdm_memset_args a = { .dst = dev(dst), .value = (u_int)(value & 0xff), .size = n,
                           .stream = tdm_stream_id(stream) };
-    return tdm_ret(tdm_post(TDM_MEMSET, (xdrproc_t)xdr_tdm_memset_args, &a));
+    return tdm_ret(tdm_post(TDM_MEMSET, &a));
 }

@@ -53,7 +53,7 @@ static cudaError_t post(uint32_t proc, uint64_t dev, uint64_t stream, uint64_t o
         a.ticket = ++tickets[slot];
         in_flight[slot] = true;
     }
-    return tdm_post(proc, (xdrproc_t)xdr_tdm_shm_copy_args, &a);
+    return tdm_post(proc, &a);
 }
 
 /* A pinned copy that must be complete when it returns. */

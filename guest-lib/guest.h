@@ -34,13 +34,17 @@ typedef struct tdm_hello_info {
  * cudaSuccess, or cudaErrorDevicesUnavailable after printing why. */
 cudaError_t tdm_connect(void);
 const tdm_hello_info *tdm_hello(void);
-/* Synchronous call; the reply's `err` is the caller's to read.  Returns a
- * transport failure as cudaErrorDevicesUnavailable. */
-cudaError_t tdm_call(uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res);
+/* Synchronous call of procedure `proc` (proto/calls.def gives its XDR
+ * types); the reply's `err` is the caller's to read.  Returns a transport
+ * failure as cudaErrorDevicesUnavailable. */
+cudaError_t tdm_call(uint32_t proc, void *args, void *res);
+/* The same, with the reply decoded by xres instead of the table's (copy.c
+ * decodes a download straight into the program's buffer). */
+cudaError_t tdm_call_decode(uint32_t proc, void *args, xdrproc_t xres, void *res);
 /* One-way call. */
-cudaError_t tdm_post(uint32_t proc, xdrproc_t xargs, void *args);
+cudaError_t tdm_post(uint32_t proc, void *args);
 /* Convenience for procedures whose result is a bare int error. */
-cudaError_t tdm_call_err(uint32_t proc, xdrproc_t xargs, void *args);
+cudaError_t tdm_call_err(uint32_t proc, void *args);
 /* The shm transport's shared region (connecting first), or NULL over
  * another transport. */
 const struct tdm_shm_region *tdm_shm(void);

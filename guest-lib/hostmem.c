@@ -35,7 +35,7 @@ static cudaError_t region_pin(const tdm_shm_region *r, uint64_t addr, uint64_t s
 {
     tdm_shm_span a = { addr - (uint64_t)(uintptr_t)r->base, size };
 
-    return tdm_call_err(pin ? TDM_SHM_HOST_REGISTER : TDM_SHM_HOST_UNREGISTER, (xdrproc_t)xdr_tdm_shm_span, &a);
+    return tdm_call_err(pin ? TDM_SHM_HOST_REGISTER : TDM_SHM_HOST_UNREGISTER, &a);
 }
 
 /* From the region's host memory area; NULL when it is full. */

@@ -62,7 +62,7 @@ cudaError_t tdm_launch(tdm_function *f, dim3 grid, dim3 block, void **args, size
     a.stream = tdm_stream_id(stream);
     a.params.params_val = buf;
     a.params.params_len = f->params_len;
-    err = tdm_post(TDM_LAUNCH, (xdrproc_t)xdr_tdm_launch_args, &a);
+    err = tdm_post(TDM_LAUNCH, &a);
     if (buf != small)
         free(buf);
     return tdm_ret(err);
@@ -110,8 +110,7 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *f
     if (!f)
         return tdm_ret(err);
     memset(&r, 0, sizeof(r));
-    err = tdm_call(TDM_FUNC_GET_ATTRIBUTES, (xdrproc_t)xdr_tdm_handle, &f->handle,
-                   (xdrproc_t)xdr_tdm_func_attrs_res, &r);
+    err = tdm_call(TDM_FUNC_GET_ATTRIBUTES, &f->handle, &r);
     if (!err)
         err = (cudaError_t)r.err;
     if (!err) {

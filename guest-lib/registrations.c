@@ -201,8 +201,7 @@ static cudaError_t load_locked(tdm_fatbin *fb)
     a.image.image_val = (char *)fb->image;
     a.image.image_len = (u_int)fb->size;
 
-    err = tdm_call(TDM_MODULE_LOAD, (xdrproc_t)xdr_tdm_module_load_args, &a,
-                   (xdrproc_t)xdr_tdm_module_load_res, &r);
+    err = tdm_call(TDM_MODULE_LOAD, &a, &r);
     if (err)
         goto out;
     err = (cudaError_t)r.err;

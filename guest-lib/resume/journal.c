@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "calls.h"
 #include "journal_shm.h"
 #include "log.h"
 #include "tandem_rpc.h"
@@ -131,22 +132,19 @@ void tdm_journal_stream_created(tdm_journal *j, uint64_t handle, unsigned flags)
     v[j->n_nonblocking++] = handle;
 }
 
-static void note_work(tdm_journal *j, uint32_t proc, const void *args)
+/* One-way work is ordered on the stream its row's STREAM column names.  Work
+ * with none: only a full sync proves idleness. */
+static void note_work(tdm_journal *j, const tdm_call_info *call, const void *args)
 {
-    switch (proc) {
-    case TDM_LAUNCH: note_stream(j, ((const tdm_launch_args *)args)->stream); break;
-    case TDM_MEMCPY_HTOD: note_stream(j, ((const tdm_memcpy_htod_args *)args)->stream); break;
-    case TDM_MEMCPY_DTOD: note_stream(j, ((const tdm_memcpy_dtod_args *)args)->stream); break;
-    case TDM_MEMSET: note_stream(j, ((const tdm_memset_args *)args)->stream); break;
-    case TDM_EVENT_RECORD: note_stream(j, ((const tdm_event_record_args *)args)->stream); break;
-    case TDM_STREAM_WAIT_EVENT: note_stream(j, ((const tdm_stream_wait_args *)args)->stream); break;
-    case TDM_SHM_HTOD:
-    case TDM_SHM_DTOH: note_stream(j, ((const tdm_shm_copy_args *)args)->stream); break;
-    default: j->multi_stream = true; break;   /* unknown work: only a full sync proves idleness */
-    }
+    uint64_t stream;
+
+    if (tdm_call_stream(call, args, &stream))
+        note_stream(j, stream);
+    else
+        j->multi_stream = true;
 }
 
-int tdm_journal_record(tdm_journal *j, uint32_t proc, xdrproc_t xargs, void *args)
+int tdm_journal_record(tdm_journal *j, const tdm_call_info *call, void *args)
 {
     unsigned long size;
     XDR x;
@@ -154,7 +152,7 @@ int tdm_journal_record(tdm_journal *j, uint32_t proc, xdrproc_t xargs, void *arg
     if (!j->on)
         return 0;
     j->seq++;
-    size = xdr_sizeof(xargs, args);
+    size = xdr_sizeof(call->xargs, args);
     if (j->len + 8 + size > j->cap) {
         size_t cap = j->cap ? j->cap : 1 << 16;
         while (cap < j->len + 8 + size)
@@ -166,17 +164,17 @@ int tdm_journal_record(tdm_journal *j, uint32_t proc, xdrproc_t xargs, void *arg
         j->cap = cap;
     }
     xdrmem_create(&x, (char *)j->buf + j->len + 8, (u_int)size, XDR_ENCODE);
-    if (!xargs(&x, args)) {
+    if (!call->xargs(&x, args)) {
         xdr_destroy(&x);
         goto fail;
     }
     xdr_destroy(&x);
-    uint32_t hdr[2] = { proc, (uint32_t)size };
+    uint32_t hdr[2] = { call->proc, (uint32_t)size };
     memcpy(j->buf + j->len, hdr, sizeof(hdr));
     j->len += 8 + size;
     j->n++;
-    note_work(j, proc, args);
-    tdm_journal_shm_recorded(j, proc, args, j->base + j->len - 8 - size, j->seq);
+    note_work(j, call, args);
+    tdm_journal_shm_recorded(j, call->proc, args, j->base + j->len - 8 - size, j->seq);
     return 0;
 fail:
     tdm_log("out of memory for the takeover journal: this session is no longer protected");
@@ -184,23 +182,25 @@ fail:
     return -1;
 }
 
+/* The row's IDLE column says what a successful reply proves. */
 bool tdm_journal_proves_idle(tdm_journal *j, uint32_t proc, const void *args, int err)
 {
-    if (!j->on || err || j->n == 0)
+    const tdm_call_info *call = tdm_call_find(proc);
+    uint64_t stream;
+
+    if (!j->on || err || j->n == 0 || !call)
         return false;
-    switch (proc) {
-    case TDM_DEVICE_SYNCHRONIZE:
-    case TDM_QUIESCE:
-    case TDM_FREE:               /* waits for the whole session first */
-    case TDM_SHM_HOST_UNREGISTER:
+    switch (call->idle) {
+    case TDM_IDLE_ALWAYS:        /* waits for the whole session first */
         return true;
-    case TDM_MEMCPY_DTOH:        /* a legacy-stream copy waits for every blocking stream */
-        return canonical(((const tdm_memcpy_dtoh_args *)args)->stream) == 0 && !j->nonblocking_used;
-    case TDM_STREAM_SYNCHRONIZE:
-        return !j->multi_stream && canonical(*(const tdm_handle *)args) == j->only_stream;
-    default:
-        return false;
+    case TDM_IDLE_LEGACY_STREAM: /* a legacy-stream call waits for every blocking stream */
+        return tdm_call_stream(call, args, &stream) && canonical(stream) == 0 && !j->nonblocking_used;
+    case TDM_IDLE_ONLY_STREAM:
+        return tdm_call_stream(call, args, &stream) && !j->multi_stream && canonical(stream) == j->only_stream;
+    case TDM_IDLE_NEVER:
+        break;
     }
+    return false;
 }
 
 void tdm_journal_acknowledge(tdm_journal *j)

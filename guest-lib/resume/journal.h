@@ -21,6 +21,7 @@
 
 #include <rpc/rpc.h>
 
+#include "calls.h"
 #include "journal_shm.h"
 #include "transport.h"
 
@@ -55,9 +56,10 @@ void tdm_journal_restart(tdm_journal *j, uint64_t epoch);
 void tdm_journal_resumed(tdm_journal *j, uint64_t epoch);
 bool tdm_journal_active(const tdm_journal *j);
 
-/* Keeps a one-way call.  -1 when out of memory (the journal then stops:
+/* Keeps a one-way call, encoded as its row of proto/calls.def says.  -1 when
+ * out of memory (the journal then stops:
  * the session is no longer protected, and says so). */
-int tdm_journal_record(tdm_journal *j, uint32_t proc, xdrproc_t xargs, void *args);
+int tdm_journal_record(tdm_journal *j, const tdm_call_info *call, void *args);
 /* Numbers a synchronous call; returns its number. */
 uint64_t tdm_journal_next_call(tdm_journal *j);
 /* After a synchronous call answered with err: true when it proves every

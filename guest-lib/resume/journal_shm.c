@@ -42,6 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calls.h"
 #include "journal.h"
 #include "log.h"
 #include "tandem_rpc.h"
@@ -360,24 +361,14 @@ bool tdm_journal_shm_copy_done(tdm_journal *j, uint32_t slot, uint32_t ticket, i
     return false;
 }
 
-/* Replies that tell the program nothing about its work's progress. */
+/* The row's PROGRESS column: may the reply tell the program its earlier
+ * work progressed (so it may rewrite what that work reads)?  A procedure
+ * the table does not have is taken to show it. */
 static bool observes(uint32_t proc)
 {
-    switch (proc) {
-    case TDM_NULL:
-    case TDM_HELLO:
-    case TDM_DEVICE_INFO:
-    case TDM_MEM_GET_INFO:
-    case TDM_MALLOC:
-    case TDM_MODULE_LOAD:
-    case TDM_FUNC_GET_ATTRIBUTES:
-    case TDM_STREAM_CREATE:
-    case TDM_EVENT_CREATE:
-    case TDM_SHM_HOST_REGISTER:
-        return false;
-    default:
-        return true;
-    }
+    const tdm_call_info *call = tdm_call_find(proc);
+
+    return !call || call->progress == TDM_PROGRESS_SHOWN;
 }
 
 void tdm_journal_shm_replied(tdm_journal *j, uint32_t proc, bool idle)

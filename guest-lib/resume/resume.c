@@ -8,7 +8,6 @@
 
 #include "journal_shm.h"
 #include "log.h"
-#include "xdr_extra.h"
 
 #define DEFAULT_JOURNAL_MB 256
 #define MAX_TAKEOVERS 4              /* takeovers in a row for one call (servers dying in turn) */
@@ -100,7 +99,7 @@ static int failover(tdm_resume *r, tdm_conn *c)
         goto fail;
     }
     memset(&h, 0, sizeof(h));
-    rc = c->t->ops->call(c->t, TDM_RESUME, (xdrproc_t)xdr_tdm_resume_args, &a, (xdrproc_t)xdr_tdm_hello_res, &h);
+    rc = tdm_conn_call(c, TDM_RESUME, &a, &h);
     if (rc != TDM_T_OK || h.err) {
         snprintf(msg, sizeof(msg), "takeover failed: the standby at %s %s (its log says why)", r->standby,
                  rc != TDM_T_OK ? "did not answer" : "refused the session");
@@ -128,7 +127,7 @@ static int failover(tdm_resume *r, tdm_conn *c)
     if (rc == TDM_T_OK)
         /* Sessions replay one at a time (server/replay_gate.h).  Dying
          * while this one waits for its turn is someone else's doing. */
-        rc = c->t->ops->call(c->t, TDM_REPLAY_BEGIN, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_int, &qerr);
+        rc = tdm_conn_call(c, TDM_REPLAY_BEGIN, NULL, &qerr);
     if (rc == TDM_T_BROKEN && protected_now && ++r->depth <= MAX_TAKEOVERS)
         return failover(r, c);
     if (rc != TDM_T_OK) {
@@ -140,7 +139,7 @@ static int failover(tdm_resume *r, tdm_conn *c)
      * recovery time users care about (fault to work resumed). */
     rc = tdm_journal_replay(j, c->t, epoch, &replayed);
     if (rc == TDM_T_OK)
-        rc = c->t->ops->call(c->t, TDM_QUIESCE, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_int, &qerr);
+        rc = tdm_conn_call(c, TDM_QUIESCE, NULL, &qerr);
     if (rc != TDM_T_OK) {
         /* This session alone was replaying when the server died: its own
          * work faulted again, as it did on the server before.  It is the
@@ -176,7 +175,7 @@ fail:
  * about to rewrite (journal_shm.c). */
 static void confirm_epoch(tdm_resume *r, tdm_conn *c)
 {
-    int rc = c->t->ops->call(c->t, TDM_NULL, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)tdm_xdr_void, NULL);
+    int rc = tdm_conn_call(c, TDM_NULL, NULL, NULL);
 
     if (rc == TDM_T_OK)
         tdm_journal_confirm(&r->journal);
@@ -193,7 +192,7 @@ static void acknowledge(tdm_resume *r, tdm_conn *c)
 
     r->last_epoch = now_ms();
     tdm_journal_acknowledge(&r->journal);
-    if (c->t->ops->post(c->t, TDM_EPOCH, (xdrproc_t)xdr_u_quad_t, &seq) != TDM_T_OK)
+    if (tdm_conn_post(c, TDM_EPOCH, &seq) != TDM_T_OK)
         failover(r, c);   /* the epoch is lost with the server; the journal was kept until here */
     else if (confirm_now)
         confirm_epoch(r, c);
@@ -220,7 +219,7 @@ static void quiesce(tdm_resume *r, tdm_conn *c)
     int rc;
 
     tdm_journal_next_call(&r->journal);
-    rc = c->t->ops->call(c->t, TDM_QUIESCE, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_int, &qerr);
+    rc = tdm_conn_call(c, TDM_QUIESCE, NULL, &qerr);
     if (rc == TDM_T_BROKEN && failover(r, c) == 0)
         return;
     if (rc == TDM_T_OK)
@@ -248,7 +247,7 @@ static int move(tdm_resume *r, tdm_conn *c, const tdm_hello_res *moved, uint64_t
             continue;
         }
         memset(&h, 0, sizeof(h));
-        rc = c->t->ops->call(c->t, TDM_RESUME, (xdrproc_t)xdr_tdm_resume_args, &a, (xdrproc_t)xdr_tdm_hello_res, &h);
+        rc = tdm_conn_call(c, TDM_RESUME, &a, &h);
         if (rc == TDM_T_OK && h.err) {
             xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&h);
             rc = -1;
@@ -293,7 +292,7 @@ static void check_protection(tdm_resume *r, tdm_conn *c)
     r->last_check = t;
     a.seq = tdm_journal_next_call(&r->journal);
     memset(&h, 0, sizeof(h));
-    rc = c->t->ops->call(c->t, TDM_PROTECT, (xdrproc_t)xdr_tdm_protect_args, &a, (xdrproc_t)xdr_tdm_hello_res, &h);
+    rc = tdm_conn_call(c, TDM_PROTECT, &a, &h);
     if (rc == TDM_T_BROKEN) {
         if (failover(r, c) != 0)
             tdm_conn_fail(c, "lost the connection to the Tandem server");
@@ -315,47 +314,47 @@ static void check_protection(tdm_resume *r, tdm_conn *c)
  * was mirrored there, as every release is, so the standby finds nothing to
  * release: the program's call did succeed.  Only what the program holds
  * counts, so a release of a bad pointer or handle still fails as it would
- * have. */
-static void released_before_the_takeover(tdm_resume *r, uint32_t proc, const void *args, void *res)
+ * have.  The row's RESOURCE column says where the program's holdings are:
+ * memory in the allocation table, streams and events among its live
+ * handles. */
+static void released_before_the_takeover(tdm_resume *r, const tdm_call_info *call, const void *args, void *res)
 {
     int *err = res;
 
-    if (proc == TDM_FREE && *err == cudaErrorInvalidValue && r->program->holds_allocation(*(const tdm_addr *)args))
+    if (call->effect != TDM_EFFECT_RELEASES)
+        return;
+    if (call->resource == TDM_RES_MEMORY && *err == cudaErrorInvalidValue &&
+        r->program->holds_allocation(*(const tdm_addr *)args))
         *err = 0;
-    if ((proc == TDM_STREAM_DESTROY || proc == TDM_EVENT_DESTROY) && *err == cudaErrorInvalidResourceHandle &&
-        r->program->holds_handle(*(const tdm_handle *)args))
+    if ((call->resource == TDM_RES_STREAM || call->resource == TDM_RES_EVENT) &&
+        *err == cudaErrorInvalidResourceHandle && r->program->holds_handle(*(const tdm_handle *)args))
         *err = 0;
 }
 
 /* Journaled work on memory, a stream or an event about to be released
  * could not be replayed after it: the standby mirrors the release at once,
  * and the address may be handed out again before the next acknowledged
- * point.  So the journal is emptied first, and the standby hears the new
- * epoch before the release. */
-static bool empties_journal_first(uint32_t proc)
+ * point.  So before every call whose row releases a resource, the journal
+ * is emptied, and the standby hears the new epoch before the release. */
+static void sending(tdm_resume *r, tdm_conn *c, const tdm_call_info *call)
 {
-    return proc == TDM_FREE || proc == TDM_SHM_HOST_UNREGISTER || proc == TDM_STREAM_DESTROY ||
-           proc == TDM_EVENT_DESTROY || proc == TDM_MODULE_UNLOAD || proc == TDM_DEVICE_RESET;
-}
-
-static void sending(tdm_resume *r, tdm_conn *c, uint32_t proc)
-{
-    if (tdm_journal_active(&r->journal) && !tdm_journal_empty(&r->journal) && empties_journal_first(proc))
+    if (tdm_journal_active(&r->journal) && !tdm_journal_empty(&r->journal) && call->effect == TDM_EFFECT_RELEASES)
         quiesce(r, c);
     tdm_journal_next_call(&r->journal);
 }
 
-static void answered(tdm_resume *r, tdm_conn *c, uint32_t proc, void *args, void *res)
+static void answered(tdm_resume *r, tdm_conn *c, const tdm_call_info *call, void *args, void *res)
 {
     tdm_journal *j = &r->journal;
 
     if (tdm_journal_active(j)) {
         tdm_journal_confirm(j);
-        if (proc == TDM_STREAM_CREATE && ((tdm_handle_res *)res)->err == 0)
+        /* A new stream: idleness needs to know whether it is non-blocking. */
+        if (call->effect == TDM_EFFECT_CREATES && call->resource == TDM_RES_STREAM && ((tdm_handle_res *)res)->err == 0)
             tdm_journal_stream_created(j, ((tdm_handle_res *)res)->handle, ((tdm_stream_create_args *)args)->flags);
         /* Every reply starts with its error. */
-        bool idle = tdm_journal_proves_idle(j, proc, args, *(int *)res) && epoch_due(r);
-        tdm_journal_shm_replied(j, proc, idle);
+        bool idle = tdm_journal_proves_idle(j, call->proc, args, *(int *)res) && epoch_due(r);
+        tdm_journal_shm_replied(j, call->proc, idle);
         if (idle)
             acknowledge(r, c);
     }
@@ -385,11 +384,11 @@ int tdm_resume_on(tdm_resume *r, tdm_conn *c, const tdm_resume_event *e)
 {
     switch (e->kind) {
     case TDM_RESUME_HELLO: hello(r, c, e->hello, e->policy); break;
-    case TDM_RESUME_SENDING: sending(r, c, e->proc); break;
+    case TDM_RESUME_SENDING: sending(r, c, e->call); break;
     case TDM_RESUME_LOST: return lost(r, c, e->attempt);
-    case TDM_RESUME_RESENT: released_before_the_takeover(r, e->proc, e->args, e->res); break;
-    case TDM_RESUME_ANSWERED: answered(r, c, e->proc, e->args, e->res); break;
-    case TDM_RESUME_POSTING: tdm_journal_record(&r->journal, e->proc, e->xargs, e->args); break;
+    case TDM_RESUME_RESENT: released_before_the_takeover(r, e->call, e->args, e->res); break;
+    case TDM_RESUME_ANSWERED: answered(r, c, e->call, e->args, e->res); break;
+    case TDM_RESUME_POSTING: tdm_journal_record(&r->journal, e->call, e->args); break;
     case TDM_RESUME_POSTED: posted(r, c); break;
     case TDM_RESUME_CHUNK_REUSE:
         if (tdm_journal_active(&r->journal))

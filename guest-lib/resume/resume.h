@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "calls.h"
 #include "conn.h"
 #include "journal.h"
 #include "tandem_rpc.h"
@@ -48,11 +49,11 @@ typedef struct tdm_resume {
 
 typedef enum tdm_resume_event_kind {
     TDM_RESUME_HELLO,       /* the server answered the hello: hello, policy */
-    TDM_RESUME_SENDING,     /* a synchronous call is about to be sent: proc */
+    TDM_RESUME_SENDING,     /* a synchronous call is about to be sent: call */
     TDM_RESUME_LOST,        /* the server died under a call: attempt (takeovers for it so far) */
-    TDM_RESUME_RESENT,      /* a call sent again after a takeover was answered: proc, args, res */
-    TDM_RESUME_ANSWERED,    /* a synchronous call was answered: proc, args, res */
-    TDM_RESUME_POSTING,     /* a one-way call is about to be posted: proc, xargs, args */
+    TDM_RESUME_RESENT,      /* a call sent again after a takeover was answered: call, args, res */
+    TDM_RESUME_ANSWERED,    /* a synchronous call was answered: call, args, res */
+    TDM_RESUME_POSTING,     /* a one-way call is about to be posted: call, args */
     TDM_RESUME_POSTED,      /* a one-way call was posted (or is in the journal a takeover replayed) */
     TDM_RESUME_CHUNK_REUSE, /* the guest is about to refill data area chunk `chunk` */
     TDM_RESUME_COPY_DONE,   /* the guest saw the copy with slot, ticket complete (err: its error) */
@@ -60,8 +61,7 @@ typedef enum tdm_resume_event_kind {
 
 typedef struct tdm_resume_event {
     tdm_resume_event_kind kind;
-    uint32_t proc;
-    xdrproc_t xargs;
+    const tdm_call_info *call;   /* its row of proto/calls.def */
     void *args, *res;
     const tdm_hello_res *hello;
     int policy;

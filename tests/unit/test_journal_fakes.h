@@ -126,7 +126,7 @@ static inline uint64_t record_memset(tdm_journal *j, unsigned value, uint64_t st
     tdm_memset_args a = { .dst = 0x1000, .value = value, .size = 64, .stream = stream };
     uint64_t pos = tdm_journal_base(j) + j->len;
 
-    cr_assert_eq(tdm_journal_record(j, TDM_MEMSET, (xdrproc_t)xdr_tdm_memset_args, &a), 0);
+    cr_assert_eq(tdm_journal_record(j, tdm_call_find(TDM_MEMSET), &a), 0);
     return pos;
 }
 

@@ -43,8 +43,8 @@ static void post_memset(void)
 {
     tdm_memset_args a = { .dst = 0x7000, .value = 1, .size = 64 };
 
-    tdm_resume_on(&r, &c, &(tdm_resume_event){ .kind = TDM_RESUME_POSTING, .proc = TDM_MEMSET,
-                                                 .xargs = (xdrproc_t)xdr_tdm_memset_args, .args = &a });
+    tdm_resume_on(&r, &c,
+                  &(tdm_resume_event){ .kind = TDM_RESUME_POSTING, .call = tdm_call_find(TDM_MEMSET), .args = &a });
     tdm_resume_on(&r, &c, &(tdm_resume_event){ .kind = TDM_RESUME_POSTED });
 }
 
@@ -80,7 +80,7 @@ ParameterizedTest(release_case *rc, resume, sending_with_work_journaled)
 {
     post_memset();
     cr_assert_not(tdm_journal_empty(&r.journal));
-    tdm_resume_on(&r, &c, &(tdm_resume_event){ .kind = TDM_RESUME_SENDING, .proc = rc->proc });
+    tdm_resume_on(&r, &c, &(tdm_resume_event){ .kind = TDM_RESUME_SENDING, .call = tdm_call_find(rc->proc) });
     if (rc->quiesces) {
         cr_expect_eq(f.ncalls, 1, "%s: one call first", rc->name);
         cr_expect_eq(f.calls[0], TDM_QUIESCE, "%s: a quiesce", rc->name);
@@ -95,7 +95,7 @@ ParameterizedTest(release_case *rc, resume, sending_with_work_journaled)
 
 Test(resume, a_release_with_nothing_journaled_sends_nothing_first)
 {
-    tdm_resume_on(&r, &c, &(tdm_resume_event){ .kind = TDM_RESUME_SENDING, .proc = TDM_FREE });
+    tdm_resume_on(&r, &c, &(tdm_resume_event){ .kind = TDM_RESUME_SENDING, .call = tdm_call_find(TDM_FREE) });
     cr_expect_eq(f.ncalls + f.nposts, 0);
 }
 
@@ -132,8 +132,8 @@ ParameterizedTest(resent_case *rc, resume, a_release_sent_again_after_a_takeover
     uint64_t what = rc->what;
     int err = rc->err;
 
-    tdm_resume_on(&r, &c, &(tdm_resume_event){ .kind = TDM_RESUME_RESENT, .proc = rc->proc, .args = &what,
-                                                 .res = &err });
+    tdm_resume_on(&r, &c, &(tdm_resume_event){ .kind = TDM_RESUME_RESENT, .call = tdm_call_find(rc->proc),
+                                                 .args = &what, .res = &err });
     cr_expect_eq(err, rc->expect, "%s", rc->name);
 }
 

@@ -47,7 +47,7 @@ static uint64_t copy(uint32_t proc, uint64_t off, uint64_t n, uint32_t slot, uin
 
     if (proc == TDM_SHM_HTOD)
         memset(region.base + off, fill, n);
-    cr_assert_eq(tdm_journal_record(&j, proc, (xdrproc_t)xdr_tdm_shm_copy_args, &a), 0);
+    cr_assert_eq(tdm_journal_record(&j, tdm_call_find(proc), &a), 0);
     return pos;
 }
 
