@@ -14,6 +14,21 @@
  */
 #include "test_journal_fakes.h"
 
+static tdm_journal j;   /* protected from epoch 0, nothing journaled */
+
+static void setup(void)
+{
+    tdm_journal_init(&j, NULL);
+    tdm_journal_restart(&j, 0);
+}
+
+static void teardown(void)
+{
+    tdm_journal_stop(&j);
+}
+
+TestSuite(journal, .init = setup, .fini = teardown);
+
 /* Arrays, not pointers: Criterion hands each case to a test process of its
  * own by copying it. */
 typedef struct epoch_case {
@@ -26,24 +41,24 @@ typedef struct epoch_case {
     char at_zero[16];           /* ... at epoch 0 */
 } epoch_case;
 
-static void run_script(tdm_journal *j, const char *script)
+static void run_script(const char *script)
 {
     unsigned value = 0;
 
     for (const char *p = script; *p; p++) {
         switch (*p) {
-        case 'r': record_memset(j, ++value, 0); break;
-        case 'n': tdm_journal_next_call(j); break;
+        case 'r': record_memset(&j, ++value, 0); break;
+        case 'n': tdm_journal_next_call(&j); break;
         case 'a':
-            tdm_journal_next_call(j);
-            tdm_journal_confirm(j);
-            tdm_journal_acknowledge(j);
+            tdm_journal_next_call(&j);
+            tdm_journal_confirm(&j);
+            tdm_journal_acknowledge(&j);
             break;
-        case 'c': tdm_journal_confirm(j); break;
-        case 'P': tdm_journal_resumed(j, tdm_journal_pending(j)); break;
-        case 'C': tdm_journal_resumed(j, tdm_journal_confirmed(j)); break;
-        case 'S': tdm_journal_restart(j, 100); break;
-        case 's': tdm_journal_stop(j); break;
+        case 'c': tdm_journal_confirm(&j); break;
+        case 'P': tdm_journal_resumed(&j, tdm_journal_pending(&j)); break;
+        case 'C': tdm_journal_resumed(&j, tdm_journal_confirmed(&j)); break;
+        case 'S': tdm_journal_restart(&j, 100); break;
+        case 's': tdm_journal_stop(&j); break;
         case ' ': break;
         default: cr_assert_fail("bad script letter %c", *p);
         }
@@ -73,45 +88,38 @@ ParameterizedTestParameters(journal, epochs)
 
 ParameterizedTest(epoch_case *c, journal, epochs)
 {
-    tdm_journal j;
 
-    tdm_journal_init(&j, NULL);
-    tdm_journal_restart(&j, 0);
-    run_script(&j, c->script);
+    run_script(c->script);
     cr_expect_eq(tdm_journal_confirmed(&j), c->confirmed, "%s: confirmed", c->name);
     cr_expect_eq(tdm_journal_pending(&j), c->pending, "%s: pending", c->name);
     cr_expect_eq(tdm_journal_active(&j), c->active, "%s: active", c->name);
     cr_expect_str_eq(replayed_at(&j, tdm_journal_confirmed(&j)), c->at_confirmed, "%s: replay at confirmed", c->name);
     cr_expect_str_eq(replayed_at(&j, tdm_journal_pending(&j)), c->at_pending, "%s: replay at pending", c->name);
     cr_expect_str_eq(replayed_at(&j, 0), c->at_zero, "%s: replay at 0", c->name);
-    tdm_journal_stop(&j);
 }
 
 /* ---- edits: entries named by position, SKIP and INLINE ---- */
 
-static uint32_t proc_at(tdm_journal *j, uint64_t pos)
+static uint32_t proc_at(uint64_t pos)
 {
     uint32_t p;
 
-    memcpy(&p, tdm_journal_entry(j, pos), sizeof(p));
+    memcpy(&p, tdm_journal_entry(&j, pos), sizeof(p));
     return p;
 }
 
-static void set_proc_at(tdm_journal *j, uint64_t pos, uint32_t proc)
+static void set_proc_at(uint64_t pos, uint32_t proc)
 {
-    memcpy(tdm_journal_entry(j, pos), &proc, sizeof(proc));
+    memcpy(tdm_journal_entry(&j, pos), &proc, sizeof(proc));
 }
 
 Test(journal, positions_survive_dropping_the_older_segment)
 {
-    tdm_journal j;
     uint64_t p1, p2, p3;
 
-    tdm_journal_init(&j, NULL);
-    tdm_journal_restart(&j, 0);
     p1 = record_memset(&j, 1, 0);
     p2 = record_memset(&j, 2, 0);
-    run_script(&j, "a");
+    run_script("a");
     p3 = record_memset(&j, 3, 0);
     cr_assert_eq(p1, 0);
     cr_assert_gt(p2, p1);
@@ -120,102 +128,78 @@ Test(journal, positions_survive_dropping_the_older_segment)
     cr_expect_eq(tdm_journal_base(&j), p3, "the first entry kept is the third");
     cr_expect_null(tdm_journal_entry(&j, p1));
     cr_expect_null(tdm_journal_entry(&j, p2));
-    cr_expect_eq(proc_at(&j, p3), TDM_MEMSET, "the third is where it was");
-    tdm_journal_stop(&j);
+    cr_expect_eq(proc_at(p3), TDM_MEMSET, "the third is where it was");
 }
 
 Test(journal, positions_survive_a_restart)
 {
-    tdm_journal j;
     uint64_t p1, p2;
 
-    tdm_journal_init(&j, NULL);
-    tdm_journal_restart(&j, 0);
     p1 = record_memset(&j, 1, 0);
     tdm_journal_restart(&j, 7);
     p2 = record_memset(&j, 2, 0);
     cr_expect_gt(p2, p1, "positions never repeat: journal_shm.c names entries by them");
     cr_expect_null(tdm_journal_entry(&j, p1));
-    cr_expect_eq(proc_at(&j, p2), TDM_MEMSET);
-    tdm_journal_stop(&j);
+    cr_expect_eq(proc_at(p2), TDM_MEMSET);
 }
 
 Test(journal, a_skip_entry_is_left_out_of_the_replay)
 {
-    tdm_journal j;
     fake_transport f;
     uint64_t p2;
     size_t n = 0;
 
-    tdm_journal_init(&j, NULL);
-    tdm_journal_restart(&j, 0);
     record_memset(&j, 1, 0);
     p2 = record_memset(&j, 2, 0);
     record_memset(&j, 3, 0);
-    set_proc_at(&j, p2, TDM_JOURNAL_SKIP);
+    set_proc_at(p2, TDM_JOURNAL_SKIP);
     fake_init(&f);
     cr_assert_eq(tdm_journal_replay(&j, &f.t, 0, &n), TDM_T_OK);
     cr_expect_str_eq(fake_posts(&f), "1,3");
     cr_expect_eq(n, 2, "a skipped entry is not counted as replayed");
     fake_reset(&f);
-    tdm_journal_stop(&j);
 }
 
 Test(journal, an_inline_entry_without_its_bytes_fails_the_replay)
 {
-    tdm_journal j;
     fake_transport f;
     uint64_t p1;
     size_t n = 0;
 
-    tdm_journal_init(&j, NULL);
-    tdm_journal_restart(&j, 0);
     p1 = record_memset(&j, 1, 0);
-    set_proc_at(&j, p1, TDM_JOURNAL_INLINE);
+    set_proc_at(p1, TDM_JOURNAL_INLINE);
     fake_init(&f);
     cr_expect_eq(tdm_journal_replay(&j, &f.t, 0, &n), TDM_T_REJECTED);
     cr_expect_eq(f.nposts, 0);
-    tdm_journal_stop(&j);
 }
 
 /* ---- replay ---- */
 
 Test(journal, a_replay_at_an_unknown_epoch_is_refused)
 {
-    tdm_journal j;
 
-    tdm_journal_init(&j, NULL);
-    tdm_journal_restart(&j, 0);
-    run_script(&j, "rr a r");
+    run_script("rr a r");
     cr_expect_str_eq(replayed_at(&j, 1), "rejected");
     cr_expect_str_eq(replayed_at(&j, 99), "rejected");
-    tdm_journal_stop(&j);
 }
 
 Test(journal, a_replay_stops_at_the_first_transport_error)
 {
-    tdm_journal j;
     fake_transport f;
     size_t n = 0;
 
-    tdm_journal_init(&j, NULL);
-    tdm_journal_restart(&j, 0);
-    run_script(&j, "rrr");
+    run_script("rrr");
     fake_init(&f);
     f.rc = TDM_T_BROKEN;
     cr_expect_eq(tdm_journal_replay(&j, &f.t, 0, &n), TDM_T_BROKEN);
-    tdm_journal_stop(&j);
 }
 
 Test(journal, a_replay_sends_the_journaled_arguments_unchanged)
 {
-    tdm_journal j;
     fake_transport f;
     tdm_memset_args a;
     size_t n = 0;
 
-    tdm_journal_init(&j, NULL);
-    tdm_journal_restart(&j, 0);
     record_memset(&j, 42, 0x1234);
     fake_init(&f);
     cr_assert_eq(tdm_journal_replay(&j, &f.t, 0, &n), TDM_T_OK);
@@ -227,7 +211,6 @@ Test(journal, a_replay_sends_the_journaled_arguments_unchanged)
     cr_expect_eq(a.size, 64);
     cr_expect_eq(a.stream, 0x1234);
     fake_reset(&f);
-    tdm_journal_stop(&j);
 }
 
 /* ---- regressions ---- */
@@ -237,34 +220,26 @@ Test(journal, a_replay_sends_the_journaled_arguments_unchanged)
  * journal_shm.c holds still name the same entries. */
 Test(journal, resumed_at_the_pending_epoch_advances_the_base)
 {
-    tdm_journal j;
     uint64_t p3;
 
-    tdm_journal_init(&j, NULL);
-    tdm_journal_restart(&j, 0);
-    run_script(&j, "rr a");
+    run_script("rr a");
     p3 = record_memset(&j, 3, 0);
     tdm_journal_resumed(&j, tdm_journal_pending(&j));
     cr_expect_eq(tdm_journal_base(&j), p3);
-    cr_expect_eq(proc_at(&j, p3), TDM_MEMSET);
+    cr_expect_eq(proc_at(p3), TDM_MEMSET);
     cr_expect_str_eq(replayed_at(&j, tdm_journal_pending(&j)), "3");
-    tdm_journal_stop(&j);
 }
 
 /* The journal's size counts the calls kept, and a confirm frees the older
  * segment's share of it (TANDEM_JOURNAL_MB bounds it). */
 Test(journal, a_confirm_shrinks_the_journal)
 {
-    tdm_journal j;
     size_t before;
 
-    tdm_journal_init(&j, NULL);
-    tdm_journal_restart(&j, 0);
-    run_script(&j, "rrr a r");
+    run_script("rrr a r");
     before = tdm_journal_bytes(&j);
     cr_assert_gt(before, 0);
     tdm_journal_confirm(&j);
     cr_expect_lt(tdm_journal_bytes(&j), before);
     cr_expect_not(tdm_journal_empty(&j), "the call after the epoch stays");
-    tdm_journal_stop(&j);
 }
