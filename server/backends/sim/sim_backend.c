@@ -28,7 +28,7 @@ static int sim_init(tdm_backend **out, const tdm_backend_config *cfg)
         return cudaErrorMemoryAllocation;
     b->cfg = *cfg;
     atomic_init(&b->stopping, false);
-    err = sim_mem_init(&b->mem);
+    err = sim_mapped_init(&b->mapped);
     if (err)
         goto fail_free;
     if (pthread_mutex_init(&b->lock, NULL) != 0) {
@@ -54,7 +54,7 @@ fail_cond:
 fail_lock:
     pthread_mutex_destroy(&b->lock);
 fail_mem:
-    sim_mem_release(&b->mem);
+    sim_mapped_release(&b->mapped);
 fail_free:
     free(b);
     return err;
@@ -78,7 +78,7 @@ static void sim_shutdown(tdm_backend *b)
     sim_mps_leave(b);
     pthread_cond_destroy(&b->progress);
     pthread_mutex_destroy(&b->lock);
-    sim_mem_release(&b->mem);
+    sim_mapped_release(&b->mapped);
     free(b);
 }
 
