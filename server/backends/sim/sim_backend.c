@@ -1,22 +1,8 @@
 /* The sim backend: a simulated GPU in host memory, for tests and the no-GPU
  * demo.  It says so wherever it shows (ops.simulated, the device name). */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "sim_internal.h"
-
-void sim_log(const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    /* One write per line: lines from several workers do not interleave. */
-    fprintf(stderr, "tandem-server[sim]: %s\n", line);
-}
 
 static int sim_init(tdm_backend **out, const tdm_backend_config *cfg)
 {

@@ -12,6 +12,7 @@
 #include <driver_types.h>
 
 #include "backend.h"
+#include "log.h"
 #include "kernel_table.h"
 #include "sim_kernel.h"
 
@@ -154,7 +155,10 @@ struct sim_exec {
     int err;
 };
 
-void sim_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A line with the tandem-server[sim] prefix (tests and docs/sim-backend.md
+ * name it): what the simulated device did, such as a kernel's fault, which
+ * surfaces to the guest later as an error code. */
+#define sim_log(...) tdm_log_from("tandem-server[sim]", __VA_ARGS__)
 
 /* sim_arena.c */
 int sim_arena_reserve(tdm_backend *b);
