@@ -7,9 +7,9 @@
 
 #include <driver_types.h>
 
-#include "mirror.h"
+#include "log.h"
+#include "resilience.h"
 #include "session.h"
-#include "standby.h"
 #include "tandem_rpc.h"
 #include "xdr_extra.h"
 
@@ -33,8 +33,7 @@ static bool hello_begin(tdm_session *s, unsigned proto_version, tdm_hello_res *r
         return false;
     }
     if (proto_version != TDM_PROTO_VERSION) {
-        fprintf(stderr, "tandem-server: session %llu: guest speaks protocol %u, server %u\n",
-                (unsigned long long)s->id, proto_version, TDM_PROTO_VERSION);
+        tdm_log_session(s->id, "guest speaks protocol %u, server %u", proto_version, TDM_PROTO_VERSION);
         r->err = cudaErrorInsufficientDriver;
         return false;
     }
@@ -57,16 +56,13 @@ static void hello_describe(tdm_session *s, tdm_hello_res *r)
  * this server dies ("" when nowhere). */
 static bool describe_protection(tdm_session *s, tdm_hello_res *r)
 {
-    char ep[256] = "";
+    tdm_protection p;
 
-    /* An shm guest resumes on the standby's shm endpoint, with its region. */
-    if (tdm_session_protected(s) &&
-        !tdm_mirror_endpoint(s->srv->mirror, s->mirror_gen, s->shm != NULL, ep, sizeof(ep)))
-        ep[0] = 0;
+    tdm_resilience_describe(s, &p);
     free(r->standby);
-    r->standby = strdup(ep);
-    r->resume_token = ep[0] ? s->resume_token : 0;
-    r->resume_policy = ep[0] ? s->resume_policy : TDM_RESUME_NONE;
+    r->standby = strdup(p.standby);
+    r->resume_token = p.token;
+    r->resume_policy = p.policy;
     if (!r->standby) {
         r->err = cudaErrorMemoryAllocation;
         return false;
@@ -85,7 +81,7 @@ static bool h_hello(void *ctx, void *args, void *res)
     s->pid = a->pid;
     snprintf(s->client, sizeof(s->client), "%s", a->client ? a->client : "");
     hello_describe(s, r);
-    tdm_session_protect(s, a->resume_policy);
+    tdm_resilience_hello(s, a->resume_policy);
     return describe_protection(s, r);
 }
 
@@ -94,43 +90,15 @@ static bool h_resume(void *ctx, void *args, void *res)
     tdm_session *s = ctx;
     tdm_resume_args *a = args;
     tdm_hello_res *r = res;
-    int policy = TDM_RESUME_NONE;
 
     if (!hello_begin(s, a->proto_version, r))
         return false;
-    if (!s->srv->standby) {
-        fprintf(stderr, "tandem-server: a guest asked to resume session %llu, but this server is no standby\n",
-                (unsigned long long)a->session_id);
-        r->err = cudaErrorDevicesUnavailable;
-        return false;
-    }
-    r->err = tdm_standby_resume(s->srv->standby, s, a->session_id, a->resume_token, a->epoch, a->epoch_sent,
-                                &r->resumed_epoch, &policy);
+    r->err = tdm_resilience_resume(s, a->session_id, a->resume_token, a->epoch, a->epoch_sent, &r->resumed_epoch);
     if (r->err)
         return false;
     s->pid = a->pid;
     hello_describe(s, r);
-    /* A standby with a standby of its own protects the session at once:
-     * memory is back at the resumed epoch and idle, the next standby gets
-     * it as it is now, and the guest keeps its journal from that epoch. */
-    if (tdm_session_protect(s, policy))
-        tdm_session_defer(s, tdm_shadow_begin_epoch(s, s->epoch));
-    /* The standby's other sessions replay only once this guest has its
-     * reply, which its next call proves (tdm_session_heard). */
-    s->resume_unheard = true;
     return describe_protection(s, r);
-}
-
-/* Every call up to seq is complete (the session was quiesced): seq is the
- * epoch a standby that hears of the session now starts from. */
-static int settle_at(tdm_session *s, uint64_t seq)
-{
-    int err = tdm_session_quiesce(s);
-
-    if (err)
-        return err;
-    s->epoch = seq;
-    return 0;
 }
 
 /* The guest asks, now and then, whether its session is protected. */
@@ -139,36 +107,26 @@ static bool h_protect(void *ctx, void *args, void *res)
     tdm_session *s = ctx;
     tdm_protect_args *a = args;
     tdm_hello_res *r = res;
-    tdm_server *srv = s->srv;
+    tdm_protection to;
+    bool moved;
 
     if (!hello_begin(s, TDM_PROTO_VERSION, r))
         return false;
     hello_describe(s, r);
-    /* An shm session moves with its region (the guest hands it to the new
-     * server); it moves only to a server that serves shm (protect says). */
-    if (atomic_load(&srv->handing_off) && tdm_session_handoff(s, a->seq, a->resume_policy)) {
-        char ep[256] = "";
-        tdm_mirror_endpoint(srv->mirror, s->mirror_gen, s->shm != NULL, ep, sizeof(ep));
+    r->err = tdm_resilience_check(s, a->seq, a->resume_policy, &moved, &to);
+    if (moved) {
         free(r->moved_to);
-        r->moved_to = strdup(ep);
-        r->resume_token = s->resume_token;
-        r->resume_policy = s->resume_policy;
+        r->moved_to = strdup(to.standby);
+        r->resume_token = to.token;
+        r->resume_policy = to.policy;
         r->resumed_epoch = a->seq;
-        /* The session is the other server's now: this one lets go of it
-         * before the guest can get there, without telling that server, and
-         * ends the connection after this reply (an shm guest waits for that
-         * before it restarts its rings for the other server). */
-        tdm_session_let_go(s);
+        /* The session is the other server's now: the connection ends after
+         * this reply (an shm guest waits for that before it restarts its
+         * rings for the other server). */
         return false;
     }
-    if (!atomic_load(&srv->handing_off) && a->resume_policy != TDM_RESUME_NONE && !tdm_session_protected(s) &&
-        srv->mirror && tdm_mirror_gen(srv->mirror)) {
-        r->err = settle_at(s, a->seq);
-        if (r->err)
-            return true;
-        if (tdm_session_protect(s, a->resume_policy))
-            tdm_session_defer(s, tdm_shadow_begin_epoch(s, s->epoch));
-    }
+    if (r->err)
+        return true;
     r->resumed_epoch = a->seq;
     return describe_protection(s, r);
 }
@@ -179,7 +137,7 @@ static bool h_quiesce(void *ctx, void *args, void *res)
 
     *(int *)res = tdm_session_quiesce(s);
     /* A replay ends with a quiesce: its work is done, the next may go. */
-    tdm_replay_gate_leave(&s->srv->replay_gate, s);
+    tdm_resilience_replay_end(s);
     return true;
 }
 
@@ -187,9 +145,7 @@ static bool h_replay_begin(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
 
-    if (s->srv->standby)
-        tdm_standby_settle(s->srv->standby, 0.5);
-    tdm_replay_gate_enter(&s->srv->replay_gate, s);
+    tdm_resilience_replay_begin(s);
     *(int *)res = 0;
     return true;
 }
@@ -199,8 +155,7 @@ static bool h_epoch(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
 
-    s->epoch = *(u_quad_t *)args;
-    tdm_session_defer(s, tdm_shadow_begin_epoch(s, s->epoch));
+    tdm_session_defer(s, tdm_resilience_epoch(s, *(u_quad_t *)args));
     return true;
 }
 
@@ -503,8 +458,7 @@ static void garbage_oneway(void *ctx, uint32_t proc)
 {
     tdm_session *s = ctx;
 
-    fprintf(stderr, "tandem-server: session %llu: undecodable arguments for one-way procedure %u\n",
-            (unsigned long long)s->id, proc);
+    tdm_log_session(s->id, "undecodable arguments for one-way procedure %u", proc);
     tdm_session_defer(s, cudaErrorInvalidValue);
 }
 
@@ -519,15 +473,15 @@ static void crash_point(tdm_session *s, uint32_t proc, bool served)
     if (!n || served != s->srv->cfg.crash_before_reply)
         return;
     if (atomic_fetch_add(&s->srv->calls, 1) + 1 == n) {
-        fprintf(stderr, "tandem-server: crashing at call %ld (procedure %u) %s, as --crash-after-calls asked\n", n,
-                proc, served ? "before its reply" : "before serving it");
+        tdm_log("crashing at call %ld (procedure %u) %s, as --crash-after-calls asked", n, proc,
+                served ? "before its reply" : "before serving it");
         raise(SIGKILL);
     }
 }
 
 static void before_call(void *ctx, uint32_t proc)
 {
-    tdm_session_heard(ctx);
+    tdm_resilience_heard(ctx);
     crash_point(ctx, proc, false);
 }
 

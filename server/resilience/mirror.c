@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
+
 #define RETRY_MS 100
 
 struct tdm_mirror {
@@ -76,7 +78,7 @@ static void hang_up_locked(tdm_mirror *m, const char *why)
     m->sock = -1;
     m->gen = 0;
     m->said_waiting = false;
-    fprintf(stderr, "tandem-server: lost the standby (%s): sessions are unprotected until a standby is back\n", why);
+    tdm_log("lost the standby (%s): sessions are unprotected until a standby is back", why);
     pthread_cond_broadcast(&m->changed);
 }
 
@@ -98,12 +100,11 @@ static bool try_connect(tdm_mirror *m, bool loud)
         m->gen = ++m->last_gen;
         snprintf(m->endpoint, sizeof(m->endpoint), "%s", ep);
         snprintf(m->shm_endpoint, sizeof(m->shm_endpoint), "%s", shm_ep);
-        fprintf(stderr, "tandem-server: standby at %s (guests resume at %s%s%s)\n", path, ep,
-                shm_ep[0] ? ", shm guests at " : "; it serves no shm, so shm guests are not protected",
-                shm_ep);
+        tdm_log("standby at %s (guests resume at %s%s%s)", path, ep,
+                shm_ep[0] ? ", shm guests at " : "; it serves no shm, so shm guests are not protected", shm_ep);
         pthread_cond_broadcast(&m->changed);
     } else if (loud || !m->said_waiting) {
-        fprintf(stderr, "tandem-server: %s%s\n", why, loud ? "" : "; trying again until one listens there");
+        tdm_log("%s%s", why, loud ? "" : "; trying again until one listens there");
         m->said_waiting = true;
     }
     pthread_mutex_unlock(&m->lock);
@@ -143,7 +144,7 @@ int tdm_mirror_open(tdm_mirror **out, const char *path, uint64_t arena_base, uin
     tdm_mirror *m;
 
     if (strlen(path) >= sizeof(m->path)) {
-        fprintf(stderr, "tandem-server: standby socket path too long: %s\n", path);
+        tdm_log("standby socket path too long: %s", path);
         return -1;
     }
     m = calloc(1, sizeof(*m));

@@ -8,8 +8,8 @@
  * a fail-back).  Each connection has its own generation; a session is
  * protected by the generation it was synced to, and a message for an older
  * generation is not sent (that standby never heard of the session). */
-#ifndef TANDEM_SERVER_MIRROR_H
-#define TANDEM_SERVER_MIRROR_H
+#ifndef TANDEM_RESILIENCE_MIRROR_H
+#define TANDEM_RESILIENCE_MIRROR_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,7 +21,7 @@ typedef struct tdm_mirror tdm_mirror;
 /* Mirrors to the standby listening on unix socket `path`.  required: the
  * first connection must succeed now (an active that was told to have a
  * standby refuses to start without one); otherwise it is made when the
- * standby appears.  0, or -1 after printing why. */
+ * standby appears.  0, or -1 after logging why. */
 int tdm_mirror_open(tdm_mirror **out, const char *path, uint64_t arena_base, uint64_t arena_size, bool required);
 void tdm_mirror_close(tdm_mirror *m);
 /* From now on connect to `path` instead (the current connection ends). */

@@ -8,8 +8,8 @@
  * that caused it, and the kernel keeps what was written (fds included) for
  * the standby to read even after the active dies, so the standby has every
  * acknowledged change once it reads the feed to its end. */
-#ifndef TANDEM_SERVER_MIRROR_WIRE_H
-#define TANDEM_SERVER_MIRROR_WIRE_H
+#ifndef TANDEM_RESILIENCE_MIRROR_WIRE_H
+#define TANDEM_RESILIENCE_MIRROR_WIRE_H
 
 #include <stddef.h>
 #include <stdint.h>
