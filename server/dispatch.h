@@ -1,5 +1,7 @@
-/* The Tandem ONC RPC program as the server runs it: procedure table and the
- * handlers that turn decoded arguments into session operations. */
+/* The Tandem ONC RPC program as the server runs it: the dispatch table,
+ * expanded from proto/calls.def, and the handlers that turn decoded
+ * arguments into session operations.  The handler of call TDM_<NAME> is
+ * tdm_serve_<NAME>. */
 #ifndef TANDEM_SERVER_DISPATCH_H
 #define TANDEM_SERVER_DISPATCH_H
 
@@ -8,9 +10,9 @@
 extern const tdm_rpc_program tdm_dispatch_program;
 
 /* Handlers of the shm transport's copy procedures (dispatch_shm.c). */
-bool tdm_dispatch_shm_htod(void *ctx, void *args, void *res);
-bool tdm_dispatch_shm_dtoh(void *ctx, void *args, void *res);
-bool tdm_dispatch_shm_host_register(void *ctx, void *args, void *res);
-bool tdm_dispatch_shm_host_unregister(void *ctx, void *args, void *res);
+bool tdm_serve_SHM_HTOD(void *ctx, void *args, void *res);
+bool tdm_serve_SHM_DTOH(void *ctx, void *args, void *res);
+bool tdm_serve_SHM_HOST_REGISTER(void *ctx, void *args, void *res);
+bool tdm_serve_SHM_HOST_UNREGISTER(void *ctx, void *args, void *res);
 
 #endif

@@ -34,7 +34,7 @@ static void complete(tdm_session *s, const tdm_shm_copy_args *a, int err)
     }
 }
 
-bool tdm_dispatch_shm_htod(void *ctx, void *args, void *res)
+bool tdm_serve_SHM_HTOD(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
     tdm_shm_copy_args *a = args;
@@ -53,7 +53,7 @@ bool tdm_dispatch_shm_htod(void *ctx, void *args, void *res)
     return true;
 }
 
-bool tdm_dispatch_shm_dtoh(void *ctx, void *args, void *res)
+bool tdm_serve_SHM_DTOH(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
     tdm_shm_copy_args *a = args;
@@ -67,7 +67,7 @@ bool tdm_dispatch_shm_dtoh(void *ctx, void *args, void *res)
     return true;
 }
 
-bool tdm_dispatch_shm_host_register(void *ctx, void *args, void *res)
+bool tdm_serve_SHM_HOST_REGISTER(void *ctx, void *args, void *res)
 {
     tdm_shm_span *a = args;
 
@@ -75,7 +75,7 @@ bool tdm_dispatch_shm_host_register(void *ctx, void *args, void *res)
     return true;
 }
 
-bool tdm_dispatch_shm_host_unregister(void *ctx, void *args, void *res)
+bool tdm_serve_SHM_HOST_UNREGISTER(void *ctx, void *args, void *res)
 {
     tdm_shm_span *a = args;
 
