@@ -54,7 +54,7 @@ static int dial(const char *path, uint64_t base, uint64_t size, char *endpoint, 
     int sock = tdm_mirror_exchange(path, &h, NULL, &r, &payload);
 
     if (sock < 0) {
-        snprintf(why, whylen, "cannot reach the standby at %s: %s", path, strerror(errno));
+        snprintf(why, whylen, "cannot reach the standby at %s: %s", path, strerror(-sock));
         return -1;
     }
     if (r.a == 0 || !payload) {
@@ -217,13 +217,13 @@ bool tdm_mirror_endpoint(tdm_mirror *m, uint64_t gen, bool shm, char *out, size_
 
 int tdm_mirror_post(tdm_mirror *m, uint64_t gen, const tdm_mirror_hdr *h, const void *payload, int fd)
 {
-    int rc = -1;
+    int rc = -ENOTCONN;
 
     pthread_mutex_lock(&m->lock);
     if (gen && m->gen == gen) {
         rc = tdm_mirror_send(m->sock, h, payload, fd);
         if (rc != 0)
-            hang_up_locked(m, strerror(errno));
+            hang_up_locked(m, strerror(-rc));
     }
     pthread_mutex_unlock(&m->lock);
     return rc;

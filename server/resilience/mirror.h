@@ -33,7 +33,8 @@ uint64_t tdm_mirror_gen(tdm_mirror *m);
  * shm when the standby serves none. */
 bool tdm_mirror_endpoint(tdm_mirror *m, uint64_t gen, bool shm, char *out, size_t len);
 /* Sends one message on connection `gen`; fd (or -1) is not closed.  A
- * failure ends the connection.  0 or -1 (also when gen is not live). */
+ * failure ends the connection.  0, or -errno (-ENOTCONN when gen is not
+ * live). */
 int tdm_mirror_post(tdm_mirror *m, uint64_t gen, const tdm_mirror_hdr *h, const void *payload, int fd);
 
 #endif

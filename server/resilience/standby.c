@@ -749,7 +749,7 @@ int tdm_standby_ask_fail_back(const char *from, const char *my_listen)
     h.len = (uint32_t)strlen(my_listen);
     sock = tdm_mirror_exchange(from, &h, my_listen, &r, &payload);
     if (sock < 0) {
-        tdm_log("fail-back: the server at %s did not answer: %s", from, strerror(errno));
+        tdm_log("fail-back: the server at %s did not answer: %s", from, strerror(-sock));
         return -1;
     }
     if (r.a != 1)

@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,22 +113,22 @@ typedef struct bad_case {
     uint32_t len;          /* the header's payload length */
     size_t payload_bytes;  /* how much payload follows */
     bool with_fd;          /* a descriptor rides with the first byte */
-    int rc;                /* what tdm_mirror_recv returns */
+    int rc;                /* what tdm_mirror_recv returns: 1 a clean end, -EPROTO malformed */
 } bad_case;
 
 static const bad_case bad_cases[] = {
     { "a clean end of the feed, before any byte", 0, 0, 0, false, 1 },
-    { "a header cut short", sizeof(tdm_mirror_hdr) / 2, 0, 0, false, -1 },
-    { "a header cut short after its first byte", 1, 0, 0, false, -1 },
+    { "a header cut short", sizeof(tdm_mirror_hdr) / 2, 0, 0, false, -EPROTO },
+    { "a header cut short after its first byte", 1, 0, 0, false, -EPROTO },
     /* Regression: an oversize claim must be refused before anything is
      * allocated for it. */
     { "a payload claim over TDM_MIRROR_MAX_PAYLOAD", sizeof(tdm_mirror_hdr), TDM_MIRROR_MAX_PAYLOAD + 1, 0, false,
-      -1 },
-    { "the largest length there is", sizeof(tdm_mirror_hdr), UINT32_MAX, 0, false, -1 },
-    { "a payload cut short", sizeof(tdm_mirror_hdr), 64, 10, false, -1 },
-    { "a payload cut short, with a descriptor (closed, not leaked)", sizeof(tdm_mirror_hdr), 64, 10, true, -1 },
+      -EPROTO },
+    { "the largest length there is", sizeof(tdm_mirror_hdr), UINT32_MAX, 0, false, -EPROTO },
+    { "a payload cut short", sizeof(tdm_mirror_hdr), 64, 10, false, -EPROTO },
+    { "a payload cut short, with a descriptor (closed, not leaked)", sizeof(tdm_mirror_hdr), 64, 10, true, -EPROTO },
     { "an oversize claim with a descriptor (closed, not leaked)", sizeof(tdm_mirror_hdr),
-      TDM_MIRROR_MAX_PAYLOAD + 1, 0, true, -1 },
+      TDM_MIRROR_MAX_PAYLOAD + 1, 0, true, -EPROTO },
 };
 
 ParameterizedTestParameters(mirror_wire, malformed)
