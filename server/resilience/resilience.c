@@ -3,7 +3,9 @@
  * hands over. */
 #include "resilience.h"
 
+#include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <driver_types.h>
@@ -175,27 +177,34 @@ int tdm_resilience_start(tdm_resilience **out, tdm_server *srv)
 {
     const tdm_server_config *cfg = &srv->cfg;
     tdm_resilience *r = calloc(1, sizeof(*r));
+    int rc;
 
-    if (!r) {
-        tdm_log("no memory to start");
-        return -1;
-    }
+    if (!r)
+        return cudaErrorMemoryAllocation;
     r->srv = srv;
     tdm_replay_gate_init(&r->replay_gate);
     atomic_init(&r->handing_off, false);
     tdm_server_set_hooks(srv, &hooks, r);
     /* An active told to have a standby refuses to run without one; a
      * standby's own standby may be started after it. */
-    if ((cfg->standby_sock &&
-         tdm_mirror_open(&r->mirror, cfg->standby_sock, cfg->arena_base, cfg->arena_size, cfg->standby_listen == NULL) !=
-             0) ||
-        (cfg->standby_listen && tdm_standby_start(&r->standby, srv, cfg->standby_listen, fail_back, r) != 0) ||
-        (cfg->failback_from && tdm_standby_ask_fail_back(cfg->failback_from, cfg->standby_listen) != 0)) {
-        tdm_resilience_stop(r);
-        return -1;
+    if (cfg->standby_sock &&
+        tdm_mirror_open(&r->mirror, cfg->standby_sock, cfg->arena_base, cfg->arena_size, cfg->standby_listen == NULL) !=
+            0)
+        goto fail;
+    if (cfg->standby_listen && (rc = tdm_standby_start(&r->standby, srv, cfg->standby_listen, fail_back, r)) != 0) {
+        if (rc == -ENAMETOOLONG)
+            tdm_log("--standby-listen path too long: %s", cfg->standby_listen);
+        else
+            tdm_log("cannot listen for active servers on %s: %s", cfg->standby_listen, strerror(-rc));
+        goto fail;
     }
+    if (cfg->failback_from && tdm_standby_ask_fail_back(cfg->failback_from, cfg->standby_listen) != 0)
+        goto fail;
     *out = r;
     return 0;
+fail:
+    tdm_resilience_stop(r);
+    return cudaErrorDevicesUnavailable;
 }
 
 void tdm_resilience_stop(tdm_resilience *r)

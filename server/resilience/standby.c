@@ -611,14 +611,13 @@ int tdm_standby_start(tdm_standby **out, tdm_server *srv, const char *sock_path,
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
     tdm_standby *sb;
+    int rc = 0;
 
-    if (strlen(sock_path) >= sizeof(sa.sun_path)) {
-        tdm_log("--standby-listen path too long: %s", sock_path);
-        return -1;
-    }
+    if (strlen(sock_path) >= sizeof(sa.sun_path))
+        return -ENAMETOOLONG;
     sb = calloc(1, sizeof(*sb));
     if (!sb)
-        return -1;
+        return -ENOMEM;
     sb->srv = srv;
     sb->fail_back = fail_back;
     sb->fail_back_ctx = fail_back_ctx;
@@ -628,13 +627,19 @@ int tdm_standby_start(tdm_standby **out, tdm_server *srv, const char *sock_path,
     pthread_cond_init(&sb->changed, NULL);
     unlink(sock_path);
     sb->lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (sb->lsock < 0 || bind(sb->lsock, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(sb->lsock, 16) != 0 ||
-        pthread_create(&sb->acceptor, NULL, accept_main, sb) != 0) {
-        tdm_log("cannot listen for active servers on %s: %s", sock_path, strerror(errno));
+    if (sb->lsock < 0 || bind(sb->lsock, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(sb->lsock, 16) != 0) {
+        rc = -errno;
+        goto out;
+    }
+    rc = -pthread_create(&sb->acceptor, NULL, accept_main, sb);
+out:
+    if (rc) {
         if (sb->lsock >= 0)
             close(sb->lsock);
+        pthread_cond_destroy(&sb->changed);
+        pthread_mutex_destroy(&sb->lock);
         free(sb);
-        return -1;
+        return rc;
     }
     tdm_log("standby: active servers connect to %s", sock_path);
     *out = sb;

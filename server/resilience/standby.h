@@ -23,6 +23,7 @@ typedef struct tdm_standby tdm_standby;
  * standby socket `path` and hand each over.  0, or -1 after logging why. */
 typedef int (*tdm_standby_fail_back_fn)(void *ctx, const char *path);
 
+/* Listens for active servers on unix socket sock_path.  0, or -errno. */
 int tdm_standby_start(tdm_standby **out, tdm_server *srv, const char *sock_path, tdm_standby_fail_back_fn fail_back,
                       void *fail_back_ctx);
 /* True when nothing of it is left; false when a feed thread still runs

@@ -26,8 +26,8 @@ typedef struct tdm_resilience tdm_resilience;
 
 /* Mirrors to a standby (--standby), serves as one (--standby-listen), asks
  * for a fail-back (--failback-from), as srv's configuration says, and
- * installs the session hooks; before the first session.  0, or -1 after
- * logging why. */
+ * installs the session hooks; before the first session.  cudaSuccess, or
+ * a cudaError_t after logging why. */
 int tdm_resilience_start(tdm_resilience **out, tdm_server *srv);
 /* After every session ended. */
 void tdm_resilience_stop(tdm_resilience *r);
