@@ -1,13 +1,11 @@
 #include "session.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <driver_types.h>
 
 #include "log.h"
-#include "tandem_rpc.h"
 
 enum { TAG_STREAM = 0x53, TAG_EVENT = 0x45, TAG_MODULE = 0x4d, TAG_FUNC = 0x46 };
 

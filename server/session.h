@@ -4,7 +4,11 @@
  * sizes must fit the quota.  Functions return a cudaError_t value.
  *
  * Errors of one-way (asynchronous) calls are kept as the session's deferred
- * error and returned by the next synchronizing call, as CUDA does. */
+ * error and returned by the next synchronizing call, as CUDA does.
+ *
+ * What happens to a session (resources made and freed, writes about to
+ * happen, the session closing) is told to the server's session hooks
+ * (session_hooks.h); the core knows nothing else of who listens. */
 #ifndef TANDEM_SERVER_SESSION_H
 #define TANDEM_SERVER_SESSION_H
 
