@@ -101,11 +101,14 @@ static void *module_msg(const tdm_module_made *m, uint32_t *msg_len)
     }
     xdr_destroy(&x);
     char *p = buf + xlen;
+    /* A module with no kernels or no variables may come without arrays. */
     memcpy(p, &m->nfuncs, 4);
-    memcpy(p + 4, m->func_handles, (size_t)m->nfuncs * 8);
+    if (m->nfuncs)
+        memcpy(p + 4, m->func_handles, (size_t)m->nfuncs * 8);
     p += 4 + (size_t)m->nfuncs * 8;
     memcpy(p, &m->nvars, 4);
-    memcpy(p + 4, m->var_addr, (size_t)m->nvars * 8);
+    if (m->nvars)
+        memcpy(p + 4, m->var_addr, (size_t)m->nvars * 8);
     *msg_len = (uint32_t)total;
     return buf;
 }
