@@ -14,15 +14,16 @@ void tdm_log_set_program(const char *name)
         program = name;
 }
 
-void tdm_vlog(uint64_t session, int has_session, const char *fmt, va_list ap)
+/* "<who>: [session N: ]<message>\n", in one write. */
+static void emit(const char *who, uint64_t session, int has_session, const char *fmt, va_list ap)
 {
     char line[1024];
     int n;
 
     if (has_session)
-        n = snprintf(line, sizeof(line), "%s: session %llu: ", program, (unsigned long long)session);
+        n = snprintf(line, sizeof(line), "%s: session %llu: ", who, (unsigned long long)session);
     else
-        n = snprintf(line, sizeof(line), "%s: ", program);
+        n = snprintf(line, sizeof(line), "%s: ", who);
     if (n < 0)
         return;
     if ((size_t)n < sizeof(line) - 1) {
@@ -37,6 +38,20 @@ void tdm_vlog(uint64_t session, int has_session, const char *fmt, va_list ap)
      * stderr has nowhere to be reported. */
     if (write(STDERR_FILENO, line, (size_t)n) < 0)
         return;
+}
+
+void tdm_vlog(uint64_t session, int has_session, const char *fmt, va_list ap)
+{
+    emit(program, session, has_session, fmt, ap);
+}
+
+void tdm_log_from(const char *who, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    emit(who, 0, 0, fmt, ap);
+    va_end(ap);
 }
 
 void tdm_log(const char *fmt, ...)

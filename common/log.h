@@ -19,5 +19,8 @@ void tdm_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* A line about session `session` (its id as the server numbers it). */
 void tdm_log_session(uint64_t session, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void tdm_vlog(uint64_t session, int has_session, const char *fmt, va_list ap);
+/* A line from a part that names itself whatever program it runs in, as the
+ * server's backends do ("tandem-server[sim]"): "<who>: <message>\n". */
+void tdm_log_from(const char *who, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

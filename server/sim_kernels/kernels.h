@@ -1,8 +1,8 @@
-/* The registry entries, one source file per example program (examples/). */
+/* The kernel table's entries, one source file per program (examples/, tests/faults/, bench/). */
 #ifndef TANDEM_SIM_KERNELS_H
 #define TANDEM_SIM_KERNELS_H
 
-#include "registry.h"
+#include "kernel_table.h"
 
 /* vector_add.c (examples/vector_add.cu) */
 extern const sim_kernel sim_kernel_vector_add;

@@ -11,8 +11,8 @@ mkdir -p "$BUILD"
 
 "$CUDA/bin/nvcc" -fatbin -arch="$ARCH" -o "$BUILD/smoke_kernels.fatbin" "$ROOT/tests/gpu/smoke_kernels.cu"
 gcc -std=c11 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Werror -O2 -g \
-    -I"$ROOT/server" -I"$CUDA/include" \
-    "$ROOT"/server/backends/cuda_*.c "$ROOT/tests/gpu/cuda_backend_smoke.c" \
+    -I"$ROOT/server/backends/include" -I"$ROOT/server/backends/cuda" -I"$ROOT/common" -I"$CUDA/include" \
+    "$ROOT"/server/backends/cuda/cuda_*.c "$ROOT/common/log.c" "$ROOT/tests/gpu/cuda_backend_smoke.c" \
     -ldl -pthread -o "$BUILD/cuda_backend_smoke"
 
 # The backend loads libcuda.so.1 itself; without a driver it says so and

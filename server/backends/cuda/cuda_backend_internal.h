@@ -12,6 +12,7 @@
 #include <driver_types.h>
 
 #include "backend.h"
+#include "log.h"
 
 /* Everything here is written once by init/arena_reserve and only read
  * afterwards, so the many session threads share it without a lock; the
@@ -34,8 +35,10 @@ int tdm_cuda_map_error(CUresult r);
 /* Maps r and, unless it is success or "not ready", logs the driver's own
  * name and string for it with `what` (the call that failed). */
 int tdm_cuda_err(CUresult r, const char *what);
-/* Logs a backend message with the tandem-server[cuda] prefix. */
-void tdm_cuda_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Logs a backend message with the tandem-server[cuda] prefix.  The backend
+ * has no session to name: the session layer logs what a failure means for
+ * the guest; this line says what the driver said. */
+#define tdm_cuda_log(...) tdm_log_from("tandem-server[cuda]", __VA_ARGS__)
 
 /* Makes the primary context current on the calling thread.  Session threads
  * come and go, so every entry point calls this first; when the context is

@@ -5,7 +5,7 @@
 
 #include "sim_internal.h"
 
-int sim_mem_init(sim_mem *m)
+int sim_mapped_init(sim_mapped *m)
 {
     pthread_rwlockattr_t attr;
     int rc;
@@ -22,7 +22,7 @@ int sim_mem_init(sim_mem *m)
     return rc == 0 ? 0 : cudaErrorInitializationError;
 }
 
-void sim_mem_release(sim_mem *m)
+void sim_mapped_release(sim_mapped *m)
 {
     pthread_rwlock_destroy(&m->lock);
     free(m->v);
@@ -31,7 +31,7 @@ void sim_mem_release(sim_mem *m)
 }
 
 /* Index of the first range that ends after addr. */
-static size_t lower_bound(const sim_mem *m, uint64_t addr)
+static size_t lower_bound(const sim_mapped *m, uint64_t addr)
 {
     size_t lo = 0, hi = m->n;
 
@@ -45,21 +45,21 @@ static size_t lower_bound(const sim_mem *m, uint64_t addr)
     return lo;
 }
 
-const sim_range *sim_mem_find_locked(const sim_mem *m, uint64_t addr)
+const sim_range *sim_mapped_find_locked(const sim_mapped *m, uint64_t addr)
 {
     size_t i = lower_bound(m, addr);
 
     return i < m->n && m->v[i].addr <= addr ? &m->v[i] : NULL;
 }
 
-bool sim_mem_covers_locked(const sim_mem *m, uint64_t addr, uint64_t n)
+bool sim_mapped_covers_locked(const sim_mapped *m, uint64_t addr, uint64_t n)
 {
-    const sim_range *r = sim_mem_find_locked(m, addr);
+    const sim_range *r = sim_mapped_find_locked(m, addr);
 
     return r && n <= r->size - (addr - r->addr);
 }
 
-int sim_mem_insert(sim_mem *m, uint64_t addr, uint64_t size, bool arena)
+int sim_mapped_insert(sim_mapped *m, uint64_t addr, uint64_t size, bool arena)
 {
     int err = 0;
     size_t i;
@@ -96,7 +96,7 @@ out:
     return err;
 }
 
-int sim_mem_remove(sim_mem *m, uint64_t addr, uint64_t size)
+int sim_mapped_remove(sim_mapped *m, uint64_t addr, uint64_t size)
 {
     int err = 0;
     size_t i;
@@ -116,12 +116,12 @@ out:
     return err;
 }
 
-void sim_mem_read_lock(sim_mem *m)
+void sim_mapped_read_lock(sim_mapped *m)
 {
     pthread_rwlock_rdlock(&m->lock);
 }
 
-void sim_mem_read_unlock(sim_mem *m)
+void sim_mapped_read_unlock(sim_mapped *m)
 {
     pthread_rwlock_unlock(&m->lock);
 }

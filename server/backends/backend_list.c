@@ -1,3 +1,5 @@
+/* The backends this server was built with, looked up by name
+ * (--backend cuda|sim).  Declared in backend.h with the contract. */
 #include <string.h>
 
 #include "backend.h"

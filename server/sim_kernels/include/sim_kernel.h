@@ -25,7 +25,7 @@ typedef struct sim_launch {
     uint32_t shared_mem;       /* dynamic shared memory, bytes */
     void *dyn_shared;          /* shared_mem bytes (zeroed), one buffer per
                                 * launch: block-level twins reuse it per block */
-    const uint8_t *params;     /* packed as the registry entry's layout says */
+    const uint8_t *params;     /* packed as the kernel table entry's layout says */
     const uint32_t *param_offset;
     const uint64_t *globals;   /* device address of each global the entry names,
                                 * in the launching module */

@@ -1,22 +1,8 @@
 /* The sim backend: a simulated GPU in host memory, for tests and the no-GPU
  * demo.  It says so wherever it shows (ops.simulated, the device name). */
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "sim_internal.h"
-
-void sim_log(const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    /* One write per line: lines from several workers do not interleave. */
-    fprintf(stderr, "tandem-server[sim]: %s\n", line);
-}
 
 static int sim_init(tdm_backend **out, const tdm_backend_config *cfg)
 {
@@ -28,7 +14,7 @@ static int sim_init(tdm_backend **out, const tdm_backend_config *cfg)
         return cudaErrorMemoryAllocation;
     b->cfg = *cfg;
     atomic_init(&b->stopping, false);
-    err = sim_mem_init(&b->mem);
+    err = sim_mapped_init(&b->mapped);
     if (err)
         goto fail_free;
     if (pthread_mutex_init(&b->lock, NULL) != 0) {
@@ -54,7 +40,7 @@ fail_cond:
 fail_lock:
     pthread_mutex_destroy(&b->lock);
 fail_mem:
-    sim_mem_release(&b->mem);
+    sim_mapped_release(&b->mapped);
 fail_free:
     free(b);
     return err;
@@ -78,7 +64,7 @@ static void sim_shutdown(tdm_backend *b)
     sim_mps_leave(b);
     pthread_cond_destroy(&b->progress);
     pthread_mutex_destroy(&b->lock);
-    sim_mem_release(&b->mem);
+    sim_mapped_release(&b->mapped);
     free(b);
 }
 

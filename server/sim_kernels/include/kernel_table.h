@@ -1,8 +1,8 @@
-/* The sim kernel registry: for every kernel the sim backend can run, its
+/* The sim kernel table: for every kernel the sim backend can run, its
  * mangled name, its parameter layout, the module globals it uses and its C
  * implementation.  One const table, no state. */
-#ifndef TANDEM_SIM_REGISTRY_H
-#define TANDEM_SIM_REGISTRY_H
+#ifndef TANDEM_SIM_KERNEL_TABLE_H
+#define TANDEM_SIM_KERNEL_TABLE_H
 
 #include <stdint.h>
 
@@ -20,7 +20,7 @@ typedef struct sim_param_desc {
 
 /* A __device__ or __constant__ variable.  Names are the variable's device
  * name as nvcc registers it (unmangled at namespace scope) and must be
- * unique across the registry: every loaded module gets its own storage for
+ * unique across the table: every loaded module gets its own storage for
  * each of them. */
 typedef struct sim_global_desc {
     const char *name;

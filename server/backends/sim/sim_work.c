@@ -139,7 +139,7 @@ int sim_launch_kernel(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 bloc
 static int run_kernel(tdm_backend *b, sim_op *op)
 {
     tdm_bfunc *f = op->func;
-    sim_exec x = { .mem = &b->mem, .stopping = &b->stopping };
+    sim_exec x = { .mapped = &b->mapped, .stopping = &b->stopping };
     sim_launch l = {
         .kernel = f->k->name,
         .grid = op->grid,
@@ -173,30 +173,30 @@ int sim_op_execute(tdm_backend *b, sim_op *op)
     int err = 0;
 
     /* Shared for the whole op: nothing it touches can be unmapped under it. */
-    sim_mem_read_lock(&b->mem);
+    sim_mapped_read_lock(&b->mapped);
     switch (op->kind) {
     case SIM_OP_HTOD:
-        if (!sim_mem_covers_locked(&b->mem, op->dst, op->n))
+        if (!sim_mapped_covers_locked(&b->mapped, op->dst, op->n))
             err = copy_fault("host-to-device copy", op->dst, op->n);
         else
             memcpy((void *)(uintptr_t)op->dst, op->host, op->n);
         break;
     case SIM_OP_DTOH:
-        if (!sim_mem_covers_locked(&b->mem, op->src, op->n))
+        if (!sim_mapped_covers_locked(&b->mapped, op->src, op->n))
             err = copy_fault("device-to-host copy", op->src, op->n);
         else
             memcpy(op->host, (const void *)(uintptr_t)op->src, op->n);
         break;
     case SIM_OP_DTOD:
-        if (!sim_mem_covers_locked(&b->mem, op->src, op->n))
+        if (!sim_mapped_covers_locked(&b->mapped, op->src, op->n))
             err = copy_fault("device-to-device copy source", op->src, op->n);
-        else if (!sim_mem_covers_locked(&b->mem, op->dst, op->n))
+        else if (!sim_mapped_covers_locked(&b->mapped, op->dst, op->n))
             err = copy_fault("device-to-device copy destination", op->dst, op->n);
         else
             memmove((void *)(uintptr_t)op->dst, (const void *)(uintptr_t)op->src, op->n);
         break;
     case SIM_OP_MEMSET:
-        if (!sim_mem_covers_locked(&b->mem, op->dst, op->n))
+        if (!sim_mapped_covers_locked(&b->mapped, op->dst, op->n))
             err = copy_fault("memset", op->dst, op->n);
         else
             memset((void *)(uintptr_t)op->dst, op->value, op->n);
@@ -207,6 +207,6 @@ int sim_op_execute(tdm_backend *b, sim_op *op)
     default:
         break;
     }
-    sim_mem_read_unlock(&b->mem);
+    sim_mapped_read_unlock(&b->mapped);
     return err;
 }

@@ -85,9 +85,10 @@ static int cuda_init(tdm_backend **out, const tdm_backend_config *cfg)
     CUresult r;
 
     *out = NULL;
-    if (tdm_cuda_driver_load(why, sizeof(why)) != 0) {
+    err = tdm_cuda_driver_load(why, sizeof(why));
+    if (err) {
         tdm_cuda_log("%s", why);
-        return cudaErrorInsufficientDriver;
+        return err;
     }
     r = tdm_cu.cuInit(0);
     if (r != CUDA_SUCCESS)

@@ -58,5 +58,5 @@ int tdm_cuda_driver_load(char *err, size_t errlen)
     if (loaded)
         return 0;
     snprintf(err, errlen, "%s", load_error);
-    return -1;
+    return cudaErrorInsufficientDriver;
 }

@@ -12,7 +12,8 @@
 #include <driver_types.h>
 
 #include "backend.h"
-#include "registry.h"
+#include "log.h"
+#include "kernel_table.h"
 #include "sim_kernel.h"
 
 #define SIM_GRANULARITY (2ull << 20)   /* as the H100's VMM: addresses match the cuda backend */
@@ -20,7 +21,7 @@
 #define SIM_DRIVER_VERSION 13000
 #define SIM_MAX_DYN_SHARED (48u << 10) /* without the opt-in attribute, as on the GPU */
 
-/* ---- device memory: what is mapped, for checking every access ---- */
+/* ---- the mapped-memory table (sim_mapped.c): every access is checked against it ---- */
 
 typedef struct sim_range {
     uint64_t addr, size;
@@ -31,27 +32,27 @@ typedef struct sim_range {
  * the lock exclusively; a stream worker holds it shared for the whole of one
  * operation, so memory cannot be unmapped under a running copy or kernel,
  * and the accessors it calls search without locking. */
-typedef struct sim_mem {
+typedef struct sim_mapped {
     pthread_rwlock_t lock;
     sim_range *v;
     size_t n, cap;
     uint64_t arena_bytes;    /* sum of arena ranges */
-} sim_mem;
+} sim_mapped;
 
-int sim_mem_init(sim_mem *m);
-void sim_mem_release(sim_mem *m);
+int sim_mapped_init(sim_mapped *m);
+void sim_mapped_release(sim_mapped *m);
 /* Both take the lock exclusively.  insert fails with
  * cudaErrorInvalidValue on overlap and with cudaErrorMemoryAllocation when
  * arena ranges would exceed SIM_TOTAL_MEM. */
-int sim_mem_insert(sim_mem *m, uint64_t addr, uint64_t size, bool arena);
-int sim_mem_remove(sim_mem *m, uint64_t addr, uint64_t size);
+int sim_mapped_insert(sim_mapped *m, uint64_t addr, uint64_t size, bool arena);
+int sim_mapped_remove(sim_mapped *m, uint64_t addr, uint64_t size);
 /* The caller holds the lock (shared or exclusive).  The range containing
  * addr, or NULL. */
-const sim_range *sim_mem_find_locked(const sim_mem *m, uint64_t addr);
-bool sim_mem_covers_locked(const sim_mem *m, uint64_t addr, uint64_t n);
+const sim_range *sim_mapped_find_locked(const sim_mapped *m, uint64_t addr);
+bool sim_mapped_covers_locked(const sim_mapped *m, uint64_t addr, uint64_t n);
 /* For stream workers: held shared around one whole operation. */
-void sim_mem_read_lock(sim_mem *m);
-void sim_mem_read_unlock(sim_mem *m);
+void sim_mapped_read_lock(sim_mapped *m);
+void sim_mapped_read_unlock(sim_mapped *m);
 
 struct tdm_bmem {
     int fd;                  /* the memfd: the analogue of a shareable handle */
@@ -113,7 +114,7 @@ struct tdm_bmodule {
     tdm_backend *b;
     int refs;                /* the loader's, plus one per queued launch */
     uint32_t nglobals;       /* sim_global_count() */
-    void **storage;          /* per registry global */
+    void **storage;          /* per global of the kernel table */
     struct tdm_bfunc *funcs;
     struct tdm_bmodule *prev, *next;
 };
@@ -129,7 +130,7 @@ struct tdm_bfunc {
 
 struct tdm_backend {
     tdm_backend_config cfg;
-    sim_mem mem;
+    sim_mapped mapped;
     void *arena;             /* NULL until arena_reserve succeeded */
     atomic_bool stopping;    /* shutdown: skip queued work, end running kernels */
 
@@ -148,15 +149,18 @@ struct tdm_backend {
 
 /* The per-launch state behind sim_launch.exec. */
 struct sim_exec {
-    const sim_mem *mem;
+    const sim_mapped *mapped;
     const atomic_bool *stopping;
     const sim_range *last;   /* the range of the previous access: most hit it */
     int err;
 };
 
-void sim_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A line with the tandem-server[sim] prefix (tests and docs/sim-backend.md
+ * name it): what the simulated device did, such as a kernel's fault, which
+ * surfaces to the guest later as an error code. */
+#define sim_log(...) tdm_log_from("tandem-server[sim]", __VA_ARGS__)
 
-/* sim_memory.c */
+/* sim_arena.c */
 int sim_arena_reserve(tdm_backend *b);
 void sim_arena_release(tdm_backend *b);
 uint64_t sim_granularity(tdm_backend *b);

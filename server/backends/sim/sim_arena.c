@@ -66,13 +66,13 @@ static int attach(tdm_backend *b, tdm_bmem *mem, int fd, uint64_t addr, uint64_t
 {
     /* Claim the range in the table first: MAP_FIXED over memory another
      * allocation still uses would silently replace it. */
-    int err = sim_mem_insert(&b->mem, addr, size, true);
+    int err = sim_mapped_insert(&b->mapped, addr, size, true);
 
     if (err)
         return err;
     if (mmap((void *)(uintptr_t)addr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
         sim_log("cannot map simulated device memory at %#llx: %s", (unsigned long long)addr, strerror(errno));
-        sim_mem_remove(&b->mem, addr, size);
+        sim_mapped_remove(&b->mapped, addr, size);
         return cudaErrorMemoryAllocation;
     }
     mem->fd = fd;
@@ -168,7 +168,7 @@ int sim_mem_unmap(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem *mem)
     if (!mem || mem->addr != addr || mem->size != size)
         return cudaErrorInvalidValue;
     /* Exclusive: no copy or kernel is inside the range once this returns. */
-    err = sim_mem_remove(&b->mem, addr, size);
+    err = sim_mapped_remove(&b->mapped, addr, size);
     if (err)
         return err;
     /* Back to reserved-but-inaccessible, so a stale pointer faults in the
@@ -197,7 +197,7 @@ void sim_mems_free_all(tdm_backend *b)
     while (b->mems) {
         tdm_bmem *mem = b->mems;
         b->mems = mem->next;
-        sim_mem_remove(&b->mem, mem->addr, mem->size);
+        sim_mapped_remove(&b->mapped, mem->addr, mem->size);
         close(mem->fd);
         free(mem);
     }
@@ -207,9 +207,9 @@ int sim_mem_get_info(tdm_backend *b, uint64_t *free_bytes, uint64_t *total_bytes
 {
     uint64_t used;
 
-    pthread_rwlock_rdlock(&b->mem.lock);
-    used = b->mem.arena_bytes;
-    pthread_rwlock_unlock(&b->mem.lock);
+    pthread_rwlock_rdlock(&b->mapped.lock);
+    used = b->mapped.arena_bytes;
+    pthread_rwlock_unlock(&b->mapped.lock);
     *total_bytes = SIM_TOTAL_MEM;
     *free_bytes = used < SIM_TOTAL_MEM ? SIM_TOTAL_MEM - used : 0;
     return 0;

@@ -1,4 +1,4 @@
-#include "registry.h"
+#include "kernel_table.h"
 
 #include <string.h>
 

@@ -1,12 +1,9 @@
-/* CUresult -> cudaError_t, and the backend's error log.
+/* CUresult -> cudaError_t, and the line that says what the driver reported.
  *
  * The session layer hands backend results to the guest unchanged, and the
  * guest expects runtime-API codes; the two enums share most numbers but not
  * all (and not all meanings), so every pair is listed explicitly rather than
  * passed through.  Anything unlisted becomes cudaErrorUnknown. */
-#include <stdarg.h>
-#include <stdio.h>
-
 #include "cuda_backend_internal.h"
 
 int tdm_cuda_map_error(CUresult r)
@@ -113,18 +110,6 @@ int tdm_cuda_map_error(CUresult r)
     case CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION: return cudaErrorInvalidResourceConfiguration;
     default:                                     return cudaErrorUnknown;
     }
-}
-
-void tdm_cuda_log(const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    /* One fprintf per line so lines of concurrent sessions do not interleave. */
-    fprintf(stderr, "tandem-server[cuda]: %s\n", line);
 }
 
 int tdm_cuda_err(CUresult r, const char *what)

@@ -11,6 +11,7 @@
 
 #include <stddef.h>
 #include <cuda.h>
+#include <driver_types.h>
 
 #define TDM_CUDA_DRIVER_FUNCS(X)                                                         \
     X(cuInit) X(cuDriverGetVersion) X(cuGetErrorName) X(cuGetErrorString)                 \
@@ -40,7 +41,8 @@ typedef struct tdm_cuda_driver {
 extern tdm_cuda_driver tdm_cu;
 
 /* Loads libcuda.so.1 once (thread-safe) and resolves every entry point.
- * Returns 0, or -1 with a one-line reason in err. */
+ * Returns 0, or cudaErrorInsufficientDriver (no driver, or one too old to
+ * have an entry point) with a one-line reason in err. */
 int tdm_cuda_driver_load(char *err, size_t errlen);
 
 #endif

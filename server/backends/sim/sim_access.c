@@ -32,7 +32,7 @@ void *sim_mem_ptr(const sim_launch *l, uint64_t addr, size_t bytes)
     if (x->err)
         return NULL;
     if (!(r && addr >= r->addr && bytes <= r->size && addr - r->addr <= r->size - bytes)) {
-        r = sim_mem_find_locked(x->mem, addr);
+        r = sim_mapped_find_locked(x->mapped, addr);
         if (!r || bytes > r->size || addr - r->addr > r->size - bytes) {
             fault_at(l, cudaErrorIllegalAddress, addr, bytes);
             return NULL;

@@ -1,5 +1,5 @@
 /* Modules: the sim cannot run GPU code, so a module is a validated fat
- * binary header plus storage for the registry's globals; its kernels are the
+ * binary header plus storage for the kernel table's globals; its kernels are the
  * C twins in server/sim_kernels/, found by mangled name. */
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +48,7 @@ static void module_free(tdm_bmodule *m)
 static void globals_unpublish(tdm_backend *b, tdm_bmodule *m, uint32_t inserted)
 {
     for (uint32_t i = 0; i < inserted; i++)
-        sim_mem_remove(&b->mem, (uint64_t)(uintptr_t)m->storage[i], sim_global_at(i)->size);
+        sim_mapped_remove(&b->mapped, (uint64_t)(uintptr_t)m->storage[i], sim_global_at(i)->size);
 }
 
 int sim_module_load(tdm_backend *b, const void *image, size_t len, tdm_bmodule **out)
@@ -74,7 +74,7 @@ int sim_module_load(tdm_backend *b, const void *image, size_t len, tdm_bmodule *
         err = cudaErrorMemoryAllocation;
         goto fail;
     }
-    /* Every module gets every registry global: the image cannot be parsed
+    /* Every module gets every global of the kernel table: the image cannot be parsed
      * here, and the guest only asks for the variables it registered. */
     for (i = 0; i < m->nglobals; i++) {
         size_t size = sim_global_at(i)->size;
@@ -85,7 +85,7 @@ int sim_module_load(tdm_backend *b, const void *image, size_t len, tdm_bmodule *
             goto fail;
         }
         memset(m->storage[i], 0, alloc);     /* as the GPU zero-initializes */
-        err = sim_mem_insert(&b->mem, (uint64_t)(uintptr_t)m->storage[i], size, false);
+        err = sim_mapped_insert(&b->mapped, (uint64_t)(uintptr_t)m->storage[i], size, false);
         if (err) {
             free(m->storage[i]);
             m->storage[i] = NULL;
@@ -168,8 +168,8 @@ int sim_module_get_function(tdm_backend *b, tdm_bmodule *m, const char *name, td
     for (uint32_t i = 0; i < k->nglobals; i++) {
         int g = sim_global_index(k->globals[i]);
         if (g < 0) {
-            /* A registry bug, not a guest error: say which. */
-            sim_log("kernel '%s' uses global '%s', which the registry does not describe", name, k->globals[i]);
+            /* A kernel-table bug, not a guest error: say which. */
+            sim_log("kernel '%s' uses global '%s', which the kernel table does not describe", name, k->globals[i]);
             free(f->globals);
             free(f);
             return cudaErrorInvalidDeviceFunction;
