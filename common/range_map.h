@@ -1,6 +1,8 @@
-/* A session's logical-to-physical translation: every logical range the
- * session owns, what backs it, and its user-visible size.  Lookups are binary
- * searches over a sorted array. */
+/* A sorted map of logical address ranges: a session's allocations and
+ * module variables (server), or the guest's record of them.  The map knows
+ * extents only; what a range stands for is its owner's: each side keeps its
+ * own record behind `backing`.  Lookups are binary searches over a sorted
+ * array. */
 #ifndef TANDEM_COMMON_RANGE_MAP_H
 #define TANDEM_COMMON_RANGE_MAP_H
 
@@ -9,8 +11,8 @@
 #include <stdint.h>
 
 typedef enum {
-    TDM_RANGE_ALLOC = 1,   /* cudaMalloc: arena address, physical memory from the backend */
-    TDM_RANGE_GLOBAL = 2,  /* a module's __device__/__constant__ variable: module memory */
+    TDM_RANGE_ALLOC = 1,   /* cudaMalloc */
+    TDM_RANGE_GLOBAL = 2,  /* a module's __device__/__constant__ variable */
 } tdm_range_kind;
 
 typedef struct tdm_range {
@@ -18,12 +20,7 @@ typedef struct tdm_range {
     uint64_t size;         /* what the guest asked for; accesses are checked against it */
     uint64_t mapped;       /* what is mapped (size rounded up to the granularity) */
     tdm_range_kind kind;
-    void *backing;         /* tdm_bmem * for ALLOC; the owning module for GLOBAL */
-    /* The device address behind addr.  The same number for allocations (the
-     * arena is at one address everywhere); for a variable of a module a
-     * standby loaded, where this process's copy of it lives. */
-    uint64_t dev;
-    struct tdm_shadow *shadow; /* exact resume: the ALLOC's epoch shadow (shadow.h) */
+    void *backing;         /* the owner's record of the range; the map never reads it */
 } tdm_range;
 
 typedef struct tdm_range_map {
@@ -39,7 +36,7 @@ int tdm_range_map_insert(tdm_range_map *m, const tdm_range *r);
 int tdm_range_map_remove(tdm_range_map *m, uint64_t addr, tdm_range *out);
 /* The range containing addr, or NULL. */
 const tdm_range *tdm_range_map_find(const tdm_range_map *m, uint64_t addr);
-/* The same, writable: for bookkeeping fields (shadow), never the extent. */
+/* The same, writable: for the owner's record, never the extent. */
 tdm_range *tdm_range_map_find_mut(tdm_range_map *m, uint64_t addr);
 /* True when [addr, addr+len) lies inside one range; len 0 needs addr inside. */
 bool tdm_range_map_covers(const tdm_range_map *m, uint64_t addr, uint64_t len);

@@ -8,7 +8,9 @@
 #include <sys/resource.h>
 
 #include "listener.h"
+#include "log.h"
 #include "mps.h"
+#include "resilience.h"
 #include "server.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -97,11 +99,13 @@ int main(int argc, char **argv)
     };
     tdm_listener_config lc = { .host = "127.0.0.1", .port = 7710, .port_file = NULL, .shm_name = NULL };
     tdm_server srv;
+    tdm_resilience *resil = NULL;
     tdm_mps mps = { 0 };
     const char *mps_run_dir = NULL;
     struct sigaction sa;
     int c, rc;
 
+    tdm_log_set_program("tandem-server");
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         switch (c) {
         case 'b': cfg.backend = optarg; break;
@@ -133,7 +137,7 @@ int main(int argc, char **argv)
             if (strcmp(optarg, "attach") == 0 && optind < argc && argv[optind][0] != '-')
                 cfg.mps_dir = argv[optind++];
             else if (strcmp(optarg, "start") != 0) {
-                fprintf(stderr, "tandem-server: --mps takes 'start' or 'attach DIR'\n");
+                tdm_log("--mps takes 'start' or 'attach DIR'");
                 return 2;
             }
             break;
@@ -163,8 +167,7 @@ int main(int argc, char **argv)
         /* Before the backend loads libcuda: the environment decides whether
          * it becomes an MPS client. */
         if (cfg.backend && strcmp(cfg.backend, "cuda") != 0) {
-            fprintf(stderr, "tandem-server: --mps needs the cuda backend (the sim backend models MPS with "
-                            "--sim-mps-domain)\n");
+            tdm_log("--mps needs the cuda backend (the sim backend models MPS with --sim-mps-domain)");
             return 2;
         }
         if (strcmp(cfg.mps_mode, "start") == 0 ? tdm_mps_start(&mps, mps_run_dir, &cfg.device)
@@ -174,7 +177,7 @@ int main(int argc, char **argv)
     if (!cfg.backend) {
         cfg.backend = "cuda";
         if (tdm_server_start(&srv, &cfg) != 0) {
-            fprintf(stderr, "tandem-server: no usable GPU; start with --backend sim for the simulated GPU\n");
+            tdm_log("no usable GPU; start with --backend sim for the simulated GPU");
             tdm_mps_stop(&mps);
             return 1;
         }
@@ -182,17 +185,24 @@ int main(int argc, char **argv)
         tdm_mps_stop(&mps);
         return 1;
     }
-    fprintf(stderr, "tandem-server: device '%s'%s, arena %#llx + %llu GiB\n", srv.info.name,
-            srv.ops->simulated ? " [SIMULATED]" : "", (unsigned long long)cfg.arena_base,
-            (unsigned long long)(cfg.arena_size >> 30));
-    rc = tdm_listener_run(&srv, &lc, &stop_requested);
-    if (rc == 0)
+    /* Before any session: the hooks must see every one. */
+    if (tdm_resilience_start(&resil, &srv) != 0) {
         tdm_server_stop(&srv);
+        tdm_mps_stop(&mps);
+        return 1;
+    }
+    tdm_log("device '%s'%s, arena %#llx + %llu GiB", srv.info.name, srv.ops->simulated ? " [SIMULATED]" : "",
+            (unsigned long long)cfg.arena_base, (unsigned long long)(cfg.arena_size >> 30));
+    rc = tdm_listener_run(&srv, &lc, &stop_requested);
+    if (rc == 0) {
+        tdm_resilience_stop(resil);
+        tdm_server_stop(&srv);
+    }
     /* After the backend let go of the GPU: the daemon's client is gone. */
     tdm_mps_stop(&mps);
-    fprintf(stderr, "tandem-server: stopped\n");
+    tdm_log("stopped");
     return rc == 0 ? 0 : 1;
 bad:
-    fprintf(stderr, "tandem-server: bad size '%s'\n", optarg);
+    tdm_log("bad size '%s'", optarg);
     return 2;
 }

@@ -1,5 +1,6 @@
 /* Per-GPU MPS control daemon: start, attach, stop (mps.h). */
 #include "mps.h"
+#include "log.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,8 +33,8 @@ static int find_control(char *out, size_t cap)
         rc = access(out, X_OK);
     }
     if (rc)
-        fprintf(stderr, "tandem-server: --mps: %s not found on PATH or in /usr/local/nvidia/bin "
-                        "(MPS needs the NVIDIA driver's tools on a GPU host)\n", MPS_CONTROL);
+        tdm_log("--mps: %s not found on PATH or in /usr/local/nvidia/bin "
+                "(MPS needs the NVIDIA driver's tools on a GPU host)", MPS_CONTROL);
     return rc ? -1 : 0;
 }
 
@@ -123,7 +124,7 @@ int tdm_mps_start(tdm_mps *m, const char *run_dir, int *device)
     snprintf(m->pipe_dir, sizeof(m->pipe_dir), "%s/mps-gpu%d-%d/pipe", base, *device, (int)getpid());
     snprintf(m->log_dir, sizeof(m->log_dir), "%s/mps-gpu%d-%d/log", base, *device, (int)getpid());
     if (mkdir_p(m->pipe_dir) || mkdir_p(m->log_dir)) {
-        fprintf(stderr, "tandem-server: --mps: cannot create %s: %s\n", m->pipe_dir, strerror(errno));
+        tdm_log("--mps: cannot create %s: %s", m->pipe_dir, strerror(errno));
         return -1;
     }
     if (*device != 0 && !getenv("CUDA_VISIBLE_DEVICES")) {
@@ -135,12 +136,12 @@ int tdm_mps_start(tdm_mps *m, const char *run_dir, int *device)
     rc = run_control(m, "-d", NULL);
     snprintf(control_sock, sizeof(control_sock), "%s/control", m->pipe_dir);
     if (rc != 0 || wait_for(control_sock, true, 10)) {
-        fprintf(stderr, "tandem-server: --mps: %s -d failed (status %d); see %s\n", m->control, rc, m->log_dir);
+        tdm_log("--mps: %s -d failed (status %d); see %s", m->control, rc, m->log_dir);
         return -1;
     }
     m->started = true;
     set_client_env(m);
-    fprintf(stderr, "tandem-server: started an MPS control daemon (pipe %s, log %s); this server is its client\n",
+    tdm_log("started an MPS control daemon (pipe %s, log %s); this server is its client",
             m->pipe_dir, m->log_dir);
     return 0;
 }
@@ -154,11 +155,11 @@ int tdm_mps_attach(tdm_mps *m, const char *pipe_dir)
     snprintf(m->log_dir, sizeof(m->log_dir), "%s", getenv("CUDA_MPS_LOG_DIRECTORY") ? getenv("CUDA_MPS_LOG_DIRECTORY") : pipe_dir);
     snprintf(control_sock, sizeof(control_sock), "%s/control", pipe_dir);
     if (access(control_sock, F_OK) != 0) {
-        fprintf(stderr, "tandem-server: --mps attach: no MPS control daemon at %s (no %s)\n", pipe_dir, control_sock);
+        tdm_log("--mps attach: no MPS control daemon at %s (no %s)", pipe_dir, control_sock);
         return -1;
     }
     setenv("CUDA_MPS_PIPE_DIRECTORY", m->pipe_dir, 1);
-    fprintf(stderr, "tandem-server: attached to the MPS control daemon at %s\n", pipe_dir);
+    tdm_log("attached to the MPS control daemon at %s", pipe_dir);
     return 0;
 }
 
@@ -173,8 +174,8 @@ void tdm_mps_stop(tdm_mps *m)
     rc = run_control(m, NULL, "quit\n");
     snprintf(control_sock, sizeof(control_sock), "%s/control", m->pipe_dir);
     if (rc != 0 || wait_for(control_sock, false, 3))
-        fprintf(stderr, "tandem-server: --mps: sent quit to the MPS control daemon (status %d); its control pipe "
-                        "is still there after 3 s; see %s\n", rc, m->log_dir);
+        tdm_log("--mps: sent quit to the MPS control daemon (status %d); its control pipe "
+                "is still there after 3 s; see %s", rc, m->log_dir);
     else
-        fprintf(stderr, "tandem-server: stopped the MPS control daemon\n");
+        tdm_log("stopped the MPS control daemon");
 }

@@ -11,7 +11,7 @@
 
 #include "arena.h"
 #include "backend.h"
-#include "replay_gate.h"
+#include "session_hooks.h"
 
 #define TDM_DEFAULT_ARENA_BASE 0x200000000000ull  /* 32 TiB: free in both CPU and GPU VA on x86-64 */
 #define TDM_DEFAULT_ARENA_SIZE (256ull << 30)
@@ -42,24 +42,20 @@ typedef struct tdm_server {
     int driver_version;
     atomic_uint_fast64_t next_session_id;
     atomic_int live_sessions;
-    struct tdm_mirror *mirror;   /* this server's standby, when it has one */
-    struct tdm_standby *standby; /* when this server is a standby */
-    tdm_replay_gate replay_gate; /* sessions resumed here replay one at a time */
-    atomic_bool handing_off;     /* fail-back asked: sessions move to the mirror's server */
+    const tdm_session_hooks *hooks; /* who hears of sessions' changes (session_hooks.h); NULL: nobody */
+    void *hooks_ctx;
     atomic_long calls;           /* calls served, for crash_after_calls */
     pthread_mutex_t endpoint_lock;
     char endpoint[160];          /* tcp://HOST:PORT once the listener is up */
     char shm_endpoint[160];      /* shm:NAME when it also serves shm, else "" */
 } tdm_server;
 
-/* 0 on success; otherwise a cudaError_t and a message on stderr. */
+/* 0 on success; otherwise a cudaError_t after logging why. */
 int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg);
 void tdm_server_stop(tdm_server *srv);
-/* A new active server asked for this server's sessions: mirror them to
- * the standby socket `path` and hand each over at its guest's next
- * protection check.  0, or -1 after printing why. */
-int tdm_server_fail_back(tdm_server *srv, const char *path);
-/* The listener's address for guests, once bound (the standby tells actives). */
+/* Installs the hooks every session of this server calls from now on;
+ * before the first session, once. */
+void tdm_server_set_hooks(tdm_server *srv, const tdm_session_hooks *hooks, void *ctx);
 /* The listener's addresses for guests, once bound (the standby tells
  * actives): tcp://HOST:PORT, and shm:NAME or NULL. */
 void tdm_server_set_endpoint(tdm_server *srv, const char *tcp, const char *shm);

@@ -1,17 +1,31 @@
 #include "session.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <driver_types.h>
 
-#include "mirror.h"
-#include "standby.h"
-#include "tandem_rpc.h"
+#include "log.h"
 
 enum { TAG_STREAM = 0x53, TAG_EVENT = 0x45, TAG_MODULE = 0x4d, TAG_FUNC = 0x46 };
+
+/* Tells the server's hooks (session_hooks.h), when it has them. */
+#define HOOK(s, name, ...)                                                                                  \
+    do {                                                                                                    \
+        const tdm_session_hooks *hk_ = (s)->srv->hooks;                                                    \
+        if (hk_ && hk_->name)                                                                              \
+            hk_->name((s)->srv->hooks_ctx, (s), __VA_ARGS__);                                              \
+    } while (0)
+#define HOOK0(s, name)                                                                                      \
+    do {                                                                                                    \
+        const tdm_session_hooks *hk_ = (s)->srv->hooks;                                                    \
+        if (hk_ && hk_->name)                                                                              \
+            hk_->name((s)->srv->hooks_ctx, (s));                                                           \
+    } while (0)
+
+/* A hook that may refuse: its cudaError_t, 0 with no hook. */
+#define HOOK_ERR(s, name, ...)                                                                              \
+    ((s)->srv->hooks && (s)->srv->hooks->name ? (s)->srv->hooks->name((s)->srv->hooks_ctx, (s), __VA_ARGS__) : 0)
 
 /* Errors that leave the device unusable for the session, as in CUDA: they
  * stay set instead of being reported once. */
@@ -32,30 +46,22 @@ static bool is_context_fatal(int err)
            err == cudaErrorECCUncorrectable || err == cudaErrorLaunchTimeout;
 }
 
-void tdm_session_check_fatal(tdm_session *s, int err)
+static void check_fatal(tdm_session *s, int err)
 {
-    if (!is_context_fatal(err) || !tdm_session_protected(s))
-        return;
-    /* Fail-stop: every session of this process shares the dead context.
-     * _exit skips the orderly session teardown, which would tell the
-     * standby the sessions ended; the feed simply ends, and each guest
-     * resumes its session there. */
-    fprintf(stderr, "tandem-server: session %llu: the device context is lost (cudaError %d); stopping so that "
-                    "guests resume on the standby\n",
-            (unsigned long long)s->id, err);
-    _exit(75);
+    if (is_context_fatal(err))
+        HOOK(s, context_lost, err);
 }
 
 void tdm_session_defer(tdm_session *s, int err)
 {
-    tdm_session_check_fatal(s, err);
+    check_fatal(s, err);
     if (err && !s->deferred_err)
         s->deferred_err = err;
 }
 
 int tdm_session_sync_result(tdm_session *s, int err)
 {
-    tdm_session_check_fatal(s, err);
+    check_fatal(s, err);
     if (err) {
         if (is_sticky(err))
             s->deferred_err = err;
@@ -103,56 +109,27 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
         return err;
     }
     s->null_stream.blocking = true;
+    err = srv->hooks && srv->hooks->opened ? srv->hooks->opened(srv->hooks_ctx, s) : 0;
+    if (err) {
+        srv->ops->event_destroy(srv->be, s->null_stream.order_ev);
+        srv->ops->stream_destroy(srv->be, s->null_stream.bs);
+        free(s);
+        return err;
+    }
     atomic_fetch_add(&srv->live_sessions, 1);
     *out = s;
     return 0;
 }
 
-/* ---- the standby's mirror ---- */
-
-void tdm_session_mirror(tdm_session *s, uint32_t type, uint64_t a, uint64_t b, uint64_t c, uint64_t d,
-                        const void *payload, uint32_t len, int fd)
-{
-    tdm_mirror_hdr h = { .type = type, .len = len, .session = s->id, .a = a, .b = b, .c = c, .d = d };
-
-    if (s->resume_token && s->srv->mirror)
-        tdm_mirror_post(s->srv->mirror, s->mirror_gen, &h, payload, fd);
-}
-
-bool tdm_session_protected(tdm_session *s)
-{
-    return s->resume_token && s->srv->mirror && tdm_mirror_gen(s->srv->mirror) == s->mirror_gen;
-}
-
-void tdm_session_mirror_mem(tdm_session *s, uint32_t type, tdm_bmem *mem, uint64_t a, uint64_t b, uint64_t c,
-                            uint64_t d)
-{
-    int fd = -1;
-
-    if (!s->resume_token || !s->srv->mirror)
-        return;
-    int err = s->srv->ops->mem_export(s->srv->be, mem, &fd);
-    if (err) {
-        /* Without its memory the standby cannot resume this session. */
-        char why[96];
-        snprintf(why, sizeof(why), "cannot export %#llx for the standby (cudaError %d)", (unsigned long long)a, err);
-        tdm_session_unprotect(s, why);
-        return;
-    }
-    tdm_session_mirror(s, type, a, b, c, d, NULL, 0, fd);
-    close(fd);
-}
-
-/* A new handle: the next of s->want_ids when a standby reproduces its
- * active's handles, else the table's own choice.  0 when it cannot. */
+/* A new handle: the one the hooks want (a standby reproducing its
+ * active's handles), else the table's own choice.  0 when it cannot. */
 static uint64_t add_handle(tdm_session *s, tdm_handle_table *t, void *obj)
 {
+    const tdm_session_hooks *hk = s->srv->hooks;
     uint64_t id;
 
-    if (!s->n_want)
+    if (!hk || !hk->handle_wanted || !hk->handle_wanted(s->srv->hooks_ctx, s, &id))
         return tdm_handles_add(t, obj);
-    id = *s->want_ids++;
-    s->n_want--;
     return tdm_handles_add_at(t, id, obj) == 0 ? id : 0;
 }
 
@@ -242,7 +219,7 @@ int tdm_session_stream_create(tdm_session *s, unsigned flags, int priority, uint
     st->null_epoch_seen = 0;
     *out = add_handle(s, &s->streams, st);
     if (*out) {
-        tdm_session_mirror(s, TDM_M_STREAM_CREATE, *out, flags, (uint64_t)(int64_t)priority, 0, NULL, 0, -1);
+        HOOK(s, stream_made, *out, flags, priority);
         return 0;
     }
     err = cudaErrorMemoryAllocation;
@@ -270,7 +247,7 @@ int tdm_session_stream_destroy(tdm_session *s, uint64_t stream)
     /* CUDA lets queued work finish after destroy; the backend's destroy
      * drains the stream first. */
     stream_free(s, st);
-    tdm_session_mirror(s, TDM_M_STREAM_DESTROY, stream, 0, 0, 0, NULL, 0, -1);
+    HOOK(s, stream_freed, stream);
     return 0;
 }
 
@@ -335,7 +312,7 @@ int tdm_session_event_create(tdm_session *s, unsigned flags, uint64_t *out)
     }
     *out = add_handle(s, &s->events, e);
     if (*out) {
-        tdm_session_mirror(s, TDM_M_EVENT_CREATE, *out, flags, 0, 0, NULL, 0, -1);
+        HOOK(s, event_made, *out, flags);
         return 0;
     }
     ops(s)->event_destroy(be(s), e->ev);
@@ -350,7 +327,7 @@ int tdm_session_event_destroy(tdm_session *s, uint64_t event)
 
     if (!e)
         return cudaErrorInvalidResourceHandle;
-    tdm_session_mirror(s, TDM_M_EVENT_DESTROY, event, 0, 0, 0, NULL, 0, -1);
+    HOOK(s, event_freed, event);
     err = ops(s)->event_destroy(be(s), e->ev);
     free(e);
     return err;
@@ -416,8 +393,8 @@ int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr)
         return cudaErrorMemoryAllocation;
     }
     if (quota && (rounded > quota || s->mem_used > quota - rounded)) {
-        fprintf(stderr, "tandem-server: session %llu: cudaMalloc(%llu) exceeds its quota of %llu bytes\n",
-                (unsigned long long)s->id, (unsigned long long)size, (unsigned long long)quota);
+        tdm_log_session(s->id, "cudaMalloc(%llu) exceeds its quota of %llu bytes", (unsigned long long)size,
+                        (unsigned long long)quota);
         err = cudaErrorMemoryAllocation;
         goto fail_arena;
     }
@@ -429,13 +406,12 @@ int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr)
     r.mapped = rounded;
     r.kind = TDM_RANGE_ALLOC;
     r.backing = mem;
-    r.dev = r.addr;
     if (tdm_range_map_insert(&s->ranges, &r) != 0) {
         err = cudaErrorMemoryAllocation;
         goto fail_map;
     }
     s->mem_used += rounded;
-    tdm_session_mirror_mem(s, TDM_M_MAP, mem, r.addr, r.mapped, r.size, 0);
+    HOOK(s, memory_made, &r, mem);
     return 0;
 fail_map:
     ops(s)->mem_unmap(be(s), *addr, rounded, mem);
@@ -447,8 +423,7 @@ fail_arena:
 
 static int release_alloc(tdm_session *s, tdm_range *r)
 {
-    tdm_shadow_drop(s, r);
-    tdm_session_mirror(s, TDM_M_UNMAP, r->addr, 0, 0, 0, NULL, 0, -1);
+    HOOK(s, range_freed, r);
     int err = ops(s)->mem_unmap(be(s), r->addr, r->mapped, r->backing);
 
     tdm_arena_free(s->srv->arena, r->addr, r->mapped);
@@ -476,8 +451,7 @@ int tdm_session_free(tdm_session *s, uint64_t addr)
 
 int tdm_session_adopt_mem(tdm_session *s, uint64_t addr, uint64_t mapped, uint64_t size, tdm_bmem *mem)
 {
-    tdm_range r = { .addr = addr, .size = size, .mapped = mapped, .kind = TDM_RANGE_ALLOC,
-                    .backing = mem, .dev = addr };
+    tdm_range r = { .addr = addr, .size = size, .mapped = mapped, .kind = TDM_RANGE_ALLOC, .backing = mem };
 
     if (size == 0 || size > mapped || tdm_range_map_insert(&s->ranges, &r) != 0)
         return cudaErrorInvalidValue;
@@ -499,28 +473,39 @@ int tdm_session_mem_get_info(tdm_session *s, uint64_t *free_bytes, uint64_t *tot
     return 0;
 }
 
+uint64_t tdm_session_range_dev(const tdm_range *r)
+{
+    return r->kind == TDM_RANGE_GLOBAL ? ((const tdm_var_entry *)r->backing)->dev : r->addr;
+}
+
 /* The range holding all of [addr, addr+n) and the device address of addr
  * (addr itself except in a variable a standby reloaded); NULL if none. */
-static tdm_range *resolve(tdm_session *s, uint64_t addr, uint64_t n, uint64_t *dev)
+static const tdm_range *resolve(tdm_session *s, uint64_t addr, uint64_t n, uint64_t *dev)
 {
-    tdm_range *r = tdm_range_map_find_mut(&s->ranges, addr);
+    const tdm_range *r = tdm_range_map_find(&s->ranges, addr);
 
     if (!r || n > r->size - (addr - r->addr))
         return NULL;
-    *dev = r->dev + (addr - r->addr);
+    *dev = tdm_session_range_dev(r) + (addr - r->addr);
     return r;
 }
 
 static void log_bad_range(tdm_session *s, const char *what, uint64_t addr, uint64_t n)
 {
-    fprintf(stderr, "tandem-server: session %llu: %s [%#llx, +%llu) is outside the session's allocations\n",
-            (unsigned long long)s->id, what, (unsigned long long)addr, (unsigned long long)n);
+    tdm_log_session(s->id, "%s [%#llx, +%llu) is outside the session's allocations", what,
+                    (unsigned long long)addr, (unsigned long long)n);
+}
+
+/* Before work on st that may write r. */
+static int before_write(tdm_session *s, const tdm_range *r, tdm_stream_state *st)
+{
+    return HOOK_ERR(s, before_write, r, st->bs);
 }
 
 static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream, bool wait)
 {
     tdm_stream_state *st;
-    tdm_range *r;
+    const tdm_range *r;
     uint64_t dev;
     int err;
 
@@ -533,7 +518,7 @@ static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint6
     st = stream_for_work(s, stream, &err);
     if (!st)
         return err;
-    err = tdm_shadow_before_write(s, r, st->bs);
+    err = before_write(s, r, st);
     if (!err)
         err = ops(s)->memcpy_htod(be(s), dev, src, n, st->bs);
     return err || !wait ? err : ops(s)->stream_synchronize(be(s), st->bs);
@@ -570,7 +555,7 @@ int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n,
 int tdm_session_memcpy_dtod(tdm_session *s, uint64_t dst, uint64_t src, uint64_t n, uint64_t stream)
 {
     tdm_stream_state *st;
-    tdm_range *r;
+    const tdm_range *r;
     uint64_t ddev, sdev;
     int err;
 
@@ -584,14 +569,14 @@ int tdm_session_memcpy_dtod(tdm_session *s, uint64_t dst, uint64_t src, uint64_t
     st = stream_for_work(s, stream, &err);
     if (!st)
         return err;
-    err = tdm_shadow_before_write(s, r, st->bs);
+    err = before_write(s, r, st);
     return err ? err : ops(s)->memcpy_dtod(be(s), ddev, sdev, n, st->bs);
 }
 
 int tdm_session_memset(tdm_session *s, uint64_t dst, uint8_t value, uint64_t n, uint64_t stream)
 {
     tdm_stream_state *st;
-    tdm_range *r;
+    const tdm_range *r;
     uint64_t dev;
     int err;
 
@@ -604,7 +589,7 @@ int tdm_session_memset(tdm_session *s, uint64_t dst, uint8_t value, uint64_t n, 
     st = stream_for_work(s, stream, &err);
     if (!st)
         return err;
-    err = tdm_shadow_before_write(s, r, st->bs);
+    err = before_write(s, r, st);
     return err ? err : ops(s)->memset_d8(be(s), dev, value, n, st->bs);
 }
 
@@ -614,61 +599,16 @@ static void module_free(tdm_session *s, tdm_module_entry *m)
 {
     for (uint32_t i = 0; i < m->nfuncs; i++)
         free(tdm_handles_remove(&s->funcs, m->funcs[i]));
-    for (uint32_t i = 0; i < m->nglobals; i++) {
+    for (uint32_t i = 0; i < m->nvars; i++) {
         tdm_range r;
-        if (tdm_range_map_remove(&s->ranges, m->globals[i], &r) == 0)
-            tdm_shadow_drop(s, &r);
+        if (tdm_range_map_remove(&s->ranges, m->vars[i].addr, &r) == 0)
+            HOOK(s, range_freed, &r);
     }
     if (m->bm)
         ops(s)->module_unload(be(s), m->bm);
     free(m->funcs);
-    free(m->globals);
-    free(m->mirror_msg);
+    free(m->vars);
     free(m);
-}
-
-/* The TDM_M_MODULE_LOAD payload (mirror_wire.h has the layout), kept with
- * the module: a standby connected later gets it too.  Fails only for want
- * of memory or past the mirror's limit; the module still works, it just
- * cannot be mirrored. */
-static void keep_module_msg(tdm_module_entry *m, const void *image, uint64_t len, const char *const *func_names,
-                            uint32_t nfuncs, const char *const *var_names, uint32_t nvars,
-                            const uint64_t *func_handles, const uint64_t *var_addr)
-{
-    tdm_module_load_args a = { { (u_int)len, (char *)image }, { nfuncs, (tdm_name *)func_names },
-                               { nvars, (tdm_name *)var_names } };
-    unsigned long xlen = xdr_sizeof((xdrproc_t)xdr_tdm_module_load_args, &a);
-    size_t total = xlen + 8 + (size_t)(nfuncs + nvars) * 8;
-    char *buf = xlen && total <= TDM_MIRROR_MAX_PAYLOAD ? malloc(total) : NULL;
-    XDR x;
-
-    if (!buf)
-        return;
-    xdrmem_create(&x, buf, (u_int)xlen, XDR_ENCODE);
-    if (!xdr_tdm_module_load_args(&x, &a)) {
-        xdr_destroy(&x);
-        free(buf);
-        return;
-    }
-    xdr_destroy(&x);
-    char *p = buf + xlen;
-    memcpy(p, &nfuncs, 4);
-    memcpy(p + 4, func_handles, (size_t)nfuncs * 8);
-    p += 4 + (size_t)nfuncs * 8;
-    memcpy(p, &nvars, 4);
-    memcpy(p + 4, var_addr, (size_t)nvars * 8);
-    m->mirror_msg = buf;
-    m->mirror_len = (uint32_t)total;
-}
-
-void tdm_session_unprotect(tdm_session *s, const char *why)
-{
-    if (!s->resume_token)
-        return;
-    fprintf(stderr, "tandem-server: session %llu: %s: the session is no longer protected\n",
-            (unsigned long long)s->id, why);
-    tdm_session_mirror(s, TDM_M_SESSION_CLOSE, 0, 0, 0, 0, NULL, 0, -1);
-    s->resume_token = 0;
 }
 
 int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
@@ -683,8 +623,8 @@ int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
     if (!m)
         return cudaErrorMemoryAllocation;
     m->funcs = calloc(nfuncs ? nfuncs : 1, sizeof(uint64_t));
-    m->globals = calloc(nvars ? nvars : 1, sizeof(uint64_t));
-    if (!m->funcs || !m->globals) {
+    m->vars = calloc(nvars ? nvars : 1, sizeof(*m->vars));
+    if (!m->funcs || !m->vars) {
         err = cudaErrorMemoryAllocation;
         goto fail;
     }
@@ -718,10 +658,11 @@ int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
         var_err[i] = ops(s)->module_get_global(be(s), m->bm, var_names[i], &r.addr, &r.size);
         if (var_err[i])
             continue;
+        tdm_var_entry *v = &m->vars[m->nvars];
         r.mapped = r.size;
         r.kind = TDM_RANGE_GLOBAL;
-        r.backing = m;
-        r.dev = r.addr;
+        r.backing = v;
+        v->dev = r.addr;
         if (var_logical) {            /* a standby: the guest knows the active's address */
             if (!var_logical[i]) {
                 var_err[i] = cudaErrorInvalidSymbol;
@@ -733,7 +674,8 @@ int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
             var_err[i] = cudaErrorInvalidSymbol;
             continue;
         }
-        m->globals[m->nglobals++] = r.addr;
+        v->addr = r.addr;
+        m->nvars++;
         var_addr[i] = r.addr;
         var_size[i] = r.size;
     }
@@ -741,11 +683,8 @@ int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
     if (*module) {
         for (uint32_t i = 0; i < m->nfuncs; i++)
             ((tdm_func_entry *)tdm_handles_get(&s->funcs, m->funcs[i]))->module = *module;
-        keep_module_msg(m, image, len, func_names, nfuncs, var_names, nvars, func_handles, var_addr);
-        if (m->mirror_msg)
-            tdm_session_mirror(s, TDM_M_MODULE_LOAD, *module, 0, 0, 0, m->mirror_msg, m->mirror_len, -1);
-        else
-            tdm_session_unprotect(s, "cannot mirror a module to the standby");
+        tdm_module_made made = { *module, image, len, func_names, nfuncs, var_names, nvars, func_handles, var_addr };
+        HOOK(s, module_made, &made);
         return 0;
     }
     err = cudaErrorMemoryAllocation;
@@ -762,7 +701,7 @@ int tdm_session_module_unload(tdm_session *s, uint64_t module)
         return cudaErrorInvalidResourceHandle;
     tdm_session_device_synchronize(s);
     module_free(s, m);
-    tdm_session_mirror(s, TDM_M_MODULE_UNLOAD, module, 0, 0, 0, NULL, 0, -1);
+    HOOK(s, module_freed, module);
     return 0;
 }
 
@@ -796,7 +735,7 @@ int tdm_session_launch(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 bl
     st = stream_for_work(s, stream, &err);
     if (!st)
         return err;
-    err = tdm_shadow_before_launch(s, &f->params, params, st->bs);
+    err = HOOK_ERR(s, before_launch, &f->params, params, st->bs);
     return err ? err : ops(s)->launch(be(s), f->bf, grid, block, shared_mem, st->bs, params, params_len);
 }
 
@@ -860,46 +799,38 @@ static void release_all(tdm_session *s)
     }
 }
 
-int tdm_session_reset(tdm_session *s)
+void tdm_session_release_all(tdm_session *s)
 {
     tdm_session_device_synchronize(s);
     release_all(s);
-    tdm_session_mirror(s, TDM_M_RESET, 0, 0, 0, 0, NULL, 0, -1);
+}
+
+int tdm_session_reset(tdm_session *s)
+{
+    tdm_session_release_all(s);
+    HOOK0(s, reset);
     s->deferred_err = 0;
     s->null_stream.epoch = 0;
     return 0;
 }
 
-void tdm_session_let_go(tdm_session *s)
+void tdm_session_take_over(tdm_session *s, tdm_session *from)
 {
-    s->resume_token = 0;
-    s->moved = true;
-    tdm_session_device_synchronize(s);
-    release_all(s);
-    tdm_shadow_release_markers(s);
-}
+    tdm_session tmp = *s;
 
-void tdm_session_heard(tdm_session *s)
-{
-    if (!s->resume_unheard)
-        return;
-    s->resume_unheard = false;
-    tdm_standby_resume_done(s->srv->standby);
+    *s = *from;
+    *from = tmp;
+    s->shm = tmp.shm;
+    from->shm = NULL;
 }
 
 void tdm_session_destroy(tdm_session *s)
 {
     if (!s)
         return;
-    tdm_replay_gate_leave(&s->srv->replay_gate, s);
-    tdm_session_heard(s);
-    /* The guest is gone: the standby forgets the session first, and nothing
-     * that follows needs mirroring. */
-    tdm_session_mirror(s, TDM_M_SESSION_CLOSE, 0, 0, 0, 0, NULL, 0, -1);
-    s->resume_token = 0;
-    tdm_session_device_synchronize(s);
-    release_all(s);
-    tdm_shadow_release_markers(s);
+    HOOK0(s, closed);
+    tdm_session_release_all(s);
+    HOOK0(s, ended);
     ops(s)->event_destroy(be(s), s->null_stream.order_ev);
     ops(s)->stream_destroy(be(s), s->null_stream.bs);
     tdm_handles_release(&s->streams);

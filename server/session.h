@@ -4,7 +4,11 @@
  * sizes must fit the quota.  Functions return a cudaError_t value.
  *
  * Errors of one-way (asynchronous) calls are kept as the session's deferred
- * error and returned by the next synchronizing call, as CUDA does. */
+ * error and returned by the next synchronizing call, as CUDA does.
+ *
+ * What happens to a session (resources made and freed, writes about to
+ * happen, the session closing) is told to the server's session hooks
+ * (session_hooks.h); the core knows nothing else of who listens. */
 #ifndef TANDEM_SERVER_SESSION_H
 #define TANDEM_SERVER_SESSION_H
 
@@ -14,7 +18,6 @@
 #include "handle_table.h"
 #include "range_map.h"
 #include "server.h"
-#include "shadow.h"
 
 /* Guest stream handles with fixed meaning, as in the CUDA runtime. */
 #define TDM_STREAM_NULL 0x0ull
@@ -44,14 +47,20 @@ typedef struct tdm_func_entry {
     uint32_t params_len;         /* offset + size of the last parameter */
 } tdm_func_entry;
 
+/* A module's variable: its range's record (tdm_range.backing). */
+typedef struct tdm_var_entry {
+    uint64_t addr;               /* where the guest knows it, in the range map */
+    /* Where this process's copy lives: addr itself, except for a module a
+     * standby reloaded, whose variables sit elsewhere in its memory. */
+    uint64_t dev;
+} tdm_var_entry;
+
 typedef struct tdm_module_entry {
     tdm_bmodule *bm;
     uint64_t *funcs;             /* handles of its functions, for unload */
     uint32_t nfuncs;
-    uint64_t *globals;           /* addresses of its variables in the range map */
-    uint32_t nglobals;
-    void *mirror_msg;            /* its TDM_M_MODULE_LOAD payload, kept for a standby that comes later */
-    uint32_t mirror_len;
+    tdm_var_entry *vars;         /* its variables in the range map */
+    uint32_t nvars;
 } tdm_module_entry;
 
 typedef struct tdm_session {
@@ -65,54 +74,23 @@ typedef struct tdm_session {
     uint64_t mem_used;               /* bytes mapped for cudaMalloc */
     int deferred_err;
     struct tdm_shm_guest *shm;       /* the guest's shared region (shm transport); NULL over TCP */
-    /* Takeover (docs/takeover.md). */
-    uint64_t resume_token;           /* 0 until the guest's hello, when a standby protects it */
-    int resume_policy;               /* TDM_RESUME_* granted */
-    uint64_t epoch;                  /* the guest's last acknowledged call number */
-    uint64_t mirror_gen;             /* the standby connection it is synced to (mirror.h) */
-    tdm_shadow_markers markers;      /* exact policy: shadow marker table */
-    bool moved;                      /* handed to another server (fail-back): mirror nothing more */
-    bool resume_unheard;             /* resumed here, and its guest has not called since
-                                      * (tdm_standby_settle waits for it) */
-    const uint64_t *want_ids;        /* a standby reproducing handles: the ids to take next */
-    size_t n_want;
+    void *hook_state;                /* the session hooks' own state for it (session_hooks.h) */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
-/* Sends one mirror message about this session to the standby, if the
- * session is protected (resume_token set); the fd is not closed. */
-void tdm_session_mirror(tdm_session *s, uint32_t type, uint64_t a, uint64_t b, uint64_t c, uint64_t d,
-                        const void *payload, uint32_t len, int fd);
-/* As tdm_session_mirror for physical memory: exports it and sends the fd. */
-void tdm_session_mirror_mem(tdm_session *s, uint32_t type, tdm_bmem *mem, uint64_t a, uint64_t b, uint64_t c,
-                            uint64_t d);
-/* Protects the session with the server's standby when there is one and the
- * guest wants it (policy): the standby is told everything the session
- * holds (server/mirror_sync.c).  A session with work must be idle; the
- * caller then begins an epoch.  Nothing to do when it is protected by the
- * live standby already.  True when the session is protected on return. */
-bool tdm_session_protect(tdm_session *s, int policy);
-/* Fail-back: quiesces the session at the guest's call seq, syncs it to the
- * mirror's server if needed and hands it over there.  True when done; the
- * caller then tells the guest where to resume and forgets the session. */
-bool tdm_session_handoff(tdm_session *s, uint64_t seq, int policy);
-/* After a hand-off: releases everything the session holds here at once,
- * telling no standby (the new server's standby, often this very process,
- * imports the same memory next), and mirrors nothing more. */
-void tdm_session_let_go(tdm_session *s);
-/* True while the standby it was synced to is still connected. */
-bool tdm_session_protected(tdm_session *s);
-/* Stops mirroring the session (the standby forgets it), saying why. */
-void tdm_session_unprotect(tdm_session *s, const char *why);
 /* Waits for the session's work without consuming its deferred error
  * (which stays for the next synchronizing call). */
 int tdm_session_quiesce(tdm_session *s);
-/* A context-fatal error on a server with a standby: the server stops at
- * once so that its guests resume on the standby (docs/takeover.md). */
-void tdm_session_check_fatal(tdm_session *s, int err);
-/* A call came from the session's guest (or the guest is gone): if it was
- * resumed here, it has its RESUME reply, and the standby is told. */
-void tdm_session_heard(tdm_session *s);
+/* Waits for the session's work, then releases everything it holds (the
+ * hooks hear of each range); the session stays usable. */
+void tdm_session_release_all(tdm_session *s);
+/* The connection's session `s` becomes `from` (a session a standby
+ * mirrored): s takes from's state, hook state included, and from gets s's
+ * old state to be destroyed.  What belongs to the connection (an shm
+ * guest's region) stays with s. */
+void tdm_session_take_over(tdm_session *s, tdm_session *from);
+/* The device address behind the start of r (a range of the session). */
+uint64_t tdm_session_range_dev(const tdm_range *r);
 /* Waits for the session's work, then releases everything it holds. */
 void tdm_session_destroy(tdm_session *s);
 

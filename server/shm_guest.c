@@ -5,6 +5,7 @@
 
 #include <driver_types.h>
 
+#include "log.h"
 #include "session.h"
 
 #define PAGE 4096u
@@ -33,8 +34,8 @@ void tdm_shm_guest_touch(tdm_session *s, uint64_t off, uint64_t len)
         return;
     g->data_tried = true;
     if (backend_register(s, geo->data_off, geo->data_size, &g->data_handle) != 0) {
-        fprintf(stderr, "tandem-server: session %llu: cannot register the shm data area with the device; "
-                        "copies through it will be staged\n", (unsigned long long)s->id);
+        tdm_log_session(s->id, "cannot register the shm data area with the device; "
+                        "copies through it will be staged");
         g->data_handle = NULL;
     }
 }
@@ -50,9 +51,9 @@ int tdm_shm_guest_register(tdm_session *s, uint64_t off, uint64_t size)
         return cudaErrorInvalidValue;
     geo = &g->conn.region.g;
     if (size == 0 || off % PAGE || size % PAGE || !inside(off, size, geo->host_off, geo->host_size)) {
-        fprintf(stderr, "tandem-server: session %llu: pinned block [%llu, +%llu) is not whole pages of the "
-                        "region's host memory area\n", (unsigned long long)s->id, (unsigned long long)off,
-                (unsigned long long)size);
+        tdm_log_session(s->id, "pinned block [%llu, +%llu) is not whole pages of the "
+                        "region's host memory area", (unsigned long long)off,
+                        (unsigned long long)size);
         return cudaErrorInvalidValue;
     }
     for (size_t i = 0; i < g->nregs; i++) {

@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+/* 0 or -errno. */
 static int write_all(int sock, const void *p, size_t n)
 {
     const char *c = p;
@@ -15,15 +16,18 @@ static int write_all(int sock, const void *p, size_t n)
         ssize_t w = send(sock, c, n, MSG_NOSIGNAL);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
-            return -1;
+        if (w < 0)
+            return -errno;
+        if (w == 0)
+            return -EPIPE;
         c += w;
         n -= (size_t)w;
     }
     return 0;
 }
 
-/* 0, 1 at end of stream before any byte, -1 on error or a short read. */
+/* 0, 1 at end of stream before any byte, -EPROTO for a stream that ends
+ * inside the message, -errno on an error. */
 static int read_all(int sock, void *p, size_t n)
 {
     char *c = p;
@@ -34,9 +38,9 @@ static int read_all(int sock, void *p, size_t n)
         if (r < 0 && errno == EINTR)
             continue;
         if (r == 0)
-            return got == 0 ? 1 : -1;
+            return got == 0 ? 1 : -EPROTO;
         if (r < 0)
-            return -1;
+            return -errno;
         got += (size_t)r;
     }
     return 0;
@@ -68,12 +72,11 @@ int tdm_mirror_send(int sock, const tdm_mirror_hdr *h, const void *payload, int 
         w = sendmsg(sock, &msg, MSG_NOSIGNAL);
     while (w < 0 && errno == EINTR);
     if (w < 0)
-        return -1;
+        return -errno;
     /* The descriptor went with the first byte; the rest of the header and
      * the payload follow as plain bytes. */
-    if ((size_t)w < sizeof(*h) && write_all(sock, (const char *)h + w, sizeof(*h) - (size_t)w) != 0)
-        return -1;
-    return h->len ? write_all(sock, payload, h->len) : 0;
+    int rc = (size_t)w < sizeof(*h) ? write_all(sock, (const char *)h + w, sizeof(*h) - (size_t)w) : 0;
+    return rc == 0 && h->len ? write_all(sock, payload, h->len) : rc;
 }
 
 int tdm_mirror_recv(int sock, tdm_mirror_hdr *h, void **payload, int *fd)
@@ -85,7 +88,7 @@ int tdm_mirror_recv(int sock, tdm_mirror_hdr *h, void **payload, int *fd)
     } ctl;
     struct msghdr msg = { 0 };
     ssize_t r;
-    int rc;
+    int rc = 0;
 
     *payload = NULL;
     *fd = -1;
@@ -99,20 +102,23 @@ int tdm_mirror_recv(int sock, tdm_mirror_hdr *h, void **payload, int *fd)
     if (r == 0)
         return 1;
     if (r < 0)
-        return -1;
+        return -errno;
     for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm))
         if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS && cm->cmsg_len == CMSG_LEN(sizeof(int)))
             memcpy(fd, CMSG_DATA(cm), sizeof(int));
-    if ((size_t)r < sizeof(*h) && read_all(sock, (char *)h + r, sizeof(*h) - (size_t)r) != 0)
+    if ((size_t)r < sizeof(*h) && (rc = read_all(sock, (char *)h + r, sizeof(*h) - (size_t)r)) != 0)
         goto bad;
-    if (h->len > TDM_MIRROR_MAX_PAYLOAD)
+    if (h->len > TDM_MIRROR_MAX_PAYLOAD) {
+        rc = -EPROTO;           /* refused before anything is allocated for it */
         goto bad;
+    }
     if (h->len) {
         *payload = malloc(h->len);
-        if (!*payload)
+        if (!*payload) {
+            rc = -ENOMEM;
             goto bad;
-        rc = read_all(sock, *payload, h->len);
-        if (rc != 0)
+        }
+        if ((rc = read_all(sock, *payload, h->len)) != 0)
             goto bad;
     }
     return 0;
@@ -122,34 +128,34 @@ bad:
     if (*fd >= 0)
         close(*fd);
     *fd = -1;
-    return -1;
+    return rc > 0 ? -EPROTO : rc;   /* the end inside a message is no clean end */
 }
 
 int tdm_mirror_exchange(const char *path, const tdm_mirror_hdr *h, const void *payload, tdm_mirror_hdr *reply,
                         void **reply_payload)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
-    int sock, fd = -1;
+    int sock, fd = -1, rc;
 
     *reply_payload = NULL;
-    if (strlen(path) >= sizeof(sa.sun_path)) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
+    if (strlen(path) >= sizeof(sa.sun_path))
+        return -ENAMETOOLONG;
     strcpy(sa.sun_path, path);
     sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (sock < 0)
-        return -1;
-    if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0 || tdm_mirror_send(sock, h, payload, -1) != 0 ||
-        tdm_mirror_recv(sock, reply, reply_payload, &fd) != 0 || reply->type != TDM_M_HELLO) {
-        int e = errno ? errno : EPROTO;
+        return -errno;
+    rc = connect(sock, (struct sockaddr *)&sa, sizeof(sa)) != 0 ? -errno : tdm_mirror_send(sock, h, payload, -1);
+    if (rc == 0)
+        rc = tdm_mirror_recv(sock, reply, reply_payload, &fd);
+    if (rc == 0 && reply->type != TDM_M_HELLO)
+        rc = -EPROTO;
+    if (rc != 0) {
         free(*reply_payload);
         *reply_payload = NULL;
         if (fd >= 0)
             close(fd);
         close(sock);
-        errno = e;
-        return -1;
+        return rc > 0 ? -ECONNRESET : rc;   /* it hung up without an answer */
     }
     if (fd >= 0)
         close(fd);   /* an answer carries no memory */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dispatch.h"
+#include "log.h"
 #include "session.h"
 #include "shm_guest.h"
 
@@ -17,19 +18,19 @@ void tdm_listener_serve_shm(tdm_server *srv, int fd, const char *peer)
 
     memset(&g, 0, sizeof(g));
     if (tdm_shm_conn_accept(&g.conn, fd, TDM_SHM_MAX_REGION, why, sizeof(why)) != 0) {
-        fprintf(stderr, "tandem-server: refusing shm guest %s: %s (other sessions are unaffected)\n", peer, why);
+        tdm_log("refusing shm guest %s: %s (other sessions are unaffected)", peer, why);
         return;
     }
     err = tdm_session_create(srv, &s);
     if (err) {
-        fprintf(stderr, "tandem-server: cannot open a session for %s (cudaError %d)\n", peer, err);
+        tdm_log("cannot open a session for %s (cudaError %d)", peer, err);
         goto out;
     }
     s->shm = &g;
-    fprintf(stderr, "tandem-server: session %llu opened by %s (region %llu MiB)\n", (unsigned long long)s->id,
+    tdm_log("session %llu opened by %s (region %llu MiB)", (unsigned long long)s->id,
             peer, (unsigned long long)(g.conn.region.g.size >> 20));
     tdm_rpc_end end = tdm_shm_serve(&tdm_dispatch_program, s, &g.conn, why, sizeof(why));
-    fprintf(stderr, "tandem-server: session %llu (pid %d) closed: %s%s\n", (unsigned long long)s->id, s->pid, why,
+    tdm_log("session %llu (pid %d) closed: %s%s", (unsigned long long)s->id, s->pid, why,
             end == TDM_RPC_MALFORMED ? " (other sessions are unaffected)" : "");
     /* The session waits for its work first: the device may still read or
      * write the region until then. */

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
+
 #define RETRY_MS 100
 
 struct tdm_mirror {
@@ -52,7 +54,7 @@ static int dial(const char *path, uint64_t base, uint64_t size, char *endpoint, 
     int sock = tdm_mirror_exchange(path, &h, NULL, &r, &payload);
 
     if (sock < 0) {
-        snprintf(why, whylen, "cannot reach the standby at %s: %s", path, strerror(errno));
+        snprintf(why, whylen, "cannot reach the standby at %s: %s", path, strerror(-sock));
         return -1;
     }
     if (r.a == 0 || !payload) {
@@ -76,7 +78,7 @@ static void hang_up_locked(tdm_mirror *m, const char *why)
     m->sock = -1;
     m->gen = 0;
     m->said_waiting = false;
-    fprintf(stderr, "tandem-server: lost the standby (%s): sessions are unprotected until a standby is back\n", why);
+    tdm_log("lost the standby (%s): sessions are unprotected until a standby is back", why);
     pthread_cond_broadcast(&m->changed);
 }
 
@@ -98,12 +100,11 @@ static bool try_connect(tdm_mirror *m, bool loud)
         m->gen = ++m->last_gen;
         snprintf(m->endpoint, sizeof(m->endpoint), "%s", ep);
         snprintf(m->shm_endpoint, sizeof(m->shm_endpoint), "%s", shm_ep);
-        fprintf(stderr, "tandem-server: standby at %s (guests resume at %s%s%s)\n", path, ep,
-                shm_ep[0] ? ", shm guests at " : "; it serves no shm, so shm guests are not protected",
-                shm_ep);
+        tdm_log("standby at %s (guests resume at %s%s%s)", path, ep,
+                shm_ep[0] ? ", shm guests at " : "; it serves no shm, so shm guests are not protected", shm_ep);
         pthread_cond_broadcast(&m->changed);
     } else if (loud || !m->said_waiting) {
-        fprintf(stderr, "tandem-server: %s%s\n", why, loud ? "" : "; trying again until one listens there");
+        tdm_log("%s%s", why, loud ? "" : "; trying again until one listens there");
         m->said_waiting = true;
     }
     pthread_mutex_unlock(&m->lock);
@@ -143,7 +144,7 @@ int tdm_mirror_open(tdm_mirror **out, const char *path, uint64_t arena_base, uin
     tdm_mirror *m;
 
     if (strlen(path) >= sizeof(m->path)) {
-        fprintf(stderr, "tandem-server: standby socket path too long: %s\n", path);
+        tdm_log("standby socket path too long: %s", path);
         return -1;
     }
     m = calloc(1, sizeof(*m));
@@ -216,13 +217,13 @@ bool tdm_mirror_endpoint(tdm_mirror *m, uint64_t gen, bool shm, char *out, size_
 
 int tdm_mirror_post(tdm_mirror *m, uint64_t gen, const tdm_mirror_hdr *h, const void *payload, int fd)
 {
-    int rc = -1;
+    int rc = -ENOTCONN;
 
     pthread_mutex_lock(&m->lock);
     if (gen && m->gen == gen) {
         rc = tdm_mirror_send(m->sock, h, payload, fd);
         if (rc != 0)
-            hang_up_locked(m, strerror(errno));
+            hang_up_locked(m, strerror(-rc));
     }
     pthread_mutex_unlock(&m->lock);
     return rc;

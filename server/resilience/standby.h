@@ -8,9 +8,10 @@
  * events under the same handles, and launches nothing.  When a feed ends
  * (the active died), its sessions wait to be resumed by their guests; a
  * session nobody resumes within a minute is dropped. */
-#ifndef TANDEM_SERVER_STANDBY_H
-#define TANDEM_SERVER_STANDBY_H
+#ifndef TANDEM_RESILIENCE_STANDBY_H
+#define TANDEM_RESILIENCE_STANDBY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "server.h"
@@ -18,8 +19,16 @@
 struct tdm_session;
 typedef struct tdm_standby tdm_standby;
 
-int tdm_standby_start(tdm_standby **out, tdm_server *srv, const char *sock_path);
-void tdm_standby_stop(tdm_standby *sb);
+/* A new active server asks for this server's sessions: mirror them to the
+ * standby socket `path` and hand each over.  0, or -1 after logging why. */
+typedef int (*tdm_standby_fail_back_fn)(void *ctx, const char *path);
+
+/* Listens for active servers on unix socket sock_path.  0, or -errno. */
+int tdm_standby_start(tdm_standby **out, tdm_server *srv, const char *sock_path, tdm_standby_fail_back_fn fail_back,
+                      void *fail_back_ctx);
+/* True when nothing of it is left; false when a feed thread still runs
+ * (it and what it uses stay until the process ends). */
+bool tdm_standby_stop(tdm_standby *sb);
 
 /* TDM_RESUME: gives the connection's fresh session `s` the state of the
  * mirrored session (id, token) at the epoch its active reached (`epoch` or
@@ -38,7 +47,7 @@ void tdm_standby_resume_done(tdm_standby *sb);
 void tdm_standby_settle(tdm_standby *sb, double max_wait_s);
 /* --failback-from: asks the server whose standby socket is `from` to hand
  * its sessions to this one, whose standby side listens on `my_listen`.
- * 0, or -1 after printing why. */
+ * 0, or -1 after logging why. */
 int tdm_standby_ask_fail_back(const char *from, const char *my_listen);
 
 #endif

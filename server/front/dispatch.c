@@ -7,16 +7,17 @@
 
 #include <driver_types.h>
 
-#include "mirror.h"
+#include "calls.h"
+#include "log.h"
+#include "resilience.h"
 #include "session.h"
-#include "standby.h"
 #include "tandem_rpc.h"
 #include "xdr_extra.h"
 
 /* Handlers fill `res` with memory the RPC layer frees with xdr_free, so
  * anything pointed to from a result is malloc'ed here. */
 
-static bool h_null(void *ctx, void *args, void *res)
+static bool tdm_serve_NULL(void *ctx, void *args, void *res)
 {
     return true;
 }
@@ -33,8 +34,7 @@ static bool hello_begin(tdm_session *s, unsigned proto_version, tdm_hello_res *r
         return false;
     }
     if (proto_version != TDM_PROTO_VERSION) {
-        fprintf(stderr, "tandem-server: session %llu: guest speaks protocol %u, server %u\n",
-                (unsigned long long)s->id, proto_version, TDM_PROTO_VERSION);
+        tdm_log_session(s->id, "guest speaks protocol %u, server %u", proto_version, TDM_PROTO_VERSION);
         r->err = cudaErrorInsufficientDriver;
         return false;
     }
@@ -57,16 +57,13 @@ static void hello_describe(tdm_session *s, tdm_hello_res *r)
  * this server dies ("" when nowhere). */
 static bool describe_protection(tdm_session *s, tdm_hello_res *r)
 {
-    char ep[256] = "";
+    tdm_protection p;
 
-    /* An shm guest resumes on the standby's shm endpoint, with its region. */
-    if (tdm_session_protected(s) &&
-        !tdm_mirror_endpoint(s->srv->mirror, s->mirror_gen, s->shm != NULL, ep, sizeof(ep)))
-        ep[0] = 0;
+    tdm_resilience_describe(s, &p);
     free(r->standby);
-    r->standby = strdup(ep);
-    r->resume_token = ep[0] ? s->resume_token : 0;
-    r->resume_policy = ep[0] ? s->resume_policy : TDM_RESUME_NONE;
+    r->standby = strdup(p.standby);
+    r->resume_token = p.token;
+    r->resume_policy = p.policy;
     if (!r->standby) {
         r->err = cudaErrorMemoryAllocation;
         return false;
@@ -74,7 +71,7 @@ static bool describe_protection(tdm_session *s, tdm_hello_res *r)
     return true;
 }
 
-static bool h_hello(void *ctx, void *args, void *res)
+static bool tdm_serve_HELLO(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
     tdm_hello_args *a = args;
@@ -85,126 +82,85 @@ static bool h_hello(void *ctx, void *args, void *res)
     s->pid = a->pid;
     snprintf(s->client, sizeof(s->client), "%s", a->client ? a->client : "");
     hello_describe(s, r);
-    tdm_session_protect(s, a->resume_policy);
+    tdm_resilience_hello(s, a->resume_policy);
     return describe_protection(s, r);
 }
 
-static bool h_resume(void *ctx, void *args, void *res)
+static bool tdm_serve_RESUME(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
     tdm_resume_args *a = args;
     tdm_hello_res *r = res;
-    int policy = TDM_RESUME_NONE;
 
     if (!hello_begin(s, a->proto_version, r))
         return false;
-    if (!s->srv->standby) {
-        fprintf(stderr, "tandem-server: a guest asked to resume session %llu, but this server is no standby\n",
-                (unsigned long long)a->session_id);
-        r->err = cudaErrorDevicesUnavailable;
-        return false;
-    }
-    r->err = tdm_standby_resume(s->srv->standby, s, a->session_id, a->resume_token, a->epoch, a->epoch_sent,
-                                &r->resumed_epoch, &policy);
+    r->err = tdm_resilience_resume(s, a->session_id, a->resume_token, a->epoch, a->epoch_sent, &r->resumed_epoch);
     if (r->err)
         return false;
     s->pid = a->pid;
     hello_describe(s, r);
-    /* A standby with a standby of its own protects the session at once:
-     * memory is back at the resumed epoch and idle, the next standby gets
-     * it as it is now, and the guest keeps its journal from that epoch. */
-    if (tdm_session_protect(s, policy))
-        tdm_session_defer(s, tdm_shadow_begin_epoch(s, s->epoch));
-    /* The standby's other sessions replay only once this guest has its
-     * reply, which its next call proves (tdm_session_heard). */
-    s->resume_unheard = true;
     return describe_protection(s, r);
 }
 
-/* Every call up to seq is complete (the session was quiesced): seq is the
- * epoch a standby that hears of the session now starts from. */
-static int settle_at(tdm_session *s, uint64_t seq)
-{
-    int err = tdm_session_quiesce(s);
-
-    if (err)
-        return err;
-    s->epoch = seq;
-    return 0;
-}
-
 /* The guest asks, now and then, whether its session is protected. */
-static bool h_protect(void *ctx, void *args, void *res)
+static bool tdm_serve_PROTECT(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
     tdm_protect_args *a = args;
     tdm_hello_res *r = res;
-    tdm_server *srv = s->srv;
+    tdm_protection to;
+    bool moved;
 
     if (!hello_begin(s, TDM_PROTO_VERSION, r))
         return false;
     hello_describe(s, r);
-    /* An shm session moves with its region (the guest hands it to the new
-     * server); it moves only to a server that serves shm (protect says). */
-    if (atomic_load(&srv->handing_off) && tdm_session_handoff(s, a->seq, a->resume_policy)) {
-        char ep[256] = "";
-        tdm_mirror_endpoint(srv->mirror, s->mirror_gen, s->shm != NULL, ep, sizeof(ep));
+    r->err = tdm_resilience_check(s, a->seq, a->resume_policy, &moved, &to);
+    if (moved) {
         free(r->moved_to);
-        r->moved_to = strdup(ep);
-        r->resume_token = s->resume_token;
-        r->resume_policy = s->resume_policy;
+        r->moved_to = strdup(to.standby);
+        r->resume_token = to.token;
+        r->resume_policy = to.policy;
         r->resumed_epoch = a->seq;
-        /* The session is the other server's now: this one lets go of it
-         * before the guest can get there, without telling that server, and
-         * ends the connection after this reply (an shm guest waits for that
-         * before it restarts its rings for the other server). */
-        tdm_session_let_go(s);
+        /* The session is the other server's now: the connection ends after
+         * this reply (an shm guest waits for that before it restarts its
+         * rings for the other server). */
         return false;
     }
-    if (!atomic_load(&srv->handing_off) && a->resume_policy != TDM_RESUME_NONE && !tdm_session_protected(s) &&
-        srv->mirror && tdm_mirror_gen(srv->mirror)) {
-        r->err = settle_at(s, a->seq);
-        if (r->err)
-            return true;
-        if (tdm_session_protect(s, a->resume_policy))
-            tdm_session_defer(s, tdm_shadow_begin_epoch(s, s->epoch));
-    }
+    if (r->err)
+        return true;
     r->resumed_epoch = a->seq;
     return describe_protection(s, r);
 }
 
-static bool h_quiesce(void *ctx, void *args, void *res)
+static bool tdm_serve_QUIESCE(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
 
     *(int *)res = tdm_session_quiesce(s);
     /* A replay ends with a quiesce: its work is done, the next may go. */
-    tdm_replay_gate_leave(&s->srv->replay_gate, s);
+    tdm_resilience_replay_end(s);
     return true;
 }
 
-static bool h_replay_begin(void *ctx, void *args, void *res)
+static bool tdm_serve_REPLAY_BEGIN(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
 
-    if (s->srv->standby)
-        tdm_standby_settle(s->srv->standby, 0.5);
-    tdm_replay_gate_enter(&s->srv->replay_gate, s);
+    tdm_resilience_replay_begin(s);
     *(int *)res = 0;
     return true;
 }
 
 /* One-way: the guest saw all its work up to call number N complete. */
-static bool h_epoch(void *ctx, void *args, void *res)
+static bool tdm_serve_EPOCH(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
 
-    s->epoch = *(u_quad_t *)args;
-    tdm_session_defer(s, tdm_shadow_begin_epoch(s, s->epoch));
+    tdm_session_defer(s, tdm_resilience_epoch(s, *(tdm_u64 *)args));
     return true;
 }
 
-static bool h_device_info(void *ctx, void *args, void *res)
+static bool tdm_serve_DEVICE_INFO(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
     tdm_device_info_res *r = res;
@@ -226,7 +182,7 @@ static bool h_device_info(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool h_mem_get_info(void *ctx, void *args, void *res)
+static bool tdm_serve_MEM_GET_INFO(void *ctx, void *args, void *res)
 {
     tdm_mem_info_res *r = res;
     uint64_t f = 0, t = 0;
@@ -237,17 +193,17 @@ static bool h_mem_get_info(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool h_malloc(void *ctx, void *args, void *res)
+static bool tdm_serve_MALLOC(void *ctx, void *args, void *res)
 {
     tdm_malloc_res *r = res;
     uint64_t addr = 0;
 
-    r->err = tdm_session_malloc(ctx, *(u_quad_t *)args, &addr);
+    r->err = tdm_session_malloc(ctx, *(tdm_u64 *)args, &addr);
     r->addr = addr;
     return true;
 }
 
-static bool h_free(void *ctx, void *args, void *res)
+static bool tdm_serve_FREE(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_free(ctx, *(tdm_addr *)args);
     return true;
@@ -260,7 +216,7 @@ static void free_module_res(tdm_module_load_res *r)
     memset(r, 0, sizeof(*r));
 }
 
-static bool h_module_load(void *ctx, void *args, void *res)
+static bool tdm_serve_MODULE_LOAD(void *ctx, void *args, void *res)
 {
     tdm_module_load_args *a = args;
     tdm_module_load_res *r = res;
@@ -319,13 +275,13 @@ out:
     return true;
 }
 
-static bool h_module_unload(void *ctx, void *args, void *res)
+static bool tdm_serve_MODULE_UNLOAD(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_module_unload(ctx, *(tdm_handle *)args);
     return true;
 }
 
-static bool h_func_attrs(void *ctx, void *args, void *res)
+static bool tdm_serve_FUNC_GET_ATTRIBUTES(void *ctx, void *args, void *res)
 {
     tdm_func_attrs_res *r = res;
     tdm_func_attrs fa = { 0 };
@@ -344,7 +300,7 @@ static bool h_func_attrs(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool h_stream_create(void *ctx, void *args, void *res)
+static bool tdm_serve_STREAM_CREATE(void *ctx, void *args, void *res)
 {
     tdm_stream_create_args *a = args;
     tdm_handle_res *r = res;
@@ -355,53 +311,53 @@ static bool h_stream_create(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool h_stream_destroy(void *ctx, void *args, void *res)
+static bool tdm_serve_STREAM_DESTROY(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_stream_destroy(ctx, *(tdm_handle *)args);
     return true;
 }
 
-static bool h_stream_sync(void *ctx, void *args, void *res)
+static bool tdm_serve_STREAM_SYNCHRONIZE(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_stream_synchronize(ctx, *(tdm_handle *)args);
     return true;
 }
 
-static bool h_stream_query(void *ctx, void *args, void *res)
+static bool tdm_serve_STREAM_QUERY(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_stream_query(ctx, *(tdm_handle *)args);
     return true;
 }
 
-static bool h_event_create(void *ctx, void *args, void *res)
+static bool tdm_serve_EVENT_CREATE(void *ctx, void *args, void *res)
 {
     tdm_handle_res *r = res;
     uint64_t h = 0;
 
-    r->err = tdm_session_event_create(ctx, *(u_int *)args, &h);
+    r->err = tdm_session_event_create(ctx, *(tdm_u32 *)args, &h);
     r->handle = h;
     return true;
 }
 
-static bool h_event_destroy(void *ctx, void *args, void *res)
+static bool tdm_serve_EVENT_DESTROY(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_event_destroy(ctx, *(tdm_handle *)args);
     return true;
 }
 
-static bool h_event_sync(void *ctx, void *args, void *res)
+static bool tdm_serve_EVENT_SYNCHRONIZE(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_event_synchronize(ctx, *(tdm_handle *)args);
     return true;
 }
 
-static bool h_event_query(void *ctx, void *args, void *res)
+static bool tdm_serve_EVENT_QUERY(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_event_query(ctx, *(tdm_handle *)args);
     return true;
 }
 
-static bool h_event_elapsed(void *ctx, void *args, void *res)
+static bool tdm_serve_EVENT_ELAPSED_TIME(void *ctx, void *args, void *res)
 {
     tdm_elapsed_args *a = args;
     tdm_elapsed_res *r = res;
@@ -410,19 +366,19 @@ static bool h_event_elapsed(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool h_device_sync(void *ctx, void *args, void *res)
+static bool tdm_serve_DEVICE_SYNCHRONIZE(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_device_synchronize(ctx);
     return true;
 }
 
-static bool h_device_reset(void *ctx, void *args, void *res)
+static bool tdm_serve_DEVICE_RESET(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_reset(ctx);
     return true;
 }
 
-static bool h_memcpy_dtoh(void *ctx, void *args, void *res)
+static bool tdm_serve_MEMCPY_DTOH(void *ctx, void *args, void *res)
 {
     tdm_memcpy_dtoh_args *a = args;
     tdm_memcpy_dtoh_res *r = res;
@@ -443,7 +399,7 @@ static bool h_memcpy_dtoh(void *ctx, void *args, void *res)
 
 /* ---- one-way ---- */
 
-static bool h_memcpy_htod(void *ctx, void *args, void *res)
+static bool tdm_serve_MEMCPY_HTOD(void *ctx, void *args, void *res)
 {
     tdm_memcpy_htod_args *a = args;
 
@@ -451,7 +407,7 @@ static bool h_memcpy_htod(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool h_memcpy_dtod(void *ctx, void *args, void *res)
+static bool tdm_serve_MEMCPY_DTOD(void *ctx, void *args, void *res)
 {
     tdm_memcpy_dtod_args *a = args;
 
@@ -459,7 +415,7 @@ static bool h_memcpy_dtod(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool h_memset(void *ctx, void *args, void *res)
+static bool tdm_serve_MEMSET(void *ctx, void *args, void *res)
 {
     tdm_memset_args *a = args;
 
@@ -467,7 +423,7 @@ static bool h_memset(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool h_launch(void *ctx, void *args, void *res)
+static bool tdm_serve_LAUNCH(void *ctx, void *args, void *res)
 {
     tdm_launch_args *a = args;
     tdm_dim3 g = { a->grid.x, a->grid.y, a->grid.z }, b = { a->block.x, a->block.y, a->block.z };
@@ -477,7 +433,7 @@ static bool h_launch(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool h_event_record(void *ctx, void *args, void *res)
+static bool tdm_serve_EVENT_RECORD(void *ctx, void *args, void *res)
 {
     tdm_event_record_args *a = args;
 
@@ -486,12 +442,12 @@ static bool h_event_record(void *ctx, void *args, void *res)
 }
 
 /* The call itself is the point: it carried the guest's batched calls here. */
-static bool h_flush(void *ctx, void *args, void *res)
+static bool tdm_serve_FLUSH(void *ctx, void *args, void *res)
 {
     return true;
 }
 
-static bool h_stream_wait(void *ctx, void *args, void *res)
+static bool tdm_serve_STREAM_WAIT_EVENT(void *ctx, void *args, void *res)
 {
     tdm_stream_wait_args *a = args;
 
@@ -503,8 +459,7 @@ static void garbage_oneway(void *ctx, uint32_t proc)
 {
     tdm_session *s = ctx;
 
-    fprintf(stderr, "tandem-server: session %llu: undecodable arguments for one-way procedure %u\n",
-            (unsigned long long)s->id, proc);
+    tdm_log_session(s->id, "undecodable arguments for one-way procedure %u", proc);
     tdm_session_defer(s, cudaErrorInvalidValue);
 }
 
@@ -519,15 +474,15 @@ static void crash_point(tdm_session *s, uint32_t proc, bool served)
     if (!n || served != s->srv->cfg.crash_before_reply)
         return;
     if (atomic_fetch_add(&s->srv->calls, 1) + 1 == n) {
-        fprintf(stderr, "tandem-server: crashing at call %ld (procedure %u) %s, as --crash-after-calls asked\n", n,
-                proc, served ? "before its reply" : "before serving it");
+        tdm_log("crashing at call %ld (procedure %u) %s, as --crash-after-calls asked", n, proc,
+                served ? "before its reply" : "before serving it");
         raise(SIGKILL);
     }
 }
 
 static void before_call(void *ctx, uint32_t proc)
 {
-    tdm_session_heard(ctx);
+    tdm_resilience_heard(ctx);
     crash_point(ctx, proc, false);
 }
 
@@ -536,53 +491,16 @@ static void after_call(void *ctx, uint32_t proc)
     crash_point(ctx, proc, true);
 }
 
-#define SYNC(P, XA, TA, XR, TR, H) [P] = { (xdrproc_t)XA, sizeof(TA), (xdrproc_t)XR, sizeof(TR), H }
-#define ONEWAY(P, XA, TA, H) [P] = { (xdrproc_t)XA, sizeof(TA), NULL, 0, H }
-
+/* The table is expanded from the procedure table, one entry per row of
+ * proto/calls.def, so types and sizes are written once; each row's handler
+ * is tdm_serve_<NAME>, and a row without one fails the build here. */
+#define TDM_CALL(NAME, NUM, MODE, ARG, RES, STREAM, IDLE, PROGRESS, EFFECT, RESOURCE, MIRROR) \
+    [TDM_##NAME] = { TDM_CALL_C_XARGS(ARG), sizeof(ARG), TDM_CALL_C_XRES(MODE, RES),         \
+                     TDM_CALL_C_RES_SIZE(MODE, RES), tdm_serve_##NAME },
 static const tdm_rpc_proc procs[] = {
-    SYNC(TDM_NULL, tdm_xdr_void, char, tdm_xdr_void, char, h_null),
-    SYNC(TDM_HELLO, xdr_tdm_hello_args, tdm_hello_args, xdr_tdm_hello_res, tdm_hello_res, h_hello),
-    SYNC(TDM_DEVICE_INFO, tdm_xdr_void, char, xdr_tdm_device_info_res, tdm_device_info_res, h_device_info),
-    SYNC(TDM_MEM_GET_INFO, tdm_xdr_void, char, xdr_tdm_mem_info_res, tdm_mem_info_res, h_mem_get_info),
-    SYNC(TDM_MALLOC, xdr_u_quad_t, u_quad_t, xdr_tdm_malloc_res, tdm_malloc_res, h_malloc),
-    SYNC(TDM_FREE, xdr_tdm_addr, tdm_addr, xdr_int, int, h_free),
-    SYNC(TDM_MODULE_LOAD, xdr_tdm_module_load_args, tdm_module_load_args, xdr_tdm_module_load_res,
-         tdm_module_load_res, h_module_load),
-    SYNC(TDM_MODULE_UNLOAD, xdr_tdm_handle, tdm_handle, xdr_int, int, h_module_unload),
-    SYNC(TDM_FUNC_GET_ATTRIBUTES, xdr_tdm_handle, tdm_handle, xdr_tdm_func_attrs_res, tdm_func_attrs_res,
-         h_func_attrs),
-    SYNC(TDM_STREAM_CREATE, xdr_tdm_stream_create_args, tdm_stream_create_args, xdr_tdm_handle_res,
-         tdm_handle_res, h_stream_create),
-    SYNC(TDM_STREAM_DESTROY, xdr_tdm_handle, tdm_handle, xdr_int, int, h_stream_destroy),
-    SYNC(TDM_STREAM_SYNCHRONIZE, xdr_tdm_handle, tdm_handle, xdr_int, int, h_stream_sync),
-    SYNC(TDM_STREAM_QUERY, xdr_tdm_handle, tdm_handle, xdr_int, int, h_stream_query),
-    SYNC(TDM_EVENT_CREATE, xdr_u_int, u_int, xdr_tdm_handle_res, tdm_handle_res, h_event_create),
-    SYNC(TDM_EVENT_DESTROY, xdr_tdm_handle, tdm_handle, xdr_int, int, h_event_destroy),
-    SYNC(TDM_EVENT_SYNCHRONIZE, xdr_tdm_handle, tdm_handle, xdr_int, int, h_event_sync),
-    SYNC(TDM_EVENT_QUERY, xdr_tdm_handle, tdm_handle, xdr_int, int, h_event_query),
-    SYNC(TDM_EVENT_ELAPSED_TIME, xdr_tdm_elapsed_args, tdm_elapsed_args, xdr_tdm_elapsed_res, tdm_elapsed_res,
-         h_event_elapsed),
-    SYNC(TDM_DEVICE_SYNCHRONIZE, tdm_xdr_void, char, xdr_int, int, h_device_sync),
-    SYNC(TDM_DEVICE_RESET, tdm_xdr_void, char, xdr_int, int, h_device_reset),
-    SYNC(TDM_MEMCPY_DTOH, xdr_tdm_memcpy_dtoh_args, tdm_memcpy_dtoh_args, xdr_tdm_memcpy_dtoh_res,
-         tdm_memcpy_dtoh_res, h_memcpy_dtoh),
-    SYNC(TDM_SHM_HOST_REGISTER, xdr_tdm_shm_span, tdm_shm_span, xdr_int, int, tdm_dispatch_shm_host_register),
-    SYNC(TDM_SHM_HOST_UNREGISTER, xdr_tdm_shm_span, tdm_shm_span, xdr_int, int, tdm_dispatch_shm_host_unregister),
-    SYNC(TDM_RESUME, xdr_tdm_resume_args, tdm_resume_args, xdr_tdm_hello_res, tdm_hello_res, h_resume),
-    SYNC(TDM_QUIESCE, tdm_xdr_void, char, xdr_int, int, h_quiesce),
-    SYNC(TDM_PROTECT, xdr_tdm_protect_args, tdm_protect_args, xdr_tdm_hello_res, tdm_hello_res, h_protect),
-    SYNC(TDM_REPLAY_BEGIN, tdm_xdr_void, char, xdr_int, int, h_replay_begin),
-    ONEWAY(TDM_MEMCPY_HTOD, xdr_tdm_memcpy_htod_args, tdm_memcpy_htod_args, h_memcpy_htod),
-    ONEWAY(TDM_MEMCPY_DTOD, xdr_tdm_memcpy_dtod_args, tdm_memcpy_dtod_args, h_memcpy_dtod),
-    ONEWAY(TDM_MEMSET, xdr_tdm_memset_args, tdm_memset_args, h_memset),
-    ONEWAY(TDM_LAUNCH, xdr_tdm_launch_args, tdm_launch_args, h_launch),
-    ONEWAY(TDM_EVENT_RECORD, xdr_tdm_event_record_args, tdm_event_record_args, h_event_record),
-    ONEWAY(TDM_STREAM_WAIT_EVENT, xdr_tdm_stream_wait_args, tdm_stream_wait_args, h_stream_wait),
-    ONEWAY(TDM_FLUSH, tdm_xdr_void, char, h_flush),
-    ONEWAY(TDM_SHM_HTOD, xdr_tdm_shm_copy_args, tdm_shm_copy_args, tdm_dispatch_shm_htod),
-    ONEWAY(TDM_SHM_DTOH, xdr_tdm_shm_copy_args, tdm_shm_copy_args, tdm_dispatch_shm_dtoh),
-    ONEWAY(TDM_EPOCH, xdr_u_quad_t, u_quad_t, h_epoch),
+#include "calls.def"
 };
+#undef TDM_CALL
 
 const tdm_rpc_program tdm_dispatch_program = {
     .prog = TANDEM_PROG,

@@ -12,8 +12,11 @@
 
 #include <driver_types.h>
 
+#include "log.h"
 #include "mirror_wire.h"
 #include "session.h"
+#include "shadow.h"
+#include "takeover_state.h"
 #include "tandem_rpc.h"
 
 #define UNCLAIMED_TTL_S 60      /* a dead active's sessions wait this long for their guests */
@@ -39,6 +42,8 @@ typedef struct mirror_session {
 
 struct tdm_standby {
     tdm_server *srv;
+    tdm_standby_fail_back_fn fail_back;  /* a new active asks for the sessions */
+    void *fail_back_ctx;
     int lsock;
     char path[108];
     pthread_t acceptor;
@@ -71,8 +76,8 @@ static void unlink_locked(tdm_standby *sb, mirror_session *ms)
 static void diverge(mirror_session *ms, const char *what, int err)
 {
     if (!ms->diverged)
-        fprintf(stderr, "tandem-server: standby: session %llu cannot be resumed: %s failed here (cudaError %d)\n",
-                (unsigned long long)ms->id, what, err);
+        tdm_log("standby: session %llu cannot be resumed: %s failed here (cudaError %d)", (unsigned long long)ms->id,
+                what, err);
     ms->diverged = true;
 }
 
@@ -152,12 +157,12 @@ static void apply_module_load(mirror_session *ms, const tdm_mirror_hdr *h, const
         if (want_fh[i])
             want_fh[nwant++] = want_fh[i];
     want_fh[nwant++] = h->a;
-    ms->sess->want_ids = want_fh;
-    ms->sess->n_want = nwant;
+    tdm_takeover(ms->sess)->want_ids = want_fh;
+    tdm_takeover(ms->sess)->n_want = nwant;
     err = tdm_session_module_load(ms->sess, a.image.image_val, a.image.image_len,
                                   (const char *const *)a.funcs.funcs_val, nf, (const char *const *)a.vars.vars_val,
                                   nv, logical, &module, fh, fe, va, vs, ve);
-    ms->sess->n_want = 0;
+    tdm_takeover(ms->sess)->n_want = 0;
     if (!err && module != h->a)
         err = cudaErrorInvalidResourceHandle;
     for (uint32_t i = 0, k = 0; !err && i < nf; i++)
@@ -177,27 +182,30 @@ out:
     free(ve);
 }
 
-/* Finds the allocation whose shadow lives at addr. */
-static tdm_range *range_with_shadow(tdm_session *s, uint64_t addr)
+/* The shadow that lives at addr, or NULL. */
+static const tdm_shadow *shadow_at(tdm_session *s, uint64_t addr)
 {
-    for (size_t i = 0; i < s->ranges.n; i++)
-        if (s->ranges.v[i].shadow && s->ranges.v[i].shadow->addr == addr)
-            return &s->ranges.v[i];
+    const tdm_range_map *shadows = &tdm_takeover(s)->shadows;
+
+    for (size_t i = 0; i < shadows->n; i++)
+        if (((const tdm_shadow *)shadows->v[i].backing)->addr == addr)
+            return shadows->v[i].backing;
     return NULL;
 }
 
 static void apply_unmap(mirror_session *ms, uint64_t addr)
 {
     tdm_session *s = ms->sess;
-    tdm_range *r;
+    const tdm_shadow_markers *mk = &tdm_takeover(s)->markers;
+    const tdm_shadow *sh;
     int err;
 
-    if (s->markers.mem && s->markers.addr == addr) {
+    if (mk->mem && mk->addr == addr) {
         tdm_shadow_release_markers(s);
         return;
     }
-    if ((r = range_with_shadow(s, addr))) {
-        tdm_shadow_drop(s, r);
+    if ((sh = shadow_at(s, addr))) {
+        tdm_shadow_drop(s, sh->of_addr);
         return;
     }
     err = tdm_session_free(s, addr);
@@ -205,21 +213,32 @@ static void apply_unmap(mirror_session *ms, uint64_t addr)
         diverge(ms, "releasing an allocation", err);
 }
 
-/* Should this session become its server's (a takeover), shadows it makes
- * must not take slots the imported ones use. */
-static void slots_in_use(tdm_shadow_markers *mk, uint32_t slot)
+/* A shadow the active made of the range at `of`, as the standby records
+ * it; NULL when that range is not the session's own of that kind, or is
+ * shadowed already. */
+static tdm_shadow *imported_shadow(tdm_session *s, uint64_t of, tdm_range_kind kind)
 {
-    if (slot + 1 > mk->used)
-        mk->used = slot + 1;
+    const tdm_range *r = tdm_range_map_find(&s->ranges, of);
+    tdm_shadow *sh;
+
+    if (!r || r->addr != of || r->kind != kind || tdm_shadow_of(s, of))
+        return NULL;
+    sh = calloc(1, sizeof(*sh));
+    if (!sh)
+        return NULL;
+    sh->of_addr = r->addr;
+    sh->of_size = r->size;
+    sh->of_dev = tdm_session_range_dev(r);
+    sh->global = kind == TDM_RANGE_GLOBAL;
+    return sh;
 }
 
 static void apply_shadow(tdm_standby *sb, mirror_session *ms, const tdm_mirror_hdr *h, int fd)
 {
-    tdm_range *r = tdm_range_map_find_mut(&ms->sess->ranges, h->c);
-    tdm_shadow *sh = calloc(1, sizeof(*sh));
+    tdm_shadow *sh = imported_shadow(ms->sess, h->c, TDM_RANGE_ALLOC);
     int err = cudaErrorInvalidValue;
 
-    if (!sh || !r || r->addr != h->c || r->shadow || r->kind != TDM_RANGE_ALLOC)
+    if (!sh)
         goto fail;
     err = import_at(sb, h->a, h->b, fd, &sh->mem);
     if (err)
@@ -227,8 +246,15 @@ static void apply_shadow(tdm_standby *sb, mirror_session *ms, const tdm_mirror_h
     sh->addr = h->a;
     sh->mapped = h->b;
     sh->slot = (uint32_t)h->d;
-    r->shadow = sh;
-    slots_in_use(&ms->sess->markers, sh->slot);
+    if (tdm_shadow_attach(ms->sess, sh) != 0) {
+        sb->srv->ops->mem_unmap(sb->srv->be, sh->addr, sh->mapped, sh->mem);
+        tdm_arena_free(sb->srv->arena, sh->addr, sh->mapped);
+        err = cudaErrorMemoryAllocation;
+        goto fail;
+    }
+    /* Should this session become its server's (a takeover), shadows it
+     * makes must not take slots the imported ones use. */
+    tdm_markers_slot_in_use(&tdm_takeover(ms->sess)->markers, sh->slot);
     return;
 fail:
     free(sh);
@@ -238,31 +264,38 @@ fail:
 static void apply_global_shadow(mirror_session *ms, const tdm_mirror_hdr *h)
 {
     tdm_session *s = ms->sess;
-    tdm_range *r = tdm_range_map_find_mut(&s->ranges, h->c);
+    tdm_shadow_markers *mk = &tdm_takeover(s)->markers;
     tdm_shadow *sh;
 
-    if (!r || r->addr != h->c || r->kind != TDM_RANGE_GLOBAL || r->shadow || !s->markers.gmem ||
-        h->a < s->markers.gaddr || h->a - s->markers.gaddr > s->markers.gmapped - 2 * h->b) {
+    if (!mk->gmem || h->a < mk->gaddr || h->a - mk->gaddr > mk->gmapped - 2 * h->b ||
+        !(sh = imported_shadow(s, h->c, TDM_RANGE_GLOBAL))) {
         diverge(ms, "placing a variable's shadow", cudaErrorInvalidValue);
-        return;
-    }
-    sh = calloc(1, sizeof(*sh));
-    if (!sh) {
-        diverge(ms, "placing a variable's shadow", cudaErrorMemoryAllocation);
         return;
     }
     sh->addr = h->a;
     sh->mapped = h->b;
     sh->slot = (uint32_t)h->d;
     sh->slot_odd = (uint32_t)(h->d >> 32);
-    r->shadow = sh;
-    slots_in_use(&s->markers, sh->slot_odd);
-    if (h->a - s->markers.gaddr + 2 * h->b > s->markers.gused)
-        s->markers.gused = h->a - s->markers.gaddr + 2 * h->b;
+    if (tdm_shadow_attach(s, sh) != 0) {
+        free(sh);
+        diverge(ms, "placing a variable's shadow", cudaErrorMemoryAllocation);
+        return;
+    }
+    tdm_markers_slot_in_use(mk, sh->slot_odd);
+    if (h->a - mk->gaddr + 2 * h->b > mk->gused)
+        mk->gused = h->a - mk->gaddr + 2 * h->b;
+}
+
+/* The next handle the session gives is `id`, the active's. */
+static void want_one(tdm_session *s, const uint64_t *id)
+{
+    tdm_takeover(s)->want_ids = id;
+    tdm_takeover(s)->n_want = 1;
 }
 
 static void apply(tdm_standby *sb, feed *f, const tdm_mirror_hdr *h, const void *payload, int fd)
 {
+    tdm_shadow_markers *mk;
     mirror_session *ms;
     uint64_t handle = 0;
     tdm_bmem *mem = NULL;
@@ -279,8 +312,7 @@ static void apply(tdm_standby *sb, feed *f, const tdm_mirror_hdr *h, const void 
         }
         ms = calloc(1, sizeof(*ms));
         if (!ms || tdm_session_create(sb->srv, &ms->sess) != 0) {
-            fprintf(stderr, "tandem-server: standby: no room to mirror session %llu\n",
-                    (unsigned long long)h->session);
+            tdm_log("standby: no room to mirror session %llu", (unsigned long long)h->session);
             free(ms);
             return;
         }
@@ -297,6 +329,7 @@ static void apply(tdm_standby *sb, feed *f, const tdm_mirror_hdr *h, const void 
     }
     if (!ms || ms->diverged)
         return;                            /* unknown (never protected) or already lost */
+    mk = &tdm_takeover(ms->sess)->markers;
     switch (h->type) {
     case TDM_M_SESSION_CLOSE:
         pthread_mutex_lock(&sb->lock);
@@ -324,16 +357,14 @@ static void apply(tdm_standby *sb, feed *f, const tdm_mirror_hdr *h, const void 
         apply_shadow(sb, ms, h, fd);
         return;
     case TDM_M_MARKERS:
-        if (import_hidden(sb, ms, h, fd, &ms->sess->markers.mem, &ms->sess->markers.addr,
-                          &ms->sess->markers.mapped, "the marker table"))
-            ms->sess->markers.nslots = (uint32_t)(h->b / sizeof(uint64_t));
+        if (import_hidden(sb, ms, h, fd, &mk->mem, &mk->addr, &mk->mapped, "the marker table"))
+            mk->nslots = (uint32_t)(h->b / sizeof(uint64_t));
         return;
     case TDM_M_MODULE_LOAD:
         apply_module_load(ms, h, payload);
         return;
     case TDM_M_GLOBALS_AREA:
-        import_hidden(sb, ms, h, fd, &ms->sess->markers.gmem, &ms->sess->markers.gaddr,
-                      &ms->sess->markers.gmapped, "the globals area");
+        import_hidden(sb, ms, h, fd, &mk->gmem, &mk->gaddr, &mk->gmapped, "the globals area");
         return;
     case TDM_M_GLOBAL_SHADOW:
         apply_global_shadow(ms, h);
@@ -347,17 +378,16 @@ static void apply(tdm_standby *sb, feed *f, const tdm_mirror_hdr *h, const void 
         ms->handed_off = true;
         pthread_cond_broadcast(&sb->changed);
         pthread_mutex_unlock(&sb->lock);
-        fprintf(stderr, "tandem-server: standby: session %llu handed over at epoch %llu (fail-back)\n",
-                (unsigned long long)ms->id, (unsigned long long)h->a);
+        tdm_log("standby: session %llu handed over at epoch %llu (fail-back)", (unsigned long long)ms->id,
+                (unsigned long long)h->a);
         return;
     case TDM_M_MODULE_UNLOAD:
         err = tdm_session_module_unload(ms->sess, h->a);
         break;
     case TDM_M_STREAM_CREATE:
-        ms->sess->want_ids = &h->a;
-        ms->sess->n_want = 1;
+        want_one(ms->sess, &h->a);
         err = tdm_session_stream_create(ms->sess, (unsigned)h->b, (int)(int64_t)h->c, &handle);
-        ms->sess->n_want = 0;
+        tdm_takeover(ms->sess)->n_want = 0;
         if (!err && handle != h->a)
             err = cudaErrorInvalidResourceHandle;
         break;
@@ -365,10 +395,9 @@ static void apply(tdm_standby *sb, feed *f, const tdm_mirror_hdr *h, const void 
         err = tdm_session_stream_destroy(ms->sess, h->a);
         break;
     case TDM_M_EVENT_CREATE:
-        ms->sess->want_ids = &h->a;
-        ms->sess->n_want = 1;
+        want_one(ms->sess, &h->a);
         err = tdm_session_event_create(ms->sess, (unsigned)h->b, &handle);
-        ms->sess->n_want = 0;
+        tdm_takeover(ms->sess)->n_want = 0;
         if (!err && handle != h->a)
             err = cudaErrorInvalidResourceHandle;
         break;
@@ -393,7 +422,7 @@ static bool arena_covers(tdm_server *srv, uint64_t base, uint64_t size)
 }
 
 /* A new active asks for this server's sessions (--failback-from). */
-static void fail_back(tdm_standby *sb, feed *f, const char *path, uint32_t len)
+static void answer_fail_back(tdm_standby *sb, feed *f, const char *path, uint32_t len)
 {
     tdm_mirror_hdr h = { .type = TDM_M_HELLO, .c = TDM_MIRROR_MAGIC };
     char p[108];
@@ -402,7 +431,7 @@ static void fail_back(tdm_standby *sb, feed *f, const char *path, uint32_t len)
     if (path && len > 0 && len < sizeof(p)) {
         snprintf(p, sizeof(p), "%.*s", (int)len, path);
         why = "this server cannot mirror to it";
-        if (tdm_server_fail_back(sb->srv, p) == 0)
+        if (sb->fail_back(sb->fail_back_ctx, p) == 0)
             why = NULL;
     }
     h.a = why == NULL;
@@ -426,7 +455,7 @@ static int handshake(tdm_standby *sb, feed *f)
         return -1;
     }
     if (h.type == TDM_M_FAILBACK) {
-        fail_back(sb, f, payload, h.len);
+        answer_fail_back(sb, f, payload, h.len);
         free(payload);
         if (fd >= 0)
             close(fd);
@@ -445,7 +474,7 @@ static int handshake(tdm_standby *sb, feed *f)
         snprintf(why, sizeof(why), "its arena [%#llx, +%llu) is not inside the standby's [%#llx, +%llu)",
                  (unsigned long long)f->arena_base, (unsigned long long)f->arena_size,
                  (unsigned long long)sb->srv->cfg.arena_base, (unsigned long long)sb->srv->cfg.arena_size);
-        fprintf(stderr, "tandem-server: standby: refused an active server: %s\n", why);
+        tdm_log("standby: refused an active server: %s", why);
         h.len = (uint32_t)strlen(why);
         tdm_mirror_send(f->sock, &h, why, -1);
         return -1;
@@ -492,8 +521,8 @@ static void reap_unclaimed(tdm_standby *sb, feed *f)
     while (gone) {
         mirror_session *m = gone;
         gone = m->next;
-        fprintf(stderr, "tandem-server: standby: session %llu was not resumed within %d s: released\n",
-                (unsigned long long)m->id, UNCLAIMED_TTL_S);
+        tdm_log("standby: session %llu was not resumed within %d s: released", (unsigned long long)m->id,
+                UNCLAIMED_TTL_S);
         tdm_session_destroy(m->sess);
         free(m);
     }
@@ -511,20 +540,18 @@ static void *feed_main(void *arg)
     if (rc == 1)
         goto out;
     if (rc != 0) {
-        fprintf(stderr, "tandem-server: standby: a mirror connection failed its handshake\n");
+        tdm_log("standby: a mirror connection failed its handshake");
         goto out;
     }
-    fprintf(stderr, "tandem-server: standby: an active server (arena %#llx) is mirrored here\n",
-            (unsigned long long)f->arena_base);
+    tdm_log("standby: an active server (arena %#llx) is mirrored here", (unsigned long long)f->arena_base);
     while ((rc = tdm_mirror_recv(f->sock, &h, &payload, &fd)) == 0) {
         apply(sb, f, &h, payload, fd);
         free(payload);
         if (fd >= 0)
             close(fd);
     }
-    fprintf(stderr, "tandem-server: standby: the feed of active server (arena %#llx) %s\n",
-            (unsigned long long)f->arena_base, rc == 1 ? "ended: its sessions may resume here" :
-                                                         "broke off: its sessions may resume here");
+    tdm_log("standby: the feed of active server (arena %#llx) %s", (unsigned long long)f->arena_base,
+            rc == 1 ? "ended: its sessions may resume here" : "broke off: its sessions may resume here");
 out:
     pthread_mutex_lock(&sb->lock);
     clock_gettime(CLOCK_REALTIME, &sb->last_end);
@@ -579,42 +606,50 @@ static void *accept_main(void *arg)
     }
 }
 
-int tdm_standby_start(tdm_standby **out, tdm_server *srv, const char *sock_path)
+int tdm_standby_start(tdm_standby **out, tdm_server *srv, const char *sock_path, tdm_standby_fail_back_fn fail_back,
+                      void *fail_back_ctx)
 {
     struct sockaddr_un sa = { .sun_family = AF_UNIX };
     tdm_standby *sb;
+    int rc = 0;
 
-    if (strlen(sock_path) >= sizeof(sa.sun_path)) {
-        fprintf(stderr, "tandem-server: --standby-listen path too long: %s\n", sock_path);
-        return -1;
-    }
+    if (strlen(sock_path) >= sizeof(sa.sun_path))
+        return -ENAMETOOLONG;
     sb = calloc(1, sizeof(*sb));
     if (!sb)
-        return -1;
+        return -ENOMEM;
     sb->srv = srv;
+    sb->fail_back = fail_back;
+    sb->fail_back_ctx = fail_back_ctx;
     strcpy(sa.sun_path, sock_path);
     snprintf(sb->path, sizeof(sb->path), "%s", sock_path);
     pthread_mutex_init(&sb->lock, NULL);
     pthread_cond_init(&sb->changed, NULL);
     unlink(sock_path);
     sb->lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (sb->lsock < 0 || bind(sb->lsock, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(sb->lsock, 16) != 0 ||
-        pthread_create(&sb->acceptor, NULL, accept_main, sb) != 0) {
-        fprintf(stderr, "tandem-server: cannot listen for active servers on %s: %s\n", sock_path, strerror(errno));
+    if (sb->lsock < 0 || bind(sb->lsock, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(sb->lsock, 16) != 0) {
+        rc = -errno;
+        goto out;
+    }
+    rc = -pthread_create(&sb->acceptor, NULL, accept_main, sb);
+out:
+    if (rc) {
         if (sb->lsock >= 0)
             close(sb->lsock);
+        pthread_cond_destroy(&sb->changed);
+        pthread_mutex_destroy(&sb->lock);
         free(sb);
-        return -1;
+        return rc;
     }
-    fprintf(stderr, "tandem-server: standby: active servers connect to %s\n", sock_path);
+    tdm_log("standby: active servers connect to %s", sock_path);
     *out = sb;
     return 0;
 }
 
-void tdm_standby_stop(tdm_standby *sb)
+bool tdm_standby_stop(tdm_standby *sb)
 {
     if (!sb)
-        return;
+        return true;
     shutdown(sb->lsock, SHUT_RDWR);
     pthread_join(sb->acceptor, NULL);
     close(sb->lsock);
@@ -626,10 +661,11 @@ void tdm_standby_stop(tdm_standby *sb)
     bool idle = sb->feed_threads == 0;
     pthread_mutex_unlock(&sb->lock);
     if (!idle)
-        return;
+        return false;
     pthread_cond_destroy(&sb->changed);
     pthread_mutex_destroy(&sb->lock);
     free(sb);
+    return true;
 }
 
 static double now_ms(void)
@@ -670,8 +706,7 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
                           : ms->diverged ? "its mirror diverged (see above)"
                                          : "the guest's journal does not reach back to the active's last epoch";
         pthread_mutex_unlock(&sb->lock);
-        fprintf(stderr, "tandem-server: standby: refused to resume session %llu: %s\n", (unsigned long long)id,
-                why);
+        tdm_log("standby: refused to resume session %llu: %s", (unsigned long long)id, why);
         return cudaErrorDevicesUnavailable;
     }
     ms->claimed = true;
@@ -683,8 +718,7 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
     epoch = ms->epoch;
     restored = ms->policy == TDM_RESUME_EXACT ? tdm_shadow_restore(ms->sess, epoch, &err) : (err = 0, 0);
     if (err) {
-        fprintf(stderr, "tandem-server: standby: restoring the shadows of session %llu failed (cudaError %d)\n",
-                (unsigned long long)id, err);
+        tdm_log("standby: restoring the shadows of session %llu failed (cudaError %d)", (unsigned long long)id, err);
         tdm_session_destroy(ms->sess);
         free(ms);
         tdm_standby_resume_done(sb);
@@ -692,21 +726,16 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
     }
     /* The connection's session becomes the mirrored one; what belongs to the
      * connection (an shm guest's region) stays with it. */
-    tdm_session tmp = *s;
-    *s = *ms->sess;
-    *ms->sess = tmp;
-    s->shm = tmp.shm;
-    ms->sess->shm = NULL;
+    tdm_session_take_over(s, ms->sess);
     tdm_session_destroy(ms->sess);
-    s->epoch = epoch;
+    tdm_takeover(s)->epoch = epoch;
     *resumed = epoch;
     *policy = ms->policy;
     /* Not protected here until the caller syncs it to a standby of this
      * server's own. */
-    s->resume_token = 0;
-    s->resume_policy = TDM_RESUME_NONE;
-    fprintf(stderr, "tandem-server: standby: resumed session %llu at epoch %llu (%d allocation(s) restored from "
-                    "shadows) in %.2f ms\n",
+    tdm_takeover(s)->resume_token = 0;
+    tdm_takeover(s)->resume_policy = TDM_RESUME_NONE;
+    tdm_log("standby: resumed session %llu at epoch %llu (%d allocation(s) restored from shadows) in %.2f ms",
             (unsigned long long)id, (unsigned long long)epoch, restored, now_ms() - t0);
     free(ms);
     return 0;
@@ -719,20 +748,19 @@ int tdm_standby_ask_fail_back(const char *from, const char *my_listen)
     int sock, rc = -1;
 
     if (!my_listen) {
-        fprintf(stderr, "tandem-server: --failback-from needs --standby-listen (where the sessions come in)\n");
+        tdm_log("--failback-from needs --standby-listen (where the sessions come in)");
         return -1;
     }
     h.len = (uint32_t)strlen(my_listen);
     sock = tdm_mirror_exchange(from, &h, my_listen, &r, &payload);
     if (sock < 0) {
-        fprintf(stderr, "tandem-server: fail-back: the server at %s did not answer: %s\n", from, strerror(errno));
+        tdm_log("fail-back: the server at %s did not answer: %s", from, strerror(-sock));
         return -1;
     }
     if (r.a != 1)
-        fprintf(stderr, "tandem-server: fail-back: the server at %s refused: %.*s\n", from, (int)r.len,
-                payload ? (char *)payload : "");
+        tdm_log("fail-back: the server at %s refused: %.*s", from, (int)r.len, payload ? (char *)payload : "");
     else {
-        fprintf(stderr, "tandem-server: fail-back: the sessions of the server at %s come here\n", from);
+        tdm_log("fail-back: the sessions of the server at %s come here", from);
         rc = 0;
     }
     free(payload);

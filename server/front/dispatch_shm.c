@@ -8,6 +8,7 @@
 
 #include <driver_types.h>
 
+#include "log.h"
 #include "session.h"
 #include "shm_guest.h"
 #include "tandem_rpc.h"
@@ -20,22 +21,20 @@ static void *region_span(tdm_session *s, const tdm_shm_copy_args *a)
         tdm_shm_guest_touch(s, a->offset, a->size);
 
     if (!p)
-        fprintf(stderr, "tandem-server: session %llu: shm copy of [%llu, +%llu) %s\n", (unsigned long long)s->id,
-                (unsigned long long)a->offset, (unsigned long long)a->size,
-                s->shm ? "is outside the region's data and host memory areas" : "on a session without a region");
+        tdm_log_session(s->id, "shm copy of [%llu, +%llu) %s", (unsigned long long)a->offset, (unsigned long long)a->size,
+                        s->shm ? "is outside the region's data and host memory areas" : "on a session without a region");
     return p;
 }
 
 static void complete(tdm_session *s, const tdm_shm_copy_args *a, int err)
 {
     if (s->shm && tdm_shm_conn_complete(&s->shm->conn, a->slot, a->ticket, err) != 0) {
-        fprintf(stderr, "tandem-server: session %llu: shm copy names completion slot %u, which does not exist\n",
-                (unsigned long long)s->id, a->slot);
+        tdm_log_session(s->id, "shm copy names completion slot %u, which does not exist", a->slot);
         tdm_session_defer(s, cudaErrorInvalidValue);
     }
 }
 
-bool tdm_dispatch_shm_htod(void *ctx, void *args, void *res)
+bool tdm_serve_SHM_HTOD(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
     tdm_shm_copy_args *a = args;
@@ -54,7 +53,7 @@ bool tdm_dispatch_shm_htod(void *ctx, void *args, void *res)
     return true;
 }
 
-bool tdm_dispatch_shm_dtoh(void *ctx, void *args, void *res)
+bool tdm_serve_SHM_DTOH(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
     tdm_shm_copy_args *a = args;
@@ -68,7 +67,7 @@ bool tdm_dispatch_shm_dtoh(void *ctx, void *args, void *res)
     return true;
 }
 
-bool tdm_dispatch_shm_host_register(void *ctx, void *args, void *res)
+bool tdm_serve_SHM_HOST_REGISTER(void *ctx, void *args, void *res)
 {
     tdm_shm_span *a = args;
 
@@ -76,7 +75,7 @@ bool tdm_dispatch_shm_host_register(void *ctx, void *args, void *res)
     return true;
 }
 
-bool tdm_dispatch_shm_host_unregister(void *ctx, void *args, void *res)
+bool tdm_serve_SHM_HOST_UNREGISTER(void *ctx, void *args, void *res)
 {
     tdm_shm_span *a = args;
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dispatch.h"
+#include "log.h"
 #include "session.h"
 #include "shm_socket.h"
 
@@ -58,12 +59,12 @@ static void *serve_conn(void *arg)
     }
     err = tdm_session_create(c->srv, &s);
     if (err) {
-        fprintf(stderr, "tandem-server: cannot open a session for %s (cudaError %d)\n", c->peer, err);
+        tdm_log("cannot open a session for %s (cudaError %d)", c->peer, err);
         goto out;
     }
-    fprintf(stderr, "tandem-server: session %llu opened by %s\n", (unsigned long long)s->id, c->peer);
+    tdm_log("session %llu opened by %s", (unsigned long long)s->id, c->peer);
     tdm_rpc_end end = tdm_rpc_serve(&tdm_dispatch_program, s, c->fd, why, sizeof(why));
-    fprintf(stderr, "tandem-server: session %llu (pid %d) closed: %s%s\n", (unsigned long long)s->id, s->pid,
+    tdm_log("session %llu (pid %d) closed: %s%s", (unsigned long long)s->id, s->pid,
             why, end == TDM_RPC_MALFORMED ? " (other sessions are unaffected)" : "");
     tdm_session_destroy(s);
 out:
@@ -87,7 +88,7 @@ static int listen_on(const tdm_listener_config *cfg, int *port_out)
     snprintf(portstr, sizeof(portstr), "%d", cfg->port);
     rc = getaddrinfo(cfg->host, portstr, &hints, &res);
     if (rc != 0) {
-        fprintf(stderr, "tandem-server: cannot resolve %s: %s\n", cfg->host, gai_strerror(rc));
+        tdm_log("cannot resolve %s: %s", cfg->host, gai_strerror(rc));
         return -1;
     }
     fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -103,7 +104,7 @@ static int listen_on(const tdm_listener_config *cfg, int *port_out)
     freeaddrinfo(res);
     return fd;
 fail:
-    fprintf(stderr, "tandem-server: cannot listen on %s:%d: %s\n", cfg->host, cfg->port, strerror(errno));
+    tdm_log("cannot listen on %s:%d: %s", cfg->host, cfg->port, strerror(errno));
     if (fd >= 0)
         close(fd);
     freeaddrinfo(res);
@@ -118,7 +119,7 @@ static int write_port_file(const char *path, int port)
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
     f = fopen(tmp, "w");
     if (!f || fprintf(f, "%d\n", port) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
-        fprintf(stderr, "tandem-server: cannot write port file %s: %s\n", path, strerror(errno));
+        tdm_log("cannot write port file %s: %s", path, strerror(errno));
         return -1;
     }
     return 0;
@@ -156,7 +157,7 @@ static void accept_one(tdm_server *srv, conn_set *cs, int lfd, const char *shm_n
         cs->fds[cs->n++] = fd;
     pthread_mutex_unlock(&cs->lock);
     if (full) {
-        fprintf(stderr, "tandem-server: refusing %s:%s: session limit reached\n", host, serv);
+        tdm_log("refusing %s:%s: session limit reached", host, serv);
         close(fd);
         return;
     }
@@ -176,7 +177,7 @@ static void accept_one(tdm_server *srv, conn_set *cs, int lfd, const char *shm_n
         return;
     free(c);
 fail:
-    fprintf(stderr, "tandem-server: cannot serve %s:%s: out of resources\n", host, serv);
+    tdm_log("cannot serve %s:%s: out of resources", host, serv);
     set_remove(cs, fd);
     close(fd);
 }
@@ -195,7 +196,7 @@ int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile s
     if (cfg->shm_name) {
         sfd = tdm_shm_listen(cfg->shm_name, err, sizeof(err));
         if (sfd < 0) {
-            fprintf(stderr, "tandem-server: %s\n", err);
+            tdm_log("%s", err);
             close(lfd);
             return -1;
         }
@@ -242,7 +243,7 @@ int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile s
     int left = cs.n;
     pthread_mutex_unlock(&cs.lock);
     if (left) {
-        fprintf(stderr, "tandem-server: %d session(s) did not finish within 10 s of the stop\n", left);
+        tdm_log("%d session(s) did not finish within 10 s of the stop", left);
         return -1;  /* their threads still use the backend: do not tear it down */
     }
     return 0;

@@ -5,8 +5,8 @@
  * fault name its session: the guest that held the gate when this server
  * died is the culprit and gives up; the others resume on this server's own
  * standby. */
-#ifndef TANDEM_SERVER_REPLAY_GATE_H
-#define TANDEM_SERVER_REPLAY_GATE_H
+#ifndef TANDEM_RESILIENCE_REPLAY_GATE_H
+#define TANDEM_RESILIENCE_REPLAY_GATE_H
 
 #include <pthread.h>
 

@@ -8,8 +8,8 @@
  * a fail-back).  Each connection has its own generation; a session is
  * protected by the generation it was synced to, and a message for an older
  * generation is not sent (that standby never heard of the session). */
-#ifndef TANDEM_SERVER_MIRROR_H
-#define TANDEM_SERVER_MIRROR_H
+#ifndef TANDEM_RESILIENCE_MIRROR_H
+#define TANDEM_RESILIENCE_MIRROR_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,7 +21,7 @@ typedef struct tdm_mirror tdm_mirror;
 /* Mirrors to the standby listening on unix socket `path`.  required: the
  * first connection must succeed now (an active that was told to have a
  * standby refuses to start without one); otherwise it is made when the
- * standby appears.  0, or -1 after printing why. */
+ * standby appears.  0, or -1 after logging why. */
 int tdm_mirror_open(tdm_mirror **out, const char *path, uint64_t arena_base, uint64_t arena_size, bool required);
 void tdm_mirror_close(tdm_mirror *m);
 /* From now on connect to `path` instead (the current connection ends). */
@@ -33,7 +33,8 @@ uint64_t tdm_mirror_gen(tdm_mirror *m);
  * shm when the standby serves none. */
 bool tdm_mirror_endpoint(tdm_mirror *m, uint64_t gen, bool shm, char *out, size_t len);
 /* Sends one message on connection `gen`; fd (or -1) is not closed.  A
- * failure ends the connection.  0 or -1 (also when gen is not live). */
+ * failure ends the connection.  0, or -errno (-ENOTCONN when gen is not
+ * live). */
 int tdm_mirror_post(tdm_mirror *m, uint64_t gen, const tdm_mirror_hdr *h, const void *payload, int fd);
 
 #endif

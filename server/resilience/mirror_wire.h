@@ -8,8 +8,8 @@
  * that caused it, and the kernel keeps what was written (fds included) for
  * the standby to read even after the active dies, so the standby has every
  * acknowledged change once it reads the feed to its end. */
-#ifndef TANDEM_SERVER_MIRROR_WIRE_H
-#define TANDEM_SERVER_MIRROR_WIRE_H
+#ifndef TANDEM_RESILIENCE_MIRROR_WIRE_H
+#define TANDEM_RESILIENCE_MIRROR_WIRE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -55,16 +55,18 @@ typedef struct tdm_mirror_hdr {
     uint64_t a, b, c, d;
 } tdm_mirror_hdr;
 
-/* Writes one message (and fd, when fd >= 0) in full.  0, or -1 with errno. */
+/* Writes one message (and fd, when fd >= 0) in full.  0, or -errno. */
 int tdm_mirror_send(int sock, const tdm_mirror_hdr *h, const void *payload, int fd);
 /* Reads one message: *payload is malloc'ed (NULL when len is 0), *fd is the
- * descriptor it carried or -1.  0; 1 at a clean end of the feed; -1 on an
- * error or a malformed message (a header past the limits). */
+ * descriptor it carried or -1.  0; 1 at a clean end of the feed (before a
+ * message); -EPROTO for a malformed message (a header past the limits, a
+ * feed that ends inside a message); -errno on another error.  On any
+ * failure nothing is handed out: a descriptor that came along is closed. */
 int tdm_mirror_recv(int sock, tdm_mirror_hdr *h, void **payload, int *fd);
 
 /* Connects to the unix socket at `path`, sends one message and reads the
  * answer, which must be a TDM_M_HELLO (*reply_payload malloc'ed or NULL).
- * The connected socket, or -1 with errno. */
+ * The connected socket, or -errno. */
 int tdm_mirror_exchange(const char *path, const tdm_mirror_hdr *h, const void *payload, tdm_mirror_hdr *reply,
                         void **reply_payload);
 
