@@ -34,6 +34,11 @@ cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t s)
     return cudaStreamSynchronize(per_thread(s));
 }
 
+cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t s, unsigned int *flags)
+{
+    return cudaStreamGetFlags(per_thread(s), flags);
+}
+
 cudaError_t cudaStreamQuery_ptsz(cudaStream_t s)
 {
     return cudaStreamQuery(per_thread(s));

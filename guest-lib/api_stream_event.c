@@ -58,6 +58,23 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream)
     return tdm_ret(err);
 }
 
+cudaError_t cudaStreamGetFlags(cudaStream_t stream, unsigned int *flags)
+{
+    tdm_handle h = tdm_stream_id(stream);
+    tdm_flags_res r;
+    cudaError_t err;
+
+    if (!flags)
+        return tdm_ret(cudaErrorInvalidValue);
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_STREAM_GET_FLAGS, &h, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (!err)
+        *flags = r.flags;
+    return tdm_ret(err);
+}
+
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
     return tdm_ret(stream_call(TDM_STREAM_SYNCHRONIZE, stream));

@@ -271,6 +271,16 @@ int tdm_session_stream_query(tdm_session *s, uint64_t stream)
     return err == cudaErrorNotReady ? err : tdm_session_sync_result(s, err);
 }
 
+int tdm_session_stream_get_flags(tdm_session *s, uint64_t stream, unsigned *flags)
+{
+    tdm_stream_state *st = stream_of(s, stream);
+
+    if (!st)
+        return cudaErrorInvalidResourceHandle;
+    *flags = st->flags;
+    return 0;
+}
+
 static tdm_bevent *event_of(tdm_session *s, uint64_t event)
 {
     tdm_event_entry *e = tdm_handles_get(&s->events, event);

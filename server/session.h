@@ -135,6 +135,9 @@ int tdm_session_stream_create(tdm_session *s, unsigned flags, int priority, uint
 int tdm_session_stream_destroy(tdm_session *s, uint64_t stream);
 int tdm_session_stream_synchronize(tdm_session *s, uint64_t stream);
 int tdm_session_stream_query(tdm_session *s, uint64_t stream);
+/* The flags the stream was created with (0 for the session's null stream,
+ * which the legacy and per-thread handles name). */
+int tdm_session_stream_get_flags(tdm_session *s, uint64_t stream, unsigned *flags);
 int tdm_session_stream_wait_event(tdm_session *s, uint64_t stream, uint64_t event);
 
 int tdm_session_event_create(tdm_session *s, unsigned flags, uint64_t *out);

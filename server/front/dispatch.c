@@ -329,6 +329,16 @@ static bool tdm_serve_STREAM_QUERY(void *ctx, void *args, void *res)
     return true;
 }
 
+static bool tdm_serve_STREAM_GET_FLAGS(void *ctx, void *args, void *res)
+{
+    tdm_flags_res *r = res;
+    unsigned flags = 0;
+
+    r->err = tdm_session_stream_get_flags(ctx, *(tdm_handle *)args, &flags);
+    r->flags = flags;
+    return true;
+}
+
 static bool tdm_serve_EVENT_CREATE(void *ctx, void *args, void *res)
 {
     tdm_handle_res *r = res;

@@ -215,6 +215,29 @@ Test(bad_input, unknown_handles_get_clear_errors, .init = up, .fini = down)
     v.t->ops->close(v.t);
 }
 
+/* TDM_STREAM_GET_FLAGS names a stream: one the session does not have is
+ * refused, and the default streams answer as the session's null stream. */
+Test(bad_input, stream_flags_of_an_unknown_stream_are_refused, .init = up, .fini = down)
+{
+    tdm_transport *t = guest_open();
+    tdm_handle handles[] = { 0x5300000100000007ull, 0x4500000100000001ull, 3, UINT64_MAX };
+    tdm_handle legacy = 1;
+    tdm_flags_res r;
+
+    for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++) {
+        memset(&r, 0, sizeof(r));
+        cr_assert_eq(t->ops->call(t, TDM_STREAM_GET_FLAGS, (xdrproc_t)xdr_tdm_handle, &handles[i],
+                                  (xdrproc_t)xdr_tdm_flags_res, &r), 0);
+        cr_expect_eq(r.err, cudaErrorInvalidResourceHandle, "handle %#llx", (unsigned long long)handles[i]);
+    }
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_STREAM_GET_FLAGS, (xdrproc_t)xdr_tdm_handle, &legacy,
+                              (xdrproc_t)xdr_tdm_flags_res, &r), 0);
+    cr_expect_eq(r.err, 0);
+    cr_expect_eq(r.flags, 0);
+    t->ops->close(t);
+}
+
 Test(bad_input, sessions_cannot_reach_each_other, .init = up, .fini = down)
 {
     victim v;

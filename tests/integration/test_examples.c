@@ -3,6 +3,7 @@
  * each program's output must equal the line example-reference computes on
  * the host, independently. */
 #include <criterion/criterion.h>
+#include <driver_types.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -66,6 +67,30 @@ EXAMPLE(vector_add)
 EXAMPLE(increment_loop)
 EXAMPLE(streams_events)
 EXAMPLE(matmul)
+
+/* cudaStreamGetFlags (the call docs/architecture.md walks through adding):
+ * each stream reports the flags it was created with, the default streams
+ * cudaStreamDefault, and a NULL result pointer is refused, as CUDA does. */
+Test(examples, stream_flags_are_those_the_stream_was_created_with, .init = up, .fini = down)
+{
+    const char *argv[] = { th_bin("stream-flags-check"), NULL };
+    char want[512];
+    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
+
+    snprintf(want, sizeof(want),
+             "null stream: flags %u\ncudaStreamLegacy: flags %u\ncudaStreamPerThread: flags %u\n"
+             "created: flags %u\ncreated non-blocking: flags %u\ncreated with priority, non-blocking: flags %u\n"
+             "per-thread entry point: flags %u\nNULL result pointer: cudaErrorInvalidValue\n",
+             cudaStreamDefault, cudaStreamDefault, cudaStreamDefault, cudaStreamDefault, cudaStreamNonBlocking,
+             cudaStreamNonBlocking, cudaStreamNonBlocking);
+    for (int i = 0; i < 2; i++) {
+        th_result *r = calloc(1, sizeof(*r));
+        th_run_guest(endpoints[i], argv, 60, r);
+        cr_assert_eq(r->status, 0, "stream-flags-check (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out, r->err);
+        cr_expect_str_eq(r->out, want, "stream-flags-check (%s) printed\n%s", endpoints[i], r->out);
+        free(r);
+    }
+}
 
 /* Pinned memory beyond the region's host area fails cleanly, as a full
  * pinned pool does. */

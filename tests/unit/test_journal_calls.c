@@ -118,7 +118,14 @@ ParameterizedTest(size_t *i, journal_calls, row)
     }
 }
 
-/* What the guest decided per call before the table: the table must keep it. */
+/* What the guest decided per call before the table: the table must keep it
+ * for the calls that existed then (procedures 0-26 and 32-41).  Calls added
+ * since are classified by their own rows. */
+static bool existed_before_the_table(uint32_t proc)
+{
+    return proc <= TDM_REPLAY_BEGIN || (proc >= TDM_FIRST_ONEWAY_PROC && proc <= TDM_EPOCH);
+}
+
 Test(journal_calls, the_calls_that_prove_the_session_idle_are_those_of_before_the_table)
 {
     static const struct { uint32_t proc; tdm_call_idle idle; } before[] = {
@@ -131,7 +138,7 @@ Test(journal_calls, the_calls_that_prove_the_session_idle_are_those_of_before_th
     for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++)
         cr_expect_eq(tdm_call_find(before[i].proc)->idle, before[i].idle, "%s", tdm_call_find(before[i].proc)->name);
     for (size_t i = 0; i < tdm_ncalls; i++)
-        proving += tdm_calls[i].idle != TDM_IDLE_NEVER;
+        proving += existed_before_the_table(tdm_calls[i].proc) && tdm_calls[i].idle != TDM_IDLE_NEVER;
     cr_expect_eq(proving, sizeof(before) / sizeof(before[0]), "no other call proves idleness");
 }
 
@@ -144,7 +151,7 @@ Test(journal_calls, the_releases_that_empty_the_journal_are_those_of_before_the_
     for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++)
         cr_expect_eq(tdm_call_find(before[i])->effect, TDM_EFFECT_RELEASES, "%s", tdm_call_find(before[i])->name);
     for (size_t i = 0; i < tdm_ncalls; i++)
-        releases += tdm_calls[i].effect == TDM_EFFECT_RELEASES;
+        releases += existed_before_the_table(tdm_calls[i].proc) && tdm_calls[i].effect == TDM_EFFECT_RELEASES;
     cr_expect_eq(releases, sizeof(before) / sizeof(before[0]), "no other call releases");
 }
 
@@ -158,6 +165,7 @@ Test(journal_calls, the_replies_that_show_no_progress_are_those_of_before_the_ta
     for (size_t i = 0; i < sizeof(before) / sizeof(before[0]); i++)
         cr_expect_eq(tdm_call_find(before[i])->progress, TDM_PROGRESS_HIDDEN, "%s", tdm_call_find(before[i])->name);
     for (size_t i = 0; i < tdm_ncalls; i++)
-        hidden += tdm_calls[i].mode == TDM_CALL_SYNC && tdm_calls[i].progress == TDM_PROGRESS_HIDDEN;
+        hidden += existed_before_the_table(tdm_calls[i].proc) && tdm_calls[i].mode == TDM_CALL_SYNC &&
+                  tdm_calls[i].progress == TDM_PROGRESS_HIDDEN;
     cr_expect_eq(hidden, sizeof(before) / sizeof(before[0]), "every other reply may show progress");
 }
