@@ -1,5 +1,7 @@
 #include "arena.h"
 
+#include "grow.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,8 +88,6 @@ int tdm_arena_alloc(tdm_arena *a, uint64_t size, uint64_t *addr, uint64_t *round
     return rc;
 }
 
-static int grow(tdm_arena *a);
-
 int tdm_arena_claim(tdm_arena *a, uint64_t addr, uint64_t size)
 {
     int rc = -1;
@@ -102,7 +102,7 @@ int tdm_arena_claim(tdm_arena *a, uint64_t addr, uint64_t size)
             continue;
         uint64_t head = addr - e->addr, tail = e->addr + e->size - (addr + size);
         if (head && tail) {
-            if (a->nfree == a->cap && grow(a) != 0)
+            if (tdm_grow(&a->free, &a->cap, a->nfree + 1, sizeof(extent), 16) != 0)
                 break;
             e = &a->free[i];
             memmove(e + 2, e + 1, (a->nfree - i - 1) * sizeof(extent));
@@ -124,18 +124,6 @@ int tdm_arena_claim(tdm_arena *a, uint64_t addr, uint64_t size)
     }
     pthread_mutex_unlock(&a->lock);
     return rc;
-}
-
-static int grow(tdm_arena *a)
-{
-    size_t cap = a->cap * 2;
-    extent *v = realloc(a->free, cap * sizeof(extent));
-
-    if (!v)
-        return -1;
-    a->free = v;
-    a->cap = cap;
-    return 0;
 }
 
 int tdm_arena_free(tdm_arena *a, uint64_t addr, uint64_t size)
@@ -173,7 +161,7 @@ int tdm_arena_free(tdm_arena *a, uint64_t addr, uint64_t size)
         a->free[lo].addr = addr;
         a->free[lo].size += size;
     } else {
-        if (a->nfree == a->cap && grow(a) != 0)
+        if (tdm_grow(&a->free, &a->cap, a->nfree + 1, sizeof(extent), 16) != 0)
             goto out;
         memmove(&a->free[lo + 1], &a->free[lo], (a->nfree - lo) * sizeof(extent));
         a->free[lo] = (extent){ addr, size };

@@ -1,4 +1,5 @@
 #include "range_map.h"
+#include "grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,14 +46,8 @@ int tdm_range_map_insert(tdm_range_map *m, const tdm_range *r)
     }
     if (i < m->n && r->addr + extent > m->v[i].addr)
         return -1;
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 16;
-        tdm_range *v = realloc(m->v, cap * sizeof(*v));
-        if (!v)
-            return -1;
-        m->v = v;
-        m->cap = cap;
-    }
+    if (tdm_grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v), 16) != 0)
+        return -1;
     memmove(&m->v[i + 1], &m->v[i], (m->n - i) * sizeof(*m->v));
     m->v[i] = *r;
     m->n++;

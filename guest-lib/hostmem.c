@@ -15,6 +15,7 @@
 #include "shm_region.h"
 #include "transport.h"
 #include "xdr_extra.h"
+#include "grow.h"
 
 #define SHM_HOST_ALIGN 4096  /* whole pages: the server pins each block */
 
@@ -61,15 +62,7 @@ static bool add_block(void *p, size_t size, unsigned flags, uint64_t in_region)
     bool ok = true;
 
     pthread_mutex_lock(&lock);
-    if (nblocks == cap) {
-        size_t ncap = cap ? cap * 2 : 64;
-        host_block *v = realloc(blocks, ncap * sizeof(*v));
-        if (v) {
-            blocks = v;
-            cap = ncap;
-        }
-        ok = v != NULL;
-    }
+    ok = tdm_grow(&blocks, &cap, nblocks + 1, sizeof(*blocks), 64) == 0;
     if (ok)
         blocks[nblocks++] = (host_block){ p, size, flags, in_region };
     pthread_mutex_unlock(&lock);

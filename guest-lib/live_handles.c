@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "guest.h"
+#include "grow.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t *live;
@@ -15,14 +16,8 @@ static size_t n, cap;
 void tdm_live_handle_add(uint64_t handle)
 {
     pthread_mutex_lock(&lock);
-    if (n == cap) {
-        size_t ncap = cap ? cap * 2 : 16;
-        uint64_t *v = realloc(live, ncap * sizeof(*v));
-        if (!v)
-            goto out;             /* only a takeover's retried destroy would notice */
-        live = v;
-        cap = ncap;
-    }
+    if (tdm_grow(&live, &cap, n + 1, sizeof(*live), 16) != 0)
+        goto out;                 /* only a takeover's retried destroy would notice */
     live[n++] = handle;
 out:
     pthread_mutex_unlock(&lock);

@@ -7,6 +7,7 @@
 
 #include "guest.h"
 #include "log.h"
+#include "grow.h"
 
 #define FATBIN_WRAPPER_MAGIC 0x466243b1u
 #define FATBIN_MAGIC 0xBA55ED50u
@@ -45,14 +46,8 @@ static size_t nvars, capvars;
 
 static int push(void ***v, size_t *n, size_t *cap, void *item)
 {
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 64;
-        void **nv = realloc(*v, ncap * sizeof(void *));
-        if (!nv)
-            return -1;
-        *v = nv;
-        *cap = ncap;
-    }
+    if (tdm_grow(v, cap, *n + 1, sizeof(void *), 64) != 0)
+        return -1;
     (*v)[(*n)++] = item;
     return 0;
 }

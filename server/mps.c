@@ -1,6 +1,5 @@
 /* Per-GPU MPS control daemon: start, attach, stop (mps.h). */
 #include "mps.h"
-#include "log.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,6 +9,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "log.h"
 
 #define MPS_CONTROL "nvidia-cuda-mps-control"
 
@@ -79,7 +80,7 @@ static int run_control(const tdm_mps *m, const char *arg, const char *input)
     if (input) {
         close(in[0]);
         if (write(in[1], input, strlen(input)) < 0)
-            perror("tandem-server: --mps: writing to the control daemon");
+            tdm_log("--mps: writing to the control daemon: %s", strerror(errno));
         close(in[1]);
     }
     if (waitpid(pid, &st, 0) != pid)

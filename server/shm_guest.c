@@ -7,6 +7,7 @@
 
 #include "log.h"
 #include "session.h"
+#include "grow.h"
 
 #define PAGE 4096u
 
@@ -65,14 +66,8 @@ int tdm_shm_guest_register(tdm_session *s, uint64_t off, uint64_t size)
         if (off < g->regs[i].off + g->regs[i].size && g->regs[i].off < off + size)
             return cudaErrorHostMemoryAlreadyRegistered;
     }
-    if (g->nregs == g->cap) {
-        size_t ncap = g->cap ? 2 * g->cap : 16;
-        tdm_shm_reg *v = realloc(g->regs, ncap * sizeof(*v));
-        if (!v)
-            return cudaErrorMemoryAllocation;
-        g->regs = v;
-        g->cap = ncap;
-    }
+    if (tdm_grow(&g->regs, &g->cap, g->nregs + 1, sizeof(*g->regs), 16) != 0)
+        return cudaErrorMemoryAllocation;
     err = backend_register(s, off, size, &handle);
     if (err)
         return err == cudaErrorHostMemoryAlreadyRegistered ? cudaErrorMemoryAllocation : err;

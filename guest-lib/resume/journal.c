@@ -9,6 +9,7 @@
 #include "journal_shm.h"
 #include "log.h"
 #include "tandem_rpc.h"
+#include "grow.h"
 
 #define NO_STREAM UINT64_MAX
 
@@ -153,16 +154,8 @@ int tdm_journal_record(tdm_journal *j, const tdm_call_info *call, void *args)
         return 0;
     j->seq++;
     size = xdr_sizeof(call->xargs, args);
-    if (j->len + 8 + size > j->cap) {
-        size_t cap = j->cap ? j->cap : 1 << 16;
-        while (cap < j->len + 8 + size)
-            cap *= 2;
-        uint8_t *b = realloc(j->buf, cap);
-        if (!b)
-            goto fail;
-        j->buf = b;
-        j->cap = cap;
-    }
+    if (tdm_grow(&j->buf, &j->cap, j->len + 8 + size, 1, 1 << 16) != 0)
+        goto fail;
     xdrmem_create(&x, (char *)j->buf + j->len + 8, (u_int)size, XDR_ENCODE);
     if (!call->xargs(&x, args)) {
         xdr_destroy(&x);

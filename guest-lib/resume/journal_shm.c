@@ -46,6 +46,7 @@
 #include "journal.h"
 #include "log.h"
 #include "tandem_rpc.h"
+#include "grow.h"
 
 /* A synchronous pinned upload at least this big acknowledges the journal
  * (when it proves the session idle) instead of having its bytes kept. */
@@ -60,14 +61,8 @@ static void out_of_memory(tdm_journal *j)
 
 static bool push(tdm_journal_positions *p, uint64_t pos)
 {
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? 2 * p->cap : 64;
-        uint64_t *v = realloc(p->v, cap * sizeof(*v));
-        if (!v)
-            return false;
-        p->v = v;
-        p->cap = cap;
-    }
+    if (tdm_grow(&p->v, &p->cap, p->n + 1, sizeof(*p->v), 64) != 0)
+        return false;
     p->v[p->n++] = pos;
     return true;
 }
@@ -179,26 +174,10 @@ static int keep_bytes(tdm_journal *j, uint64_t pos)
      * it fails again the same way. */
     if (!e || !r || !decode(e, &a) || a.offset > r->g.size || a.size > r->g.size - a.offset)
         return 0;
-    if (S->nsnaps == S->capsnaps) {
-        size_t cap = S->capsnaps ? 2 * S->capsnaps : 16;
-        tdm_journal_snapshot *v = realloc(S->snaps, cap * sizeof(*v));
-        if (!v)
-            goto oom;
-        S->snaps = v;
-        S->capsnaps = cap;
-    }
-    if (a.size > S->store_cap - S->store_len) {
-        uint64_t cap = S->store_cap ? S->store_cap : 1 << 20;
-        uint8_t *st;
-
-        while (cap - S->store_len < a.size)
-            cap *= 2;
-        st = realloc(S->store, cap);
-        if (!st)
-            goto oom;
-        S->store = st;
-        S->store_cap = cap;
-    }
+    if (tdm_grow(&S->snaps, &S->capsnaps, S->nsnaps + 1, sizeof(*S->snaps), 16) != 0)
+        goto oom;
+    if (tdm_grow(&S->store, &S->store_cap, S->store_len + a.size, 1, 1 << 20) != 0)
+        goto oom;
     memcpy(S->store + S->store_len, r->base + a.offset, a.size);
     S->snaps[S->nsnaps++] = (tdm_journal_snapshot){ pos, S->store_len, a.size };
     S->store_len += a.size;

@@ -8,6 +8,7 @@
 
 #include "journal_shm.h"
 #include "log.h"
+#include "clock.h"
 
 #define DEFAULT_JOURNAL_MB 256
 #define MAX_TAKEOVERS 4              /* takeovers in a row for one call (servers dying in turn) */
@@ -32,14 +33,6 @@ int tdm_resume_policy_wanted(void)
     if (strcmp(p, "none") != 0)
         tdm_log("TANDEM_RESUME=%s is not exact, replay or none: using none", p);
     return TDM_RESUME_NONE;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 /* A reply that says where the session resumes (hello, resume, protection
@@ -85,7 +78,7 @@ static int failover(tdm_resume *r, tdm_conn *c)
     char err[400], msg[800];
     size_t replayed = 0;
     uint64_t epoch;
-    double t0 = now_ms();
+    double t0 = tdm_now_ms();
     int rc, qerr = 0;
 
     if (!tdm_journal_active(j) || !r->standby[0])
@@ -151,7 +144,7 @@ static int failover(tdm_resume *r, tdm_conn *c)
     }
     r->depth = 0;
     tdm_log("session %llu resumed on %s (policy %s, %zu call(s) replayed) in %.2f ms%s%s", (unsigned long long)old_id,
-            was, policy == TDM_RESUME_EXACT ? "exact" : "replay", replayed, now_ms() - t0,
+            was, policy == TDM_RESUME_EXACT ? "exact" : "replay", replayed, tdm_now_ms() - t0,
             protected_now ? "; its standby is " : "; no standby behind it yet", r->standby);
     if (protected_now) {
         /* Protected again: the journal goes on from the resumed epoch, and
@@ -190,7 +183,7 @@ static void acknowledge(tdm_resume *r, tdm_conn *c)
     uint64_t seq = tdm_journal_seq(&r->journal);
     bool confirm_now = tdm_journal_shm_acknowledged(&r->journal);
 
-    r->last_epoch = now_ms();
+    r->last_epoch = tdm_now_ms();
     tdm_journal_acknowledge(&r->journal);
     if (tdm_conn_post(c, TDM_EPOCH, &seq) != TDM_T_OK)
         failover(r, c);   /* the epoch is lost with the server; the journal was kept until here */
@@ -206,7 +199,7 @@ static void acknowledge(tdm_resume *r, tdm_conn *c)
  * work more. */
 static bool epoch_due(tdm_resume *r)
 {
-    return now_ms() - r->last_epoch >= r->epoch_ms || tdm_journal_bytes(&r->journal) > r->journal_limit / 4;
+    return tdm_now_ms() - r->last_epoch >= r->epoch_ms || tdm_journal_bytes(&r->journal) > r->journal_limit / 4;
 }
 
 /* Waits for the session's work (deferred errors stay for the program's
@@ -236,7 +229,7 @@ static int move(tdm_resume *r, tdm_conn *c, const tdm_hello_res *moved, uint64_t
     tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), moved->session_id, moved->resume_token, seq, seq };
     tdm_hello_res h;
     char err[400] = "", msg[800], to[256];
-    double t0 = now_ms();
+    double t0 = tdm_now_ms();
     int rc = -1;
 
     snprintf(to, sizeof(to), "%s", moved->moved_to);
@@ -271,7 +264,7 @@ static int move(tdm_resume *r, tdm_conn *c, const tdm_hello_res *moved, uint64_t
     }
     c->session = h.session_id;
     adopt_protection(r, &h, seq);
-    tdm_log("session moved to %s (fail-back) in %.2f ms%s%s", to, now_ms() - t0,
+    tdm_log("session moved to %s (fail-back) in %.2f ms%s%s", to, tdm_now_ms() - t0,
             r->standby[0] ? "; its standby is " : "", r->standby);
     xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&h);
     return 0;
@@ -284,7 +277,7 @@ static void check_protection(tdm_resume *r, tdm_conn *c)
 {
     tdm_protect_args a = { 0, r->wanted };
     tdm_hello_res h;
-    double t = now_ms();
+    double t = tdm_now_ms();
     int rc;
 
     if (t - r->last_check < PROTECTION_CHECK_MS)

@@ -18,6 +18,7 @@
 #include "shadow.h"
 #include "takeover_state.h"
 #include "tandem_rpc.h"
+#include "clock.h"
 
 #define UNCLAIMED_TTL_S 60      /* a dead active's sessions wait this long for their guests */
 #define ACTIVE_GONE_WAIT_S 5    /* a resume waits this long for the active's feed to end */
@@ -668,20 +669,12 @@ bool tdm_standby_stop(tdm_standby *sb)
     return true;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t token, uint64_t epoch,
                        uint64_t epoch_sent, uint64_t *resumed, int *policy)
 {
     mirror_session *ms;
     struct timespec until;
-    double t0 = now_ms();
+    double t0 = tdm_now_ms();
     int err, restored;
 
     clock_gettime(CLOCK_REALTIME, &until);
@@ -736,7 +729,7 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
     tdm_takeover(s)->resume_token = 0;
     tdm_takeover(s)->resume_policy = TDM_RESUME_NONE;
     tdm_log("standby: resumed session %llu at epoch %llu (%d allocation(s) restored from shadows) in %.2f ms",
-            (unsigned long long)id, (unsigned long long)epoch, restored, now_ms() - t0);
+            (unsigned long long)id, (unsigned long long)epoch, restored, tdm_now_ms() - t0);
     free(ms);
     return 0;
 }

@@ -63,6 +63,15 @@ done
 for mode in native tcp shm; do
   grep 'GB/s' "$OUT/copy-$mode.err" | sed "s/^copy-check:/  $mode/" | tee -a "$report"
 done
+# cudaStreamGetFlags on every kind of stream (tests/integration/stream_flags_check.c).
+native_sf=$(LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" "$B/bin/stream-flags-check" 2>"$OUT/flags-native.err"); rn=$?
+for mode in tcp shm; do
+  [ $mode = tcp ] && cep="$ep" || cep=shm:gpu-verify
+  got=$(LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_SERVER="$cep" "$B/bin/stream-flags-check" 2>"$OUT/flags-$mode.err"); rc=$?
+  ok=no; [ $rn -eq 0 ] && [ $rc -eq 0 ] && [ -n "$native_sf" ] && [ "$native_sf" = "$got" ] && ok=yes
+  [ $ok = yes ] || { fails=$((fails + 1)); log "   stream-flags-check over $mode (exit $rc, native exit $rn) printed:"; log "$got"; log "   native printed:"; log "$native_sf"; }
+  log "stream-flags-check over $mode = native: $ok ($(echo "$got" | wc -l) lines)"
+done
 log ""
 # Which libcudart each run really loaded: the guest library, not NVIDIA's.
 log "guest run loads: $(LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" ldd "$B/examples/vector_add" | grep libcudart)"

@@ -4,14 +4,7 @@
 #include <time.h>
 
 #include "sim_internal.h"
-
-static double now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+#include "clock.h"
 
 int sim_event_create(tdm_backend *b, unsigned flags, tdm_bevent **out)
 {
@@ -72,7 +65,7 @@ void sim_event_complete_locked(tdm_backend *b, tdm_bevent *e, uint64_t seq)
      * reflects the latest one issued. */
     if (seq > e->completed) {
         e->completed = seq;
-        e->t_ms = now_ms();
+        e->t_ms = tdm_now_ms();
     }
 }
 

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "sim_internal.h"
+#include "grow.h"
 
 int sim_mapped_init(sim_mapped *m)
 {
@@ -76,15 +77,9 @@ int sim_mapped_insert(sim_mapped *m, uint64_t addr, uint64_t size, bool arena)
         err = cudaErrorMemoryAllocation;    /* the simulated device is full */
         goto out;
     }
-    if (m->n == m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 16;
-        sim_range *v = realloc(m->v, cap * sizeof(*v));
-        if (!v) {
-            err = cudaErrorMemoryAllocation;
-            goto out;
-        }
-        m->v = v;
-        m->cap = cap;
+    if (tdm_grow(&m->v, &m->cap, m->n + 1, sizeof(*m->v), 16) != 0) {
+        err = cudaErrorMemoryAllocation;
+        goto out;
     }
     memmove(&m->v[i + 1], &m->v[i], (m->n - i) * sizeof(*m->v));
     m->v[i] = (sim_range){ .addr = addr, .size = size, .arena = arena };
