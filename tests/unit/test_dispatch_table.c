@@ -1,4 +1,4 @@
-/* The server's dispatch table (server/dispatch.c) is expanded from the
+/* The server's dispatch table (server/front/dispatch.c) is expanded from the
  * procedure table (proto/calls.def): every row has a handler, one-way rows
  * have no result, and each procedure decodes and answers with exactly the
  * XDR types and sizes tdm_call_find says.  One case per row. */
