@@ -122,15 +122,11 @@ static void note_stream(tdm_journal *j, uint64_t h)
 
 void tdm_journal_stream_created(tdm_journal *j, uint64_t handle, unsigned flags)
 {
-    uint64_t *v;
-
     if (!(flags & cudaStreamNonBlocking))
         return;
-    v = realloc(j->nonblocking, (j->n_nonblocking + 1) * sizeof(*v));
-    if (!v)
+    if (tdm_grow(&j->nonblocking, &j->cap_nonblocking, j->n_nonblocking + 1, sizeof(*j->nonblocking), 8) != 0)
         return;
-    j->nonblocking = v;
-    v[j->n_nonblocking++] = handle;
+    j->nonblocking[j->n_nonblocking++] = handle;
 }
 
 /* One-way work is ordered on the stream its row's STREAM column names.  Work

@@ -38,7 +38,7 @@ typedef struct tdm_journal {
     uint64_t only_stream;      /* the one stream used since the epoch */
     bool multi_stream, nonblocking_used;
     uint64_t *nonblocking;     /* handles of non-blocking streams */
-    size_t n_nonblocking;
+    size_t n_nonblocking, cap_nonblocking;
     tdm_journal_shm shm;       /* the shm transport's part (journal_shm.h) */
 } tdm_journal;
 

@@ -45,6 +45,7 @@ typedef struct tdm_shadow_markers {
     uint32_t nslots, used;
     uint32_t *free_slots;
     uint32_t nfree;
+    size_t free_cap;
     uint64_t gaddr, gmapped, gused;   /* globals area */
     tdm_bmem *gmem;
     uint64_t epochs;                  /* epochs begun: picks a variable's copy */

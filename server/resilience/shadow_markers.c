@@ -3,6 +3,7 @@
  * back.  shadow.c does the copies; tests/unit/test_shadow_markers.c checks
  * these rules row by row. */
 #include "shadow.h"
+#include "grow.h"
 
 #include <stdlib.h>
 
@@ -20,12 +21,9 @@ int tdm_markers_slot_take(tdm_shadow_markers *mk, uint32_t *slot)
 
 void tdm_markers_slot_give(tdm_shadow_markers *mk, uint32_t slot)
 {
-    uint32_t *v = realloc(mk->free_slots, (mk->nfree + 1) * sizeof(*v));
-
-    if (!v)
+    if (tdm_grow(&mk->free_slots, &mk->free_cap, (size_t)mk->nfree + 1, sizeof(*mk->free_slots), 16) != 0)
         return;                   /* the slot is lost, nothing else */
-    mk->free_slots = v;
-    v[mk->nfree++] = slot;
+    mk->free_slots[mk->nfree++] = slot;
 }
 
 void tdm_markers_slot_in_use(tdm_shadow_markers *mk, uint32_t slot)

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "mirror_wire.h"
 #include "tandem_rpc.h"
+#include "grow.h"
 
 tdm_takeover_state *tdm_takeover_state_new(struct tdm_resilience *res)
 {
@@ -115,18 +116,14 @@ static void *module_msg(const tdm_module_made *m, uint32_t *msg_len)
 
 bool tdm_takeover_keep_module(tdm_takeover_state *t, const tdm_module_made *m)
 {
-    tdm_kept_module *v = realloc(t->modules, (t->nmodules + 1) * sizeof(*v));
     tdm_kept_module k = { .handle = m->handle };
 
-    k.msg = module_msg(m, &k.len);
-    if (!v) {
-        free(k.msg);
+    if (tdm_grow(&t->modules, &t->cap_modules, t->nmodules + 1, sizeof(*t->modules), 8) != 0)
         return false;
-    }
-    t->modules = v;
+    k.msg = module_msg(m, &k.len);
     /* Kept even without its payload: a later sync must know the module
      * exists and cannot be mirrored. */
-    v[t->nmodules++] = k;
+    t->modules[t->nmodules++] = k;
     return k.msg != NULL;
 }
 
@@ -154,5 +151,5 @@ void tdm_takeover_forget_modules(tdm_takeover_state *t)
         free(t->modules[i].msg);
     free(t->modules);
     t->modules = NULL;
-    t->nmodules = 0;
+    t->nmodules = t->cap_modules = 0;
 }

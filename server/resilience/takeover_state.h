@@ -44,7 +44,7 @@ typedef struct tdm_takeover_state {
     tdm_shadow_markers markers;  /* exact policy: shadow marker table */
     tdm_range_map shadows;       /* its shadows (backing: tdm_shadow *), by the shadowed range */
     tdm_kept_module *modules;
-    size_t nmodules;
+    size_t nmodules, cap_modules;
     bool moved;                  /* handed to another server (fail-back): mirror nothing more */
     bool resume_unheard;         /* resumed here, and its guest has not called since
                                   * (tdm_standby_settle waits for it) */
