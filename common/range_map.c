@@ -78,11 +78,6 @@ const tdm_range *tdm_range_map_find(const tdm_range_map *m, uint64_t addr)
     return addr - r->addr < r->size ? r : NULL;
 }
 
-tdm_range *tdm_range_map_find_mut(tdm_range_map *m, uint64_t addr)
-{
-    return (tdm_range *)tdm_range_map_find(m, addr);
-}
-
 bool tdm_range_map_covers(const tdm_range_map *m, uint64_t addr, uint64_t len)
 {
     const tdm_range *r = tdm_range_map_find(m, addr);

@@ -36,8 +36,6 @@ int tdm_range_map_insert(tdm_range_map *m, const tdm_range *r);
 int tdm_range_map_remove(tdm_range_map *m, uint64_t addr, tdm_range *out);
 /* The range containing addr, or NULL. */
 const tdm_range *tdm_range_map_find(const tdm_range_map *m, uint64_t addr);
-/* The same, writable: for the owner's record, never the extent. */
-tdm_range *tdm_range_map_find_mut(tdm_range_map *m, uint64_t addr);
 /* True when [addr, addr+len) lies inside one range; len 0 needs addr inside. */
 bool tdm_range_map_covers(const tdm_range_map *m, uint64_t addr, uint64_t len);
 
