@@ -31,8 +31,8 @@
     RULE(TDM_CALL_C_MIRROR(MIRROR) != TDM_MIRROR_REPLAY || TDM_CALL_C_MODE(MODE) == TDM_CALL_ONEWAY, NAME,       \
          "only one-way calls are journaled for replay")                                                           \
     RULE(TDM_CALL_C_MODE(MODE) == TDM_CALL_SYNC || TDM_CALL_C_STREAM(STREAM, ARG) == TDM_STREAM_NONE ||          \
-             TDM_CALL_C_MIRROR(MIRROR) == TDM_MIRROR_REPLAY, NAME,                                                \
-         "one-way work on a stream must be replayable (MIRROR_REPLAY)")                                           \
+             TDM_CALL_C_MIRROR(MIRROR) == TDM_MIRROR_REPLAY || TDM_CALL_C_MIRROR(MIRROR) == TDM_MIRROR_UNPROTECT,  \
+         NAME, "one-way work on a stream is replayable (MIRROR_REPLAY) or ends protection (MIRROR_UNPROTECT)") \
     RULE(TDM_CALL_C_MIRROR(MIRROR) != TDM_MIRROR_ON_FEED || TDM_CALL_C_ENUM(EFFECT) != TDM_EFFECT_NONE, NAME,    \
          "the feed carries what creates or releases a resource")
 #include TDM_CALLS_DEF
@@ -109,12 +109,14 @@ const char *tdm_call_effect_name(tdm_call_effect v)
 
 const char *tdm_call_resource_name(tdm_call_resource v)
 {
-    static const char *const n[] = { "", "memory", "pinned host memory", "stream", "event", "module", "session" };
+    static const char *const n[] = { "", "memory", "pinned host memory", "stream", "event", "module", "session",
+                                         "array", "texture or surface object", "graph", "memory pool",
+                                         "mapped host memory" };
     return (unsigned)v < sizeof(n) / sizeof(n[0]) ? n[v] : "?";
 }
 
 const char *tdm_call_mirror_name(tdm_call_mirror v)
 {
-    static const char *const n[] = { "none", "replayed", "control", "registered again", "feed" };
+    static const char *const n[] = { "none", "replayed", "control", "registered again", "feed", "ends protection" };
     return (unsigned)v < sizeof(n) / sizeof(n[0]) ? n[v] : "?";
 }

@@ -35,6 +35,11 @@ typedef enum {
     TDM_RES_EVENT,
     TDM_RES_MODULE,
     TDM_RES_SESSION,    /* everything the session holds */
+    TDM_RES_ARRAY,      /* CUDA arrays and mipmapped arrays */
+    TDM_RES_TEXOBJ,     /* texture and surface objects */
+    TDM_RES_GRAPH,      /* graphs, their nodes and executable graphs */
+    TDM_RES_MEMPOOL,    /* memory pools */
+    TDM_RES_HOSTMAP,    /* host memory the device reads and writes (mapped, managed) */
 } tdm_call_resource;
 typedef enum {
     TDM_MIRROR_NONE,        /* nothing a standby needs */
@@ -42,6 +47,7 @@ typedef enum {
     TDM_MIRROR_CONTROL,     /* takeover and session control */
     TDM_MIRROR_REREGISTER,  /* the guest registers it again with the new server */
     TDM_MIRROR_ON_FEED,     /* the server sends its standby a feed message */
+    TDM_MIRROR_UNPROTECT,   /* no standby can have it: serving it ends the session's protection */
 } tdm_call_mirror;
 
 #define TDM_STREAM_NONE (-1)   /* stream_offset: the call names no stream */
@@ -97,11 +103,13 @@ const char *tdm_call_mirror_name(tdm_call_mirror v);
 #define TDM_CALL_C_MIRROR_MIRROR_CONTROL TDM_MIRROR_CONTROL
 #define TDM_CALL_C_MIRROR_MIRROR_REREGISTER TDM_MIRROR_REREGISTER
 #define TDM_CALL_C_MIRROR_MIRROR_FEED(MSG) TDM_MIRROR_ON_FEED
+#define TDM_CALL_C_MIRROR_MIRROR_UNPROTECT TDM_MIRROR_UNPROTECT
 #define TDM_CALL_C_FEED_MSG(M) TDM_CALL_C_FEED_MSG_##M
 #define TDM_CALL_C_FEED_MSG_MIRROR_NONE NULL
 #define TDM_CALL_C_FEED_MSG_MIRROR_REPLAY NULL
 #define TDM_CALL_C_FEED_MSG_MIRROR_CONTROL NULL
 #define TDM_CALL_C_FEED_MSG_MIRROR_REREGISTER NULL
 #define TDM_CALL_C_FEED_MSG_MIRROR_FEED(MSG) #MSG
+#define TDM_CALL_C_FEED_MSG_MIRROR_UNPROTECT NULL
 
 #endif

@@ -17,7 +17,7 @@
 /* Handlers fill `res` with memory the RPC layer frees with xdr_free, so
  * anything pointed to from a result is malloc'ed here. */
 
-static bool tdm_serve_NULL(void *ctx, void *args, void *res)
+bool tdm_serve_NULL(void *ctx, void *args, void *res)
 {
     return true;
 }
@@ -71,7 +71,7 @@ static bool describe_protection(tdm_session *s, tdm_hello_res *r)
     return true;
 }
 
-static bool tdm_serve_HELLO(void *ctx, void *args, void *res)
+bool tdm_serve_HELLO(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
     tdm_hello_args *a = args;
@@ -86,7 +86,7 @@ static bool tdm_serve_HELLO(void *ctx, void *args, void *res)
     return describe_protection(s, r);
 }
 
-static bool tdm_serve_RESUME(void *ctx, void *args, void *res)
+bool tdm_serve_RESUME(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
     tdm_resume_args *a = args;
@@ -103,7 +103,7 @@ static bool tdm_serve_RESUME(void *ctx, void *args, void *res)
 }
 
 /* The guest asks, now and then, whether its session is protected. */
-static bool tdm_serve_PROTECT(void *ctx, void *args, void *res)
+bool tdm_serve_PROTECT(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
     tdm_protect_args *a = args;
@@ -132,7 +132,7 @@ static bool tdm_serve_PROTECT(void *ctx, void *args, void *res)
     return describe_protection(s, r);
 }
 
-static bool tdm_serve_QUIESCE(void *ctx, void *args, void *res)
+bool tdm_serve_QUIESCE(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
 
@@ -142,7 +142,7 @@ static bool tdm_serve_QUIESCE(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool tdm_serve_REPLAY_BEGIN(void *ctx, void *args, void *res)
+bool tdm_serve_REPLAY_BEGIN(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
 
@@ -152,7 +152,7 @@ static bool tdm_serve_REPLAY_BEGIN(void *ctx, void *args, void *res)
 }
 
 /* One-way: the guest saw all its work up to call number N complete. */
-static bool tdm_serve_EPOCH(void *ctx, void *args, void *res)
+bool tdm_serve_EPOCH(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
 
@@ -160,7 +160,7 @@ static bool tdm_serve_EPOCH(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool tdm_serve_DEVICE_INFO(void *ctx, void *args, void *res)
+bool tdm_serve_DEVICE_INFO(void *ctx, void *args, void *res)
 {
     tdm_session *s = ctx;
     tdm_device_info_res *r = res;
@@ -182,7 +182,7 @@ static bool tdm_serve_DEVICE_INFO(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool tdm_serve_MEM_GET_INFO(void *ctx, void *args, void *res)
+bool tdm_serve_MEM_GET_INFO(void *ctx, void *args, void *res)
 {
     tdm_mem_info_res *r = res;
     uint64_t f = 0, t = 0;
@@ -193,7 +193,7 @@ static bool tdm_serve_MEM_GET_INFO(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool tdm_serve_MALLOC(void *ctx, void *args, void *res)
+bool tdm_serve_MALLOC(void *ctx, void *args, void *res)
 {
     tdm_malloc_res *r = res;
     uint64_t addr = 0;
@@ -203,7 +203,7 @@ static bool tdm_serve_MALLOC(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool tdm_serve_FREE(void *ctx, void *args, void *res)
+bool tdm_serve_FREE(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_free(ctx, *(tdm_addr *)args);
     return true;
@@ -216,7 +216,7 @@ static void free_module_res(tdm_module_load_res *r)
     memset(r, 0, sizeof(*r));
 }
 
-static bool tdm_serve_MODULE_LOAD(void *ctx, void *args, void *res)
+bool tdm_serve_MODULE_LOAD(void *ctx, void *args, void *res)
 {
     tdm_module_load_args *a = args;
     tdm_module_load_res *r = res;
@@ -275,13 +275,13 @@ out:
     return true;
 }
 
-static bool tdm_serve_MODULE_UNLOAD(void *ctx, void *args, void *res)
+bool tdm_serve_MODULE_UNLOAD(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_module_unload(ctx, *(tdm_handle *)args);
     return true;
 }
 
-static bool tdm_serve_FUNC_GET_ATTRIBUTES(void *ctx, void *args, void *res)
+bool tdm_serve_FUNC_GET_ATTRIBUTES(void *ctx, void *args, void *res)
 {
     tdm_func_attrs_res *r = res;
     tdm_func_attrs fa = { 0 };
@@ -300,7 +300,7 @@ static bool tdm_serve_FUNC_GET_ATTRIBUTES(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool tdm_serve_STREAM_CREATE(void *ctx, void *args, void *res)
+bool tdm_serve_STREAM_CREATE(void *ctx, void *args, void *res)
 {
     tdm_stream_create_args *a = args;
     tdm_handle_res *r = res;
@@ -311,25 +311,25 @@ static bool tdm_serve_STREAM_CREATE(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool tdm_serve_STREAM_DESTROY(void *ctx, void *args, void *res)
+bool tdm_serve_STREAM_DESTROY(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_stream_destroy(ctx, *(tdm_handle *)args);
     return true;
 }
 
-static bool tdm_serve_STREAM_SYNCHRONIZE(void *ctx, void *args, void *res)
+bool tdm_serve_STREAM_SYNCHRONIZE(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_stream_synchronize(ctx, *(tdm_handle *)args);
     return true;
 }
 
-static bool tdm_serve_STREAM_QUERY(void *ctx, void *args, void *res)
+bool tdm_serve_STREAM_QUERY(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_stream_query(ctx, *(tdm_handle *)args);
     return true;
 }
 
-static bool tdm_serve_STREAM_GET_FLAGS(void *ctx, void *args, void *res)
+bool tdm_serve_STREAM_GET_FLAGS(void *ctx, void *args, void *res)
 {
     tdm_flags_res *r = res;
     unsigned flags = 0;
@@ -339,7 +339,7 @@ static bool tdm_serve_STREAM_GET_FLAGS(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool tdm_serve_EVENT_CREATE(void *ctx, void *args, void *res)
+bool tdm_serve_EVENT_CREATE(void *ctx, void *args, void *res)
 {
     tdm_handle_res *r = res;
     uint64_t h = 0;
@@ -349,25 +349,25 @@ static bool tdm_serve_EVENT_CREATE(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool tdm_serve_EVENT_DESTROY(void *ctx, void *args, void *res)
+bool tdm_serve_EVENT_DESTROY(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_event_destroy(ctx, *(tdm_handle *)args);
     return true;
 }
 
-static bool tdm_serve_EVENT_SYNCHRONIZE(void *ctx, void *args, void *res)
+bool tdm_serve_EVENT_SYNCHRONIZE(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_event_synchronize(ctx, *(tdm_handle *)args);
     return true;
 }
 
-static bool tdm_serve_EVENT_QUERY(void *ctx, void *args, void *res)
+bool tdm_serve_EVENT_QUERY(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_event_query(ctx, *(tdm_handle *)args);
     return true;
 }
 
-static bool tdm_serve_EVENT_ELAPSED_TIME(void *ctx, void *args, void *res)
+bool tdm_serve_EVENT_ELAPSED_TIME(void *ctx, void *args, void *res)
 {
     tdm_elapsed_args *a = args;
     tdm_elapsed_res *r = res;
@@ -376,19 +376,19 @@ static bool tdm_serve_EVENT_ELAPSED_TIME(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool tdm_serve_DEVICE_SYNCHRONIZE(void *ctx, void *args, void *res)
+bool tdm_serve_DEVICE_SYNCHRONIZE(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_device_synchronize(ctx);
     return true;
 }
 
-static bool tdm_serve_DEVICE_RESET(void *ctx, void *args, void *res)
+bool tdm_serve_DEVICE_RESET(void *ctx, void *args, void *res)
 {
     *(int *)res = tdm_session_reset(ctx);
     return true;
 }
 
-static bool tdm_serve_MEMCPY_DTOH(void *ctx, void *args, void *res)
+bool tdm_serve_MEMCPY_DTOH(void *ctx, void *args, void *res)
 {
     tdm_memcpy_dtoh_args *a = args;
     tdm_memcpy_dtoh_res *r = res;
@@ -409,7 +409,7 @@ static bool tdm_serve_MEMCPY_DTOH(void *ctx, void *args, void *res)
 
 /* ---- one-way ---- */
 
-static bool tdm_serve_MEMCPY_HTOD(void *ctx, void *args, void *res)
+bool tdm_serve_MEMCPY_HTOD(void *ctx, void *args, void *res)
 {
     tdm_memcpy_htod_args *a = args;
 
@@ -417,7 +417,7 @@ static bool tdm_serve_MEMCPY_HTOD(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool tdm_serve_MEMCPY_DTOD(void *ctx, void *args, void *res)
+bool tdm_serve_MEMCPY_DTOD(void *ctx, void *args, void *res)
 {
     tdm_memcpy_dtod_args *a = args;
 
@@ -425,7 +425,7 @@ static bool tdm_serve_MEMCPY_DTOD(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool tdm_serve_MEMSET(void *ctx, void *args, void *res)
+bool tdm_serve_MEMSET(void *ctx, void *args, void *res)
 {
     tdm_memset_args *a = args;
 
@@ -433,7 +433,7 @@ static bool tdm_serve_MEMSET(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool tdm_serve_LAUNCH(void *ctx, void *args, void *res)
+bool tdm_serve_LAUNCH(void *ctx, void *args, void *res)
 {
     tdm_launch_args *a = args;
     tdm_dim3 g = { a->grid.x, a->grid.y, a->grid.z }, b = { a->block.x, a->block.y, a->block.z };
@@ -443,7 +443,7 @@ static bool tdm_serve_LAUNCH(void *ctx, void *args, void *res)
     return true;
 }
 
-static bool tdm_serve_EVENT_RECORD(void *ctx, void *args, void *res)
+bool tdm_serve_EVENT_RECORD(void *ctx, void *args, void *res)
 {
     tdm_event_record_args *a = args;
 
@@ -452,12 +452,12 @@ static bool tdm_serve_EVENT_RECORD(void *ctx, void *args, void *res)
 }
 
 /* The call itself is the point: it carried the guest's batched calls here. */
-static bool tdm_serve_FLUSH(void *ctx, void *args, void *res)
+bool tdm_serve_FLUSH(void *ctx, void *args, void *res)
 {
     return true;
 }
 
-static bool tdm_serve_STREAM_WAIT_EVENT(void *ctx, void *args, void *res)
+bool tdm_serve_STREAM_WAIT_EVENT(void *ctx, void *args, void *res)
 {
     tdm_stream_wait_args *a = args;
 
@@ -498,6 +498,10 @@ static void before_call(void *ctx, uint32_t proc)
 
 static void after_call(void *ctx, uint32_t proc)
 {
+    const tdm_call_info *call = tdm_call_find(proc);
+
+    if (call && call->mirror == TDM_MIRROR_UNPROTECT)
+        tdm_resilience_unmirrorable(ctx, call->name);
     crash_point(ctx, proc, true);
 }
 

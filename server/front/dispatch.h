@@ -9,10 +9,13 @@
 
 extern const tdm_rpc_program tdm_dispatch_program;
 
-/* Handlers of the shm transport's copy procedures (dispatch_shm.c). */
-bool tdm_serve_SHM_HTOD(void *ctx, void *args, void *res);
-bool tdm_serve_SHM_DTOH(void *ctx, void *args, void *res);
-bool tdm_serve_SHM_HOST_REGISTER(void *ctx, void *args, void *res);
-bool tdm_serve_SHM_HOST_UNREGISTER(void *ctx, void *args, void *res);
+/* Every row's handler, declared from the table so a handler may live in
+ * any file of server/front/ (dispatch.c holds the core calls, dispatch_shm.c
+ * the shm transport's, dispatch_<area>.c each later area's).  `ctx` is the
+ * tdm_session; `res` is zeroed and freed by the RPC layer with xdr_free.
+ * Returning false ends the session after the reply. */
+#define TDM_CALL(NAME, ...) bool tdm_serve_##NAME(void *ctx, void *args, void *res);
+#include "calls.def"
+#undef TDM_CALL
 
 #endif

@@ -288,7 +288,7 @@ int tdm_resilience_check(tdm_session *s, uint64_t seq, int policy, bool *moved, 
     *moved = false;
     /* An shm session moves with its region (the guest hands it to the new
      * server); it moves only to a server that serves shm (protect says). */
-    if (atomic_load(&r->handing_off) && tdm_mirror_sync_handoff(s, seq, policy)) {
+    if (atomic_load(&r->handing_off) && !t->unmirrorable[0] && tdm_mirror_sync_handoff(s, seq, policy)) {
         to->standby[0] = 0;
         tdm_mirror_endpoint(r->mirror, t->mirror_gen, s->shm != NULL, to->standby, sizeof(to->standby));
         to->token = t->resume_token;
@@ -299,7 +299,8 @@ int tdm_resilience_check(tdm_session *s, uint64_t seq, int policy, bool *moved, 
         *moved = true;
         return 0;
     }
-    if (!atomic_load(&r->handing_off) && policy != TDM_RESUME_NONE && !tdm_takeover_protected(s) && r->mirror &&
+    if (!atomic_load(&r->handing_off) && policy != TDM_RESUME_NONE && !t->unmirrorable[0] &&
+        !tdm_takeover_protected(s) && r->mirror &&
         tdm_mirror_gen(r->mirror)) {
         /* Every call up to seq is complete (the session is quiesced): seq is
          * the epoch a standby that hears of the session now starts from. */
@@ -311,6 +312,18 @@ int tdm_resilience_check(tdm_session *s, uint64_t seq, int policy, bool *moved, 
             tdm_session_defer(s, tdm_shadow_begin_epoch(s, t->epoch));
     }
     return 0;
+}
+
+void tdm_resilience_unmirrorable(tdm_session *s, const char *call)
+{
+    tdm_takeover_state *t = tdm_takeover(s);
+    char why[96];
+
+    if (t->unmirrorable[0])
+        return;
+    snprintf(t->unmirrorable, sizeof(t->unmirrorable), "%s", call);
+    snprintf(why, sizeof(why), "%s made state no standby can have", call);
+    tdm_takeover_unprotect(s, why);
 }
 
 int tdm_resilience_epoch(tdm_session *s, uint64_t epoch)

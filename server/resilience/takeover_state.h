@@ -46,6 +46,8 @@ typedef struct tdm_takeover_state {
     tdm_kept_module *modules;
     size_t nmodules, cap_modules;
     bool moved;                  /* handed to another server (fail-back): mirror nothing more */
+    char unmirrorable[64];       /* non-empty: the call (MIRROR_UNPROTECT) that gave it
+                                  * state no standby can have; never protected again */
     bool resume_unheard;         /* resumed here, and its guest has not called since
                                   * (tdm_standby_settle waits for it) */
     const uint64_t *want_ids;    /* a standby reproducing handles: the ids to take next */

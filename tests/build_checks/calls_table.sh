@@ -35,7 +35,7 @@ if compile "$work/good.def" "${CFLAGS[@]}"; then echo "ok   the table as it is c
 sed -E 's/^(TDM_CALL\(MALLOC,.*), +MIRROR_FEED\(MAP\)\)/\1)/' "$def" >"$work/missing.def"
 expect "a row without a property" 'TDM_CALL.*(requires|arguments)' "$work/missing.def"
 # A one-way call numbered among the synchronous ones.
-sed -E 's/^TDM_CALL\(EPOCH,( +)41, ONEWAY/TDM_CALL(EPOCH,\141, SYNC/' "$def" >"$work/mode.def"
+sed -E 's/^TDM_CALL\(EPOCH,( +)265, ONEWAY/TDM_CALL(EPOCH,\1265, SYNC/' "$def" >"$work/mode.def"
 expect "a synchronous call numbered as one-way" 'one-way calls, and only they' "$work/mode.def"
 # A release made one-way.
 sed -E 's/^(TDM_CALL\(FREE, +5, )SYNC/\1ONEWAY/' "$def" >"$work/release.def"
@@ -47,7 +47,7 @@ expect "an idleness proof without its stream" 'needs the STREAM column' "$work/s
 sed -E 's/^(TDM_CALL\(MEMSET,.*)IDLE_NEVER/\1IDLE_SOMETIMES/' "$def" >"$work/value.def"
 expect "an unknown column value" 'IDLE_SOMETIMES' "$work/value.def"
 # Two rows with one number.
-sed -E 's/^TDM_CALL\(FLUSH,( +)38,/TDM_CALL(FLUSH,\137,/' "$def" >"$work/dup.def"
+sed -E 's/^TDM_CALL\(FLUSH,( +)262,/TDM_CALL(FLUSH,\1261,/' "$def" >"$work/dup.def"
 expect "two rows with one number" 'duplicate case|its number differs' "$work/dup.def"
 
 for f in missing mode release stream value dup; do

@@ -66,7 +66,7 @@ Test(calls_table, unknown_numbers_find_nothing)
 {
     size_t known = 0;
 
-    for (uint32_t p = 0; p < 256; p++)
+    for (uint32_t p = 0; p < 2 * TDM_FIRST_ONEWAY_PROC; p++)
         known += tdm_call_find(p) != NULL;
     cr_assert_eq(known, tdm_ncalls);
     cr_assert_null(tdm_call_find(UINT32_MAX));

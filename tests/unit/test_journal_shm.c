@@ -105,7 +105,7 @@ Test(journal_shm, a_download_into_a_chunk_keeps_the_uploads_bytes_first)
 
     cr_expect_eq(proc_at(up), TDM_JOURNAL_INLINE);
     cr_expect_eq(proc_at(down), TDM_SHM_DTOH);
-    cr_expect_str_eq(replayed(), "htod:A,proc40");
+    cr_expect_str_eq(replayed(), "htod:A,proc264");
 }
 
 Test(journal_shm, a_download_not_known_done_is_replayed)
@@ -113,7 +113,7 @@ Test(journal_shm, a_download_not_known_done_is_replayed)
     uint64_t down = copy(TDM_SHM_DTOH, HOST_OFF, 64, TDM_SHM_NO_SLOT, 0, 0);
 
     cr_expect_eq(proc_at(down), TDM_SHM_DTOH);
-    cr_expect_str_eq(replayed(), "proc40");
+    cr_expect_str_eq(replayed(), "proc264");
 }
 
 Test(journal_shm, a_download_a_later_reply_proves_done_is_not_replayed)
@@ -162,7 +162,7 @@ ParameterizedTest(reply_case *c, journal_shm, pinned_upload_at_a_reply)
     tdm_journal_shm_replied(&j, c->proc, false);
     memset(region.base + HOST_OFF, 'Q', 64);
     cr_expect_eq(proc_at(up), c->keeps ? TDM_JOURNAL_INLINE : TDM_SHM_HTOD, "%s", c->name);
-    cr_expect_str_eq(replayed(), c->keeps ? "htod:P" : "proc39", "%s", c->name);
+    cr_expect_str_eq(replayed(), c->keeps ? "htod:P" : "proc263", "%s", c->name);
 }
 
 Test(journal_shm, a_pinned_upload_keeps_its_bytes_before_a_download_into_them)
@@ -211,7 +211,7 @@ Test(journal_shm, a_completion_of_another_ticket_is_not_this_copy)
 {
     copy(TDM_SHM_HTOD, HOST_OFF, 64, 0, 1, 'P');
     cr_expect_not(tdm_journal_shm_copy_done(&j, 0, 2, 0, true));
-    cr_expect_str_eq(replayed(), "proc39", "still journaled as it was");
+    cr_expect_str_eq(replayed(), "proc263", "still journaled as it was");
 }
 
 Test(journal_shm, a_big_synchronous_pinned_upload_acknowledges)

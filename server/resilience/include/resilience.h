@@ -61,6 +61,10 @@ int tdm_resilience_epoch(tdm_session *s, uint64_t epoch);
  * sessions replay one at a time (replay_gate.h). */
 void tdm_resilience_replay_begin(tdm_session *s);
 void tdm_resilience_replay_end(tdm_session *s);
+/* The session was served `call`, a MIRROR_UNPROTECT row of calls.def: it
+ * now holds state no standby can have, so it is unprotected for good (no
+ * later standby sync or hand-off takes it), and the log names the call. */
+void tdm_resilience_unmirrorable(tdm_session *s, const char *call);
 /* A call came from the session's guest: if it was resumed here, it has its
  * RESUME reply, and the standby side is told. */
 void tdm_resilience_heard(tdm_session *s);
