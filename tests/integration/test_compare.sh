@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# scripts/tandem-compare on the SIMULATED GPU: no native runs here, so each
+# program's shm run is compared with its tcp run.  Guards the verdicts the
+# runner gives: a real example passes, output that differs only in timing
+# lines passes, a different output or exit status fails with its first
+# error, a program past the time limit fails as timed out, and a failure
+# does not make the next program fail.
+set -uo pipefail
+build=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+tab=$'\t'
+cat >"$work/list.tsv" <<LIST
+# name	dir	command
+vector_add${tab}.${tab}$build/examples/vector_add
+timing${tab}.${tab}echo "kernel took \$RANDOM.\$RANDOM ms at 0x\$RANDOM"; echo result 42
+output${tab}.${tab}case \$TANDEM_SERVER in shm:*) echo result 41;; *) echo result 42;; esac
+status${tab}.${tab}case \$TANDEM_SERVER in shm:*) echo boom >&2; exit 3;; esac; echo fine
+slow${tab}.${tab}case \$TANDEM_SERVER in shm:*) sleep 30;; esac; echo done
+matmul${tab}.${tab}$build/examples/matmul
+LIST
+"$(dirname "$0")/../../scripts/tandem-compare" --tandem "$build" --backend sim --no-native --timeout 3 \
+  --out "$work/out" "$work/list.tsv" >"$work/stdout" 2>&1
+rc=$?
+cat "$work/stdout"
+fails=0 passes=0
+check() { # name expected-shm-verdict [pattern in first error]
+  local row verdict err
+  row=$(grep "^$1$tab" "$work/out/results.tsv")
+  verdict=$(cut -f9 <<<"$row") err=$(cut -f13 <<<"$row")
+  if [ "$verdict" != "$2" ]; then echo "FAIL $1: shm verdict '$verdict', expected $2"; fails=$((fails + 1)); return; fi
+  if [ -n "${3:-}" ] && ! grep -q -- "$3" <<<"$err"; then echo "FAIL $1: first error '$err' lacks '$3'"; fails=$((fails + 1)); return; fi
+  echo "ok   $1: $verdict${err:+ ($err)}"; passes=$((passes + 1))
+}
+check vector_add PASS
+check timing PASS
+check output FAIL "'result 41' where tcp has 'result 42'"
+check status FAIL "exit 3 (tcp 0): boom"
+check slow FAIL "timed out"
+check matmul PASS
+if [ $rc -ne 1 ]; then echo "FAIL runner exit status $rc with failures present, expected 1"; fails=$((fails + 1)); else passes=$((passes + 1)); fi
+grep -q "shm: 3 of 6 pass" "$work/out/table.md" && passes=$((passes + 1)) ||
+  { echo "FAIL table summary: $(grep 'shm:' "$work/out/table.md")"; fails=$((fails + 1)); }
+echo "tandem-compare checks: $passes passed, $fails failed"
+[ $fails -eq 0 ]
