@@ -4,7 +4,8 @@
 # runner gives: a real example passes, output that differs only in timing
 # lines passes, a different output or exit status fails with its first
 # error, a program past the time limit fails as timed out, and a failure
-# does not make the next program fail.
+# does not make the next program fail; a program's own mask hides only the
+# lines it names.
 set -uo pipefail
 build=$1
 work=$(mktemp -d)
@@ -17,6 +18,7 @@ timing${tab}.${tab}echo "kernel took \$RANDOM.\$RANDOM ms at 0x\$RANDOM"; echo r
 output${tab}.${tab}case \$TANDEM_SERVER in shm:*) echo result 41;; *) echo result 42;; esac
 status${tab}.${tab}case \$TANDEM_SERVER in shm:*) echo boom >&2; exit 3;; esac; echo fine
 slow${tab}.${tab}case \$TANDEM_SERVER in shm:*) sleep 30;; esac; echo done
+seeded${tab}.${tab}echo "estimate \$RANDOM"; echo "answer \${TANDEM_SERVER%%:*}"${tab}^estimate
 matmul${tab}.${tab}$build/examples/matmul
 LIST
 "$(dirname "$0")/../../scripts/tandem-compare" --tandem "$build" --backend sim --no-native --timeout 3 \
@@ -37,9 +39,10 @@ check timing PASS
 check output FAIL "'result 41' where tcp has 'result 42'"
 check status FAIL "exit 3 (tcp 0): boom"
 check slow FAIL "timed out"
+check seeded FAIL "output differs: 'answer shm' where tcp has 'answer tcp'"
 check matmul PASS
 if [ $rc -ne 1 ]; then echo "FAIL runner exit status $rc with failures present, expected 1"; fails=$((fails + 1)); else passes=$((passes + 1)); fi
-grep -q "shm: 3 of 6 pass" "$work/out/table.md" && passes=$((passes + 1)) ||
+grep -q "shm: 3 of 7 pass" "$work/out/table.md" && passes=$((passes + 1)) ||
   { echo "FAIL table summary: $(grep 'shm:' "$work/out/table.md")"; fails=$((fails + 1)); }
 echo "tandem-compare checks: $passes passed, $fails failed"
 [ $fails -eq 0 ]
