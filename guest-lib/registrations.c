@@ -5,26 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fatbin.h"
 #include "guest.h"
 #include "log.h"
 #include "grow.h"
 
-#define FATBIN_WRAPPER_MAGIC 0x466243b1u
-#define FATBIN_MAGIC 0xBA55ED50u
-
-typedef struct fatbin_wrapper {
-    int magic;
-    int version;
-    const unsigned long long *data;
-    void *filename_or_fatbins;
-} fatbin_wrapper;
-
-typedef struct fatbin_header {
-    uint32_t magic;
-    uint16_t version;
-    uint16_t header_size;
-    uint64_t fat_size;
-} fatbin_header;
 
 typedef struct tdm_fatbin {
     void *handle_slot;            /* what __cudaRegisterFatBinary returns points here */
@@ -54,24 +39,20 @@ static int push(void ***v, size_t *n, size_t *cap, void *item)
 
 void **__cudaRegisterFatBinary(void *fatCubin)
 {
-    const fatbin_wrapper *w = fatCubin;
+    const tdm_fatbin_wrapper *w = fatCubin;
     tdm_fatbin *fb = calloc(1, sizeof(*fb));
 
     if (!fb)
         return NULL;
     fb->handle_slot = fb;
-    if (!w || (unsigned)w->magic != FATBIN_WRAPPER_MAGIC || !w->data) {
+    if (!w || (unsigned)w->magic != TDM_FATBIN_WRAPPER_MAGIC || !w->data) {
         tdm_log("registered fat binary has no valid wrapper; its kernels cannot run");
         fb->image_err = cudaErrorInvalidKernelImage;
+    } else if (!(fb->size = tdm_fatbin_image_size(w->data, TDM_MAX_FATBIN))) {
+        tdm_log("registered fat binary has a bad header; its kernels cannot run");
+        fb->image_err = cudaErrorInvalidKernelImage;
     } else {
-        const fatbin_header *h = (const fatbin_header *)w->data;
-        if (h->magic != FATBIN_MAGIC || h->header_size < sizeof(*h) || h->fat_size > (1ull << 32)) {
-            tdm_log("registered fat binary has a bad header; its kernels cannot run");
-            fb->image_err = cudaErrorInvalidKernelImage;
-        } else {
-            fb->image = h;
-            fb->size = h->header_size + h->fat_size;
-        }
+        fb->image = w->data;
     }
     pthread_mutex_lock(&lock);
     fb->next = fatbins;
