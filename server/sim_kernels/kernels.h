@@ -30,5 +30,7 @@ extern const sim_kernel sim_kernel_bench_sc_init, sim_kernel_bench_sc_gain, sim_
 /* ---- device output (issue 14) ---- */
 /* device_printf.c (examples/device_printf.cu) */
 extern const sim_kernel sim_kernel_dp_say, sim_kernel_dp_check;
+/* cdp_tree.c (examples/cdp_tree.cu: dynamic parallelism) */
+extern const sim_kernel sim_kernel_cdp_tree;
 
 #endif
