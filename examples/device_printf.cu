@@ -1,9 +1,9 @@
 // Device printf and assert, and where their output appears: CUDA writes a
 // kernel's printf output when the host synchronizes with it (device or
-// stream synchronize, a blocking copy, exit), so each round's device lines
+// stream or event synchronize, a blocking copy), so each round's device lines
 // come after "launched" and before "synchronized".  Deterministic: one
 // thread prints, so line order never depends on scheduling.
-//   device_printf [rounds]   printf through three kinds of sync point
+//   device_printf [rounds]   printf through four kinds of sync point
 //   device_printf assert     a failing device assert: its message on
 //                            stderr, cudaErrorAssert from the next sync
 #include <cassert>
@@ -56,14 +56,16 @@ int main(int argc, char **argv)
     }
     int *out = nullptr, host[64] = { 0 };
     cudaStream_t stream;
+    cudaEvent_t done;
     CHECK(cudaMalloc(&out, sizeof(host)));
     CHECK(cudaMemset(out, 0, sizeof(host)));
     CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    CHECK(cudaEventCreate(&done));
     printf("host: start, %d rounds\n", rounds);
     for (int r = 0; r < rounds; r++) {
-        // Round r synchronizes one of three ways.
-        int how = r % 3;
-        say<<<2, 32, 0, how == 1 ? stream : 0>>>(r, r + 1, out);
+        // Round r synchronizes one of four ways.
+        int how = r % 4;
+        say<<<2, 32, 0, how == 1 || how == 3 ? stream : 0>>>(r, r + 1, out);
         CHECK(cudaGetLastError());
         printf("host: launched round %d\n", r);
         if (how == 0) {
@@ -72,10 +74,14 @@ int main(int argc, char **argv)
         } else if (how == 1) {
             CHECK(cudaStreamSynchronize(stream));
             printf("host: round %d synchronized (stream)\n", r);
-        } else {
+        } else if (how == 2) {
             int v = 0;
             CHECK(cudaMemcpy(&v, out + r, sizeof(v), cudaMemcpyDeviceToHost));
             printf("host: round %d copied back %d\n", r, v);
+        } else {
+            CHECK(cudaEventRecord(done, stream));
+            CHECK(cudaEventSynchronize(done));
+            printf("host: round %d synchronized (event)\n", r);
         }
     }
     CHECK(cudaMemcpy(host, out, sizeof(host), cudaMemcpyDeviceToHost));
@@ -85,6 +91,7 @@ int main(int argc, char **argv)
     // cudaFree synchronizes: the last kernel's line comes after this one.
     say<<<1, 1>>>(rounds, 1, out);
     printf("host: sum %ld\n", sum);
+    CHECK(cudaEventDestroy(done));
     CHECK(cudaStreamDestroy(stream));
     CHECK(cudaFree(out));
     return 0;

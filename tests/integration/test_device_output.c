@@ -1,6 +1,7 @@
 /* Device printf and assert output (docs/device-output.md): the program
  * that launched the kernel gets it, on its own stdout/stderr, at the points
- * CUDA writes it (the synchronizing call that saw the kernel complete), in
+ * CUDA writes it (the device, stream or event synchronize or blocking copy
+ * that saw the kernel complete), in
  * order with its host output; the server's log holds none of it; two
  * programs printing at once each get exactly their own.  On the sim backend
  * the twins of examples/device_printf.cu print through sim_printf. */
@@ -49,12 +50,14 @@ static void expected(int rounds, char *buf, size_t cap)
         add(buf, cap, "host: launched round %d\n", r);
         for (int i = 0; i <= r; i++)
             add(buf, cap, "device: round %d line %d of %d (%s)\n", r, i, r + 1, i % 2 ? "odd" : "even");
-        if (r % 3 == 0)
+        if (r % 4 == 0)
             add(buf, cap, "host: round %d synchronized (device)\n", r);
-        else if (r % 3 == 1)
+        else if (r % 4 == 1)
             add(buf, cap, "host: round %d synchronized (stream)\n", r);
-        else
+        else if (r % 4 == 2)
             add(buf, cap, "host: round %d copied back %d\n", r, r * 100 + r + 1);
+        else
+            add(buf, cap, "host: round %d synchronized (event)\n", r);
         sum += r * 100 + r + 1;
     }
     add(buf, cap, "host: sum %ld\n", sum);

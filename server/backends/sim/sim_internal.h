@@ -83,6 +83,10 @@ void sim_output_init(sim_output *o);
 void sim_output_release(sim_output *o);
 /* Writes what o holds to the process's stdout and stderr, in order. */
 void sim_output_flush(sim_output *o);
+/* The same in two steps, for a caller that finds o under b->lock: take
+ * there, write (and free) after letting go of it. */
+void sim_output_take(sim_output *o, sim_output_piece **v, size_t *n);
+void sim_output_write(sim_output_piece *v, size_t n);
 
 /* ---- the work queue of a stream ---- */
 
@@ -134,6 +138,9 @@ struct tdm_bevent {
     uint64_t completed;      /* highest record that ran */
     double t_ms;             /* CLOCK_MONOTONIC when that record ran */
     struct tdm_bevent *prev, *next;
+    /* The stream of its latest record, whose device output an event
+     * synchronize writes out (NULL once that stream is gone). */
+    struct tdm_bstream *recorded_on;
 };
 
 struct tdm_bmodule {

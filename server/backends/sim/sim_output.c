@@ -52,18 +52,19 @@ static void add(sim_output *o, int fd, char *bytes, size_t len)
                 SIM_OUTPUT_MAX);
 }
 
-void sim_output_flush(sim_output *o)
+void sim_output_take(sim_output *o, sim_output_piece **v, size_t *n)
 {
-    sim_output_piece *v;
-    size_t n;
-
     pthread_mutex_lock(&o->lock);
-    v = o->v;
-    n = o->n;
+    *v = o->v;
+    *n = o->n;
     o->v = NULL;
     o->n = o->cap = o->bytes = 0;
     o->dropped = false;
     pthread_mutex_unlock(&o->lock);
+}
+
+void sim_output_write(sim_output_piece *v, size_t n)
+{
     for (size_t i = 0; i < n; i++) {
         FILE *f = v[i].fd == 2 ? stderr : stdout;
 
@@ -71,6 +72,15 @@ void sim_output_flush(sim_output *o)
         fflush(f);
     }
     free_pieces(v, n);
+}
+
+void sim_output_flush(sim_output *o)
+{
+    sim_output_piece *v;
+    size_t n;
+
+    sim_output_take(o, &v, &n);
+    sim_output_write(v, n);
 }
 
 static void vadd(const sim_launch *l, int fd, const char *fmt, va_list ap)

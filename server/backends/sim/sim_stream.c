@@ -108,6 +108,9 @@ static void stream_free(tdm_backend *b, tdm_bstream *s)
             *p = s->next;
             break;
         }
+    for (tdm_bevent *e = b->events; e; e = e->next)
+        if (e->recorded_on == s)
+            e->recorded_on = NULL;
     s->stop = true;
     pthread_cond_signal(&s->wake);
     pthread_mutex_unlock(&b->lock);
