@@ -9,22 +9,18 @@
 #include "calls.h"
 #include "guest.h"
 
-bool tdm_output_flag_take(const tdm_call_info *call, void *res)
-{
-    int *err = res;
-
-    if (!tdm_call_carries_output_flag(call) || !(*err & TDM_ERR_OUTPUT_PENDING))
-        return false;
-    *err &= ~TDM_ERR_OUTPUT_PENDING;
-    return true;
-}
-
 bool tdm_output_flag_take_err(int *err)
 {
     if (!(*err & TDM_ERR_OUTPUT_PENDING))
         return false;
     *err &= ~TDM_ERR_OUTPUT_PENDING;
     return true;
+}
+
+/* Every reply that may carry the flag starts with its int err. */
+bool tdm_output_flag_take(const tdm_call_info *call, void *res)
+{
+    return tdm_call_carries_output_flag(call) && tdm_output_flag_take_err(res);
 }
 
 void tdm_output_write(const tdm_output_res *r)

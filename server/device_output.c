@@ -80,9 +80,11 @@ void tdm_device_output_append(tdm_device_output *o, int fd, const char *p, size_
     bool note = false;
 
     pthread_mutex_lock(&o->lock);
-    if (!append_locked(o, fd, p, n)) {
-        /* As the driver's FIFO: what does not fit is lost.  Logged once
-         * per overflow, not once per write. */
+    /* As the driver's full FIFO: once something did not fit, everything is
+     * lost until the guest takes what is held (so no line reaches the
+     * guest with an earlier one missing in between).  Logged once per
+     * overflow, not once per write. */
+    if (o->dropped || !append_locked(o, fd, p, n)) {
         o->dropped += n;
         note = !o->noted;
         o->noted = true;

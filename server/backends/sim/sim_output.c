@@ -38,7 +38,8 @@ static void add(sim_output *o, int fd, char *bytes, size_t len)
     bool note = false;
 
     pthread_mutex_lock(&o->lock);
-    if (o->bytes + len > SIM_OUTPUT_MAX || tdm_grow(&o->v, &o->cap, o->n + 1, sizeof(*o->v), 16) != 0) {
+    /* Once full, everything is lost until the next flush, as on the GPU. */
+    if (o->dropped || o->bytes + len > SIM_OUTPUT_MAX || tdm_grow(&o->v, &o->cap, o->n + 1, sizeof(*o->v), 16) != 0) {
         note = !o->dropped;
         o->dropped = true;
         free(bytes);
