@@ -46,6 +46,8 @@ void tdm_device_output_destroy(tdm_device_output *o)
 {
     if (!o)
         return;
+    if (o->bytes)
+        tdm_log_session(o->session, "%zu bytes of device output dropped: the guest did not take them", o->bytes);
     free_pieces(o->v, o->n);
     pthread_mutex_destroy(&o->lock);
     free(o);

@@ -848,7 +848,11 @@ void tdm_session_destroy(tdm_session *s)
     if (!s)
         return;
     HOOK0(s, closed);
+    /* What its kernels print while its work drains is still its own: kept
+     * out of the server's stdout, and dropped with its buffer. */
+    tdm_device_output_serve(s->output);
     tdm_session_release_all(s);
+    tdm_device_output_serve(NULL);
     HOOK0(s, ended);
     ops(s)->event_destroy(be(s), s->null_stream.order_ev);
     ops(s)->stream_destroy(be(s), s->null_stream.bs);
