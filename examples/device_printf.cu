@@ -42,7 +42,10 @@ static int run_assert(void)
     check<<<1, 1>>>(-1);
     cudaError_t err = cudaDeviceSynchronize();
     printf("host: synchronize returned %s\n", cudaGetErrorName(err));
-    return err == cudaErrorAssert ? 0 : 1;
+    // The error is sticky: the context is unusable from now on.
+    cudaError_t again = cudaDeviceSynchronize();
+    printf("host: next synchronize returned %s\n", cudaGetErrorName(again));
+    return err == cudaErrorAssert && again == cudaErrorAssert ? 0 : 1;
 }
 
 int main(int argc, char **argv)

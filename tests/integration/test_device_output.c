@@ -93,8 +93,8 @@ Test(device_output, printf_lines_reach_the_program_at_its_sync_points_over_shm, 
 }
 
 /* A failing device assert: the driver's message on the program's stderr,
- * cudaErrorAssert from the synchronize, and the program's stdout lines on
- * either side of it. */
+ * cudaErrorAssert from the synchronize and from every one after it (the
+ * error is sticky), and the program's stdout lines on either side of it. */
 Test(device_output, a_failing_assert_reports_its_message_and_cudaErrorAssert, .init = up, .fini = down)
 {
     const char *argv[] = { th_example("device_printf"), "assert", NULL };
@@ -102,7 +102,8 @@ Test(device_output, a_failing_assert_reports_its_message_and_cudaErrorAssert, .i
 
     th_run_guest(srv.endpoint, argv, 120, got);
     cr_expect_eq(got->status, 0, "device_printf assert exited %d; stderr:\n%s", got->status, got->err);
-    cr_expect_str_eq(got->out, "host: launching check(-1)\nhost: synchronize returned cudaErrorAssert\n");
+    cr_expect_str_eq(got->out, "host: launching check(-1)\nhost: synchronize returned cudaErrorAssert\n"
+                               "host: next synchronize returned cudaErrorAssert\n");
     cr_expect(strstr(got->err, "device_printf.cu:36: void check(int): block: [0,0,0], thread: [0,0,0] "
                                "Assertion `value >= 0` failed.\n") != NULL,
               "the assert's message is not on the program's stderr:\n%s", got->err);
