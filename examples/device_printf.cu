@@ -91,11 +91,14 @@ int main(int argc, char **argv)
     long sum = 0;
     for (int r = 0; r < rounds; r++)
         sum += host[r];
-    // cudaFree synchronizes: the last kernel's line comes after this one.
+    // Nothing synchronizes with the last kernel until the context is torn
+    // down: its line comes after this one (CUDA does not write device
+    // output out at exit by itself, hence the reset).
     say<<<1, 1>>>(rounds, 1, out);
     printf("host: sum %ld\n", sum);
     CHECK(cudaEventDestroy(done));
     CHECK(cudaStreamDestroy(stream));
     CHECK(cudaFree(out));
+    CHECK(cudaDeviceReset());
     return 0;
 }
