@@ -177,10 +177,10 @@ static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t 
          rc == TDM_T_BROKEN && resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_LOST, .attempt = again }) == 0;
          again++) {
         rc = c->t->ops->call(c->t, call->proc, call->xargs, args, xres, res);
-        if (rc == TDM_T_OK)
+        if (rc == TDM_T_OK) {
             output = tdm_output_flag_take(call, res);
-        if (rc == TDM_T_OK)
             resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_RESENT, .call = call, .args = args, .res = res });
+        }
     }
     if (rc == TDM_T_REJECTED)
         err = cudaErrorInvalidValue;
