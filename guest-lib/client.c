@@ -64,6 +64,16 @@ static void close_at_exit(void)
          * final synchronize. */
         int err = 0;
         tdm_conn_call(&cl->conn, TDM_DEVICE_SYNCHRONIZE, NULL, &err);
+        /* What the kernels printed reaches the program before it goes, as
+         * CUDA flushes device output when the context is torn down. */
+        if (tdm_output_flag_take_err(&err)) {
+            tdm_output_res r;
+
+            memset(&r, 0, sizeof(r));
+            if (tdm_conn_call(&cl->conn, TDM_OUTPUT_FETCH, NULL, &r) == 0 && r.err == 0)
+                tdm_output_write(&r);
+            xdr_free((xdrproc_t)xdr_tdm_output_res, (char *)&r);
+        }
         cl->conn.t->ops->close(cl->conn.t);
         cl->conn.t = NULL;
     }
@@ -145,6 +155,7 @@ static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t 
     tdm_client *cl = client();
     tdm_conn *c = &cl->conn;
     cudaError_t err;
+    bool output = false;
     int rc;
 
     pthread_mutex_lock(&cl->lock);
@@ -157,6 +168,8 @@ static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t 
         goto out;
     }
     rc = c->t->ops->call(c->t, call->proc, call->xargs, args, xres, res);
+    if (rc == TDM_T_OK)
+        output = tdm_output_flag_take(call, res);
     /* The server is gone: resume on its standby and send the call again
      * there.  That server may die too before it answers (a faulting
      * session's replay kills it): then on to its own standby. */
@@ -164,8 +177,10 @@ static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t 
          rc == TDM_T_BROKEN && resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_LOST, .attempt = again }) == 0;
          again++) {
         rc = c->t->ops->call(c->t, call->proc, call->xargs, args, xres, res);
-        if (rc == TDM_T_OK)
+        if (rc == TDM_T_OK) {
+            output = tdm_output_flag_take(call, res);
             resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_RESENT, .call = call, .args = args, .res = res });
+        }
     }
     if (rc == TDM_T_REJECTED)
         err = cudaErrorInvalidValue;
@@ -175,6 +190,10 @@ static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t 
         resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_ANSWERED, .call = call, .args = args, .res = res });
 out:
     pthread_mutex_unlock(&cl->lock);
+    /* Before the call returns to the program: its next line comes after
+     * what its kernels printed. */
+    if (output)
+        tdm_output_fetch();
     return err;
 }
 
@@ -270,9 +289,12 @@ cudaError_t tdm_shm_wait_copy(uint32_t slot, uint32_t ticket, int *err)
         if (rc)
             return rc;
     }
+    bool output = tdm_output_flag_take_err(err);
     pthread_mutex_lock(&cl->lock);
     resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_COPY_DONE, .slot = slot, .ticket = ticket, .err = *err });
     pthread_mutex_unlock(&cl->lock);
+    if (output)
+        tdm_output_fetch();
     return rc;
 }
 

@@ -140,4 +140,17 @@ static inline uint64_t tdm_stream_id(cudaStream_t s)
     return (uint64_t)(uintptr_t)s;
 }
 
+/* ---- device output (issue 14): device_output.c ---- */
+struct tdm_call_info;
+/* True when call's reply `res` said device output waits (the flag is
+ * cleared from its err). */
+bool tdm_output_flag_take(const struct tdm_call_info *call, void *res);
+/* The same for an shm copy's completion error. */
+bool tdm_output_flag_take_err(int *err);
+/* Writes fetched output to the program's stdout and stderr, its own
+ * pending stdout first. */
+void tdm_output_write(const tdm_output_res *r);
+/* Fetches the session's device output and writes it. */
+void tdm_output_fetch(void);
+
 #endif

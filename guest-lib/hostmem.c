@@ -171,6 +171,9 @@ int tdm_host_reregister(struct tdm_transport *t)
         int err = 0;
 
         rc = t->ops->call(t, TDM_SHM_HOST_REGISTER, (xdrproc_t)xdr_tdm_shm_span, &spans[i], (xdrproc_t)xdr_int, &err);
+        /* Device output waiting is no error: the next call's reply says so
+         * again, and that call fetches it. */
+        tdm_output_flag_take_err(&err);
         if (rc == TDM_T_OK && err != 0) {
             tdm_log("the standby refused pinned block [%llu, +%llu) of the region (cudaError %d)",
                     (unsigned long long)spans[i].offset, (unsigned long long)spans[i].size, err);

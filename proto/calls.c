@@ -120,3 +120,10 @@ const char *tdm_call_mirror_name(tdm_call_mirror v)
     static const char *const n[] = { "none", "replayed", "control", "registered again", "feed", "ends protection" };
     return (unsigned)v < sizeof(n) / sizeof(n[0]) ? n[v] : "?";
 }
+
+/* ---- device output (issue 14) ---- */
+bool tdm_call_carries_output_flag(const tdm_call_info *c)
+{
+    return c && c->mode == TDM_CALL_SYNC && c->res_size >= sizeof(int) && c->mirror != TDM_MIRROR_CONTROL &&
+           c->proc != TDM_OUTPUT_FETCH;
+}

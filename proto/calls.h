@@ -112,4 +112,10 @@ const char *tdm_call_mirror_name(tdm_call_mirror v);
 #define TDM_CALL_C_FEED_MSG_MIRROR_FEED(MSG) #MSG
 #define TDM_CALL_C_FEED_MSG_MIRROR_UNPROTECT NULL
 
+/* ---- device output (issue 14) ---- */
+/* Whether a reply to c may carry TDM_ERR_OUTPUT_PENDING in its err: a
+ * synchronous call whose result starts with err, other than the fetch
+ * itself and session control (whose err the takeover path reads). */
+bool tdm_call_carries_output_flag(const tdm_call_info *c);
+
 #endif

@@ -177,7 +177,7 @@ int tdm_rpc_serve_one(const tdm_rpc_program *p, void *ctx, const tdm_rpc_io *io,
         p->before_call(ctx, msg.rm_call.cb_proc);
     keep = proc->handler(ctx, b->args, b->res);
     if (p->after_call)
-        p->after_call(ctx, msg.rm_call.cb_proc);
+        p->after_call(ctx, msg.rm_call.cb_proc, proc->xres ? b->res : NULL);
     xdrs->x_op = XDR_FREE;
     proc->xargs(xdrs, b->args);
     if (proc->xres) {

@@ -30,9 +30,10 @@ typedef struct tdm_rpc_program {
      * on, and the program is told so that it can report the error later. */
     void (*on_garbage_oneway)(void *ctx, uint32_t proc);
     /* Called before each decoded call's handler, and after it (before the
-     * reply is sent), when set. */
+     * reply is sent), when set; after_call sees the result about to be sent
+     * (NULL for a one-way call). */
     void (*before_call)(void *ctx, uint32_t proc);
-    void (*after_call)(void *ctx, uint32_t proc);
+    void (*after_call)(void *ctx, uint32_t proc, void *res);
 } tdm_rpc_program;
 
 typedef enum {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "device_output.h"
 #include "listener.h"
 #include "log.h"
 #include "mps.h"
@@ -193,6 +194,10 @@ int main(int argc, char **argv)
     }
     tdm_log("device '%s'%s, arena %#llx + %llu GiB", srv.info.name, srv.ops->simulated ? " [SIMULATED]" : "",
             (unsigned long long)cfg.arena_base, (unsigned long long)(cfg.arena_size >> 30));
+    /* Device printf/assert output goes to the guest whose call flushed it
+     * (docs/device-output.md), not into the server's log. */
+    if (tdm_device_output_install() != 0)
+        tdm_log("cannot route device output to guests: it stays on the server's stdout");
     rc = tdm_listener_run(&srv, &lc, &stop_requested);
     if (rc == 0) {
         tdm_resilience_stop(resil);

@@ -5,7 +5,9 @@
 
 #include <driver_types.h>
 
+#include "device_output.h"
 #include "log.h"
+#include "tandem_rpc.h"
 
 enum { TAG_STREAM = 0x53, TAG_EVENT = 0x45, TAG_MODULE = 0x4d, TAG_FUNC = 0x46 };
 
@@ -109,8 +111,15 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
         return err;
     }
     s->null_stream.blocking = true;
+    if (tdm_device_output_create(s->id, TDM_OUTPUT_MAX, TDM_OUTPUT_MAX_CHUNKS, &s->output) != 0) {
+        srv->ops->event_destroy(srv->be, s->null_stream.order_ev);
+        srv->ops->stream_destroy(srv->be, s->null_stream.bs);
+        free(s);
+        return cudaErrorMemoryAllocation;
+    }
     err = srv->hooks && srv->hooks->opened ? srv->hooks->opened(srv->hooks_ctx, s) : 0;
     if (err) {
+        tdm_device_output_destroy(s->output);
         srv->ops->event_destroy(srv->be, s->null_stream.order_ev);
         srv->ops->stream_destroy(srv->be, s->null_stream.bs);
         free(s);
@@ -839,7 +848,11 @@ void tdm_session_destroy(tdm_session *s)
     if (!s)
         return;
     HOOK0(s, closed);
+    /* What its kernels print while its work drains is still its own: kept
+     * out of the server's stdout, and dropped with its buffer. */
+    tdm_device_output_serve(s->output);
     tdm_session_release_all(s);
+    tdm_device_output_serve(NULL);
     HOOK0(s, ended);
     ops(s)->event_destroy(be(s), s->null_stream.order_ev);
     ops(s)->stream_destroy(be(s), s->null_stream.bs);
@@ -848,6 +861,7 @@ void tdm_session_destroy(tdm_session *s)
     tdm_handles_release(&s->modules);
     tdm_handles_release(&s->funcs);
     tdm_range_map_release(&s->ranges);
+    tdm_device_output_destroy(s->output);
     atomic_fetch_sub(&s->srv->live_sessions, 1);
     free(s);
 }

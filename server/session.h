@@ -75,6 +75,8 @@ typedef struct tdm_session {
     int deferred_err;
     struct tdm_shm_guest *shm;       /* the guest's shared region (shm transport); NULL over TCP */
     void *hook_state;                /* the session hooks' own state for it (session_hooks.h) */
+    /* ---- device output (issue 14) ---- */
+    struct tdm_device_output *output; /* its kernels' printf/assert output for the guest (device_output.h) */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);

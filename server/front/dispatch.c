@@ -8,6 +8,7 @@
 #include <driver_types.h>
 
 #include "calls.h"
+#include "dispatch_output.h"
 #include "log.h"
 #include "resilience.h"
 #include "session.h"
@@ -492,14 +493,16 @@ static void crash_point(tdm_session *s, uint32_t proc, bool served)
 
 static void before_call(void *ctx, uint32_t proc)
 {
+    tdm_output_call_begins(ctx);
     tdm_resilience_heard(ctx);
     crash_point(ctx, proc, false);
 }
 
-static void after_call(void *ctx, uint32_t proc)
+static void after_call(void *ctx, uint32_t proc, void *res)
 {
     const tdm_call_info *call = tdm_call_find(proc);
 
+    tdm_output_call_ends(ctx, call, res);
     if (call && call->mirror == TDM_MIRROR_UNPROTECT)
         tdm_resilience_unmirrorable(ctx, call->name);
     crash_point(ctx, proc, true);

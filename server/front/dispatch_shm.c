@@ -8,6 +8,7 @@
 
 #include <driver_types.h>
 
+#include "dispatch_output.h"
 #include "log.h"
 #include "session.h"
 #include "shm_guest.h"
@@ -62,8 +63,8 @@ bool tdm_serve_SHM_DTOH(void *ctx, void *args, void *res)
 
     if (a->slot == TDM_SHM_NO_SLOT)
         tdm_session_defer(s, err);           /* cudaMemcpyAsync into pinned memory */
-    else
-        complete(s, a, err);                 /* the guest waits for this one */
+    else                                     /* the guest waits for this one */
+        complete(s, a, err | tdm_output_pending_flag(s->output));
     return true;
 }
 

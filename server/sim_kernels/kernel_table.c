@@ -37,6 +37,11 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_bench_sc_init,
     &sim_kernel_bench_sc_gain,
     &sim_kernel_bench_sc_commit,
+    /* ---- device output (issue 14): examples/device_printf.cu ---- */
+    &sim_kernel_dp_say,
+    &sim_kernel_dp_check,
+    /* examples/cdp_tree.cu (dynamic parallelism) */
+    &sim_kernel_cdp_tree,
 };
 
 static const sim_global_desc *const globals[] = {

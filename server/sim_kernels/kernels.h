@@ -27,5 +27,10 @@ extern const sim_kernel sim_kernel_bench_nw_init, sim_kernel_bench_nw_diagonal;
 extern const sim_kernel sim_kernel_bench_lud_diagonal, sim_kernel_bench_lud_perimeter, sim_kernel_bench_lud_internal;
 extern const sim_kernel sim_kernel_bench_srad_reduce, sim_kernel_bench_srad_coef, sim_kernel_bench_srad_update;
 extern const sim_kernel sim_kernel_bench_sc_init, sim_kernel_bench_sc_gain, sim_kernel_bench_sc_commit;
+/* ---- device output (issue 14) ---- */
+/* device_printf.c (examples/device_printf.cu) */
+extern const sim_kernel sim_kernel_dp_say, sim_kernel_dp_check;
+/* cdp_tree.c (examples/cdp_tree.cu: dynamic parallelism) */
+extern const sim_kernel sim_kernel_cdp_tree;
 
 #endif

@@ -12,7 +12,7 @@ typedef struct th_server {
     char endpoint[64];
     char shm_name[64];       /* the server also serves shm:shm_name */
     char shm_endpoint[80];
-    char log[256];       /* the server's stderr */
+    char log[256];       /* the server's stderr and stdout */
 } th_server;
 
 /* Starts `tandem-server --backend sim --port 0 --shm NAME` (a name unique to

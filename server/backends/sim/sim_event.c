@@ -80,6 +80,7 @@ int sim_event_record(tdm_backend *b, tdm_bevent *e, tdm_bstream *s)
     pthread_mutex_lock(&b->lock);
     e->refs++;
     op->event_seq = ++e->recorded;
+    e->recorded_on = sim_stream_or_legacy(b, s);
     pthread_mutex_unlock(&b->lock);
     sim_enqueue(b, s, op);
     return 0;
@@ -112,12 +113,20 @@ int sim_stream_wait_event(tdm_backend *b, tdm_bstream *s, tdm_bevent *e)
 int sim_event_synchronize(tdm_backend *b, tdm_bevent *e)
 {
     uint64_t target;
+    sim_output_piece *out = NULL;
+    size_t nout = 0;
 
     pthread_mutex_lock(&b->lock);
+
     target = e->recorded;
     while (e->completed < target && !atomic_load(&b->stopping))
         pthread_cond_wait(&b->progress, &b->lock);
+    /* An event synchronize is a point where the GPU's printf buffer is
+     * written out. */
+    if (e->recorded_on)
+        sim_output_take(&e->recorded_on->output, &out, &nout);
     pthread_mutex_unlock(&b->lock);
+    sim_output_write(out, nout);
     return 0;
 }
 

@@ -60,6 +60,34 @@ struct tdm_bmem {
     struct tdm_bmem *prev, *next;   /* b->mems, for shutdown */
 };
 
+/* ---- device output (issue 14): sim_output.c ---- */
+
+/* What a stream's kernels printed (sim_printf, a failing sim_assert),
+ * held as the GPU holds it in its printf FIFO until the host synchronizes
+ * with the stream; then written through stdio in the synchronizing thread,
+ * as the driver does (docs/device-output.md). */
+#define SIM_OUTPUT_MAX (1u << 20)      /* as the driver's default printf FIFO */
+typedef struct sim_output_piece {
+    int fd;                  /* 1 stdout, 2 stderr */
+    char *bytes;
+    size_t len;
+} sim_output_piece;
+typedef struct sim_output {
+    pthread_mutex_t lock;    /* a worker adds while the host may flush */
+    sim_output_piece *v;
+    size_t n, cap, bytes;
+    bool dropped;            /* overflowed since the last flush (logged once) */
+} sim_output;
+
+void sim_output_init(sim_output *o);
+void sim_output_release(sim_output *o);
+/* Writes what o holds to the process's stdout and stderr, in order. */
+void sim_output_flush(sim_output *o);
+/* The same in two steps, for a caller that finds o under b->lock: take
+ * there, write (and free) after letting go of it. */
+void sim_output_take(sim_output *o, sim_output_piece **v, size_t *n);
+void sim_output_write(sim_output_piece *v, size_t n);
+
 /* ---- the work queue of a stream ---- */
 
 typedef enum sim_op_kind {
@@ -87,6 +115,7 @@ typedef struct sim_op {
     void *params;            /* launch: owned copy */
     tdm_bevent *event;       /* record, wait: holds a reference */
     uint64_t event_seq;      /* record: this record's number; wait: the one awaited */
+    struct tdm_bstream *stream; /* where it was queued (a launch prints into its output) */
 } sim_op;
 
 struct tdm_bstream {
@@ -99,6 +128,7 @@ struct tdm_bstream {
     uint64_t mps_gen;        /* the MPS domain's fault generation at creation */
     bool stop;               /* drain, then exit */
     struct tdm_bstream *next;
+    sim_output output;       /* its kernels' printf/assert output (issue 14) */
 };
 
 struct tdm_bevent {
@@ -108,6 +138,9 @@ struct tdm_bevent {
     uint64_t completed;      /* highest record that ran */
     double t_ms;             /* CLOCK_MONOTONIC when that record ran */
     struct tdm_bevent *prev, *next;
+    /* The stream of its latest record, whose device output an event
+     * synchronize writes out (NULL once that stream is gone). */
+    struct tdm_bstream *recorded_on;
 };
 
 struct tdm_bmodule {
@@ -153,6 +186,7 @@ struct sim_exec {
     const atomic_bool *stopping;
     const sim_range *last;   /* the range of the previous access: most hit it */
     int err;
+    sim_output *output;      /* the launching stream's device output */
 };
 
 /* A line with the tandem-server[sim] prefix (tests and docs/sim-backend.md

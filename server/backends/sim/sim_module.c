@@ -142,6 +142,16 @@ void sim_modules_free_all(tdm_backend *b)
     }
 }
 
+/* ---- dynamic parallelism (issue 14) ---- */
+/* The device runtime's own kernels and variables (cudadevrt, linked into
+ * every -rdc program's image): registered by every such program, never
+ * launched or read by its host code, so their absence here is no news. */
+static bool from_device_runtime(const char *name)
+{
+    return name && (strstr(name, "_cuda_device_runtime_cu_") || strncmp(name, "cudartError", 11) == 0 ||
+                    strncmp(name, "__CNPRT_", 8) == 0);
+}
+
 int sim_module_get_function(tdm_backend *b, tdm_bmodule *m, const char *name, tdm_bfunc **out,
                             tdm_param_info *params)
 {
@@ -150,7 +160,8 @@ int sim_module_get_function(tdm_backend *b, tdm_bmodule *m, const char *name, td
 
     *out = NULL;
     if (!k) {
-        sim_log("no simulated implementation of kernel '%s'", name ? name : "(null)");
+        if (!from_device_runtime(name))
+            sim_log("no simulated implementation of kernel '%s'", name ? name : "(null)");
         return cudaErrorInvalidDeviceFunction;
     }
     if (k->nparams > TDM_MAX_KERNEL_PARAMS)
@@ -191,7 +202,8 @@ int sim_module_get_global(tdm_backend *b, tdm_bmodule *m, const char *name, uint
     int g = sim_global_index(name);
 
     if (g < 0) {
-        sim_log("no simulated global variable '%s'", name ? name : "(null)");
+        if (!from_device_runtime(name))
+            sim_log("no simulated global variable '%s'", name ? name : "(null)");
         return cudaErrorInvalidSymbol;
     }
     *addr = (uint64_t)(uintptr_t)m->storage[g];

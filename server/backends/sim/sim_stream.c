@@ -81,6 +81,7 @@ int sim_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bstream 
         return cudaErrorMemoryAllocation;
     s->b = b;
     s->mps_gen = sim_mps_generation(b);
+    sim_output_init(&s->output);
     if (pthread_cond_init(&s->wake, NULL) != 0) {
         free(s);
         return cudaErrorMemoryAllocation;
@@ -107,11 +108,17 @@ static void stream_free(tdm_backend *b, tdm_bstream *s)
             *p = s->next;
             break;
         }
+    for (tdm_bevent *e = b->events; e; e = e->next)
+        if (e->recorded_on == s)
+            e->recorded_on = NULL;
     s->stop = true;
     pthread_cond_signal(&s->wake);
     pthread_mutex_unlock(&b->lock);
     pthread_join(s->thread, NULL);
     pthread_cond_destroy(&s->wake);
+    /* Destroying a stream completes its work: what it printed is due. */
+    sim_output_flush(&s->output);
+    sim_output_release(&s->output);
     free(s);
 }
 
@@ -138,6 +145,7 @@ uint64_t sim_enqueue(tdm_backend *b, tdm_bstream *s, sim_op *op)
     pthread_mutex_lock(&b->lock);
     op->next = NULL;
     op->seq = seq = ++s->enqueued;
+    op->stream = s;
     if (s->tail)
         s->tail->next = op;
     else
@@ -165,6 +173,7 @@ int sim_stream_synchronize(tdm_backend *b, tdm_bstream *s)
     sim_mps_poll_locked(b, s);
     err = s->sticky;
     pthread_mutex_unlock(&b->lock);
+    sim_output_flush(&s->output);
     return err;
 }
 

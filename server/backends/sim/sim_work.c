@@ -62,6 +62,9 @@ int sim_memcpy_dtoh_sync(tdm_backend *b, void *dst, uint64_t src, size_t n, tdm_
     pthread_mutex_lock(&b->lock);
     sim_wait_seq_locked(b, s, seq);
     pthread_mutex_unlock(&b->lock);
+    /* A blocking copy synchronizes with its stream: the GPU's printf
+     * buffer is written out here too. */
+    sim_output_flush(&sim_stream_or_legacy(b, s)->output);
     return result;
 }
 
@@ -139,7 +142,7 @@ int sim_launch_kernel(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 bloc
 static int run_kernel(tdm_backend *b, sim_op *op)
 {
     tdm_bfunc *f = op->func;
-    sim_exec x = { .mapped = &b->mapped, .stopping = &b->stopping };
+    sim_exec x = { .mapped = &b->mapped, .stopping = &b->stopping, .output = &op->stream->output };
     sim_launch l = {
         .kernel = f->k->name,
         .grid = op->grid,

@@ -48,6 +48,16 @@ bool sim_launch_stopped(const sim_launch *l);
  * wins. */
 void sim_launch_fault(const sim_launch *l, int err, const char *why);
 
+/* ---- device output (issue 14) ---- */
+/* A twin's device printf: the text goes to the launching stream's output,
+ * written to the program's stdout when the host synchronizes with the
+ * stream (docs/device-output.md). */
+void sim_printf(const sim_launch *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A twin's failing device assert: the driver's message (to the program's
+ * stderr, at the same point) and the launch fails with cudaErrorAssert. */
+void sim_assert_fail(const sim_launch *l, const char *expr, const char *file, unsigned line, const char *func,
+                     tdm_dim3 block_idx, tdm_dim3 thread_idx);
+
 static inline uint32_t *sim_u32(const sim_launch *l, uint64_t addr)
 {
     return (uint32_t *)sim_mem_ptr_aligned(l, addr, 4, 4);
