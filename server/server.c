@@ -5,6 +5,7 @@
 
 #include <driver_types.h>
 
+#include "device_props.h"
 #include "log.h"
 
 int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
@@ -40,6 +41,8 @@ int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
         goto fail;
     }
     err = srv->ops->device_info(srv->be, &srv->info);
+    if (!err)
+        tdm_device_props_apply(&srv->info);
     if (!err)
         err = srv->ops->driver_version(srv->be, &srv->driver_version);
     if (err)

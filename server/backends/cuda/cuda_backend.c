@@ -184,12 +184,15 @@ static int cuda_device_info(tdm_backend *b, tdm_device_info *out)
         return err;
     out->total_mem = total;
     /* The numbering has holes (retired attributes) and grows with drivers:
-     * an attribute this driver rejects simply reads as 0. */
-    for (int i = 1; i < TDM_DEVICE_ATTR_COUNT; i++) {
+     * an attribute this driver rejects is marked so, and the guest refuses
+     * it as the driver does (a property field reads it as 0). */
+    for (int i = 0; i < TDM_DEVICE_ATTR_COUNT; i++) {
         int v = 0;
 
         if (tdm_cu.cuDeviceGetAttribute(&v, (CUdevice_attribute)i, b->dev) == CUDA_SUCCESS)
             out->attrs[i] = v;
+        else
+            out->attrs[i] = TDM_DEVICE_ATTR_UNSUPPORTED;
     }
     out->simulated = false;
     return cudaSuccess;

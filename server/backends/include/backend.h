@@ -154,4 +154,9 @@ extern const tdm_backend_ops tdm_backend_sim_ops;
 /* Looks a backend up by name ("cuda", "sim"); NULL if unknown or not built. */
 const tdm_backend_ops *tdm_backend_find(const char *name);
 
+/* ---- health and device properties (issue 14) ---- */
+/* tdm_device_info.attrs value of an attribute the driver rejects (the guest
+ * refuses it as the driver does); proto's TDM_ATTR_UNSUPPORTED. */
+#define TDM_DEVICE_ATTR_UNSUPPORTED INT32_MIN
+
 #endif
