@@ -5,6 +5,7 @@
 
 #include <driver_types.h>
 
+#include "health.h"
 #include "log.h"
 
 enum { TAG_STREAM = 0x53, TAG_EVENT = 0x45, TAG_MODULE = 0x4d, TAG_FUNC = 0x46 };
@@ -27,28 +28,9 @@ enum { TAG_STREAM = 0x53, TAG_EVENT = 0x45, TAG_MODULE = 0x4d, TAG_FUNC = 0x46 }
 #define HOOK_ERR(s, name, ...)                                                                              \
     ((s)->srv->hooks && (s)->srv->hooks->name ? (s)->srv->hooks->name((s)->srv->hooks_ctx, (s), __VA_ARGS__) : 0)
 
-/* Errors that leave the device unusable for the session, as in CUDA: they
- * stay set instead of being reported once. */
-static bool is_sticky(int err)
-{
-    return err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure ||
-           err == cudaErrorHardwareStackError || err == cudaErrorIllegalInstruction ||
-           err == cudaErrorMisalignedAddress || err == cudaErrorInvalidAddressSpace ||
-           err == cudaErrorInvalidPc || err == cudaErrorAssert;
-}
-
-/* Beyond sticky: the device context itself is gone (under MPS, the MPS
- * server that held it). */
-static bool is_context_fatal(int err)
-{
-    return is_sticky(err) || err == cudaErrorMpsConnectionFailed || err == cudaErrorMpsRpcFailure ||
-           err == cudaErrorMpsServerNotReady || err == cudaErrorMpsClientTerminated ||
-           err == cudaErrorECCUncorrectable || err == cudaErrorLaunchTimeout;
-}
-
 static void check_fatal(tdm_session *s, int err)
 {
-    if (is_context_fatal(err))
+    if (tdm_health_classify(err) == TDM_ERR_CONTEXT_FATAL)
         HOOK(s, context_lost, err);
 }
 
@@ -63,12 +45,12 @@ int tdm_session_sync_result(tdm_session *s, int err)
 {
     check_fatal(s, err);
     if (err) {
-        if (is_sticky(err))
+        if (tdm_health_is_sticky(err))
             s->deferred_err = err;
         return err;
     }
     err = s->deferred_err;
-    if (!is_sticky(err))
+    if (!tdm_health_is_sticky(err))
         s->deferred_err = 0;
     return err;
 }
