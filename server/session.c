@@ -30,8 +30,10 @@ enum { TAG_STREAM = 0x53, TAG_EVENT = 0x45, TAG_MODULE = 0x4d, TAG_FUNC = 0x46 }
 
 static void check_fatal(tdm_session *s, int err)
 {
-    if (tdm_health_classify(err) == TDM_ERR_CONTEXT_FATAL)
-        HOOK(s, context_lost, err);
+    if (tdm_health_classify(err) != TDM_ERR_CONTEXT_FATAL)
+        return;
+    HOOK(s, context_lost, err);       /* a standby takes the sessions: does not return */
+    tdm_session_health_lost(s, err);
 }
 
 void tdm_session_defer(tdm_session *s, int err)
@@ -44,6 +46,10 @@ void tdm_session_defer(tdm_session *s, int err)
 int tdm_session_sync_result(tdm_session *s, int err)
 {
     check_fatal(s, err);
+    /* A session of a lost context gets its error whatever this call did
+     * (natively every call of a lost context fails). */
+    if (!err)
+        err = tdm_session_health_err(s);
     if (err) {
         if (tdm_health_is_sticky(err))
             s->deferred_err = err;
@@ -74,6 +80,11 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
         return cudaErrorMemoryAllocation;
     s->srv = srv;
     s->id = atomic_fetch_add(&srv->next_session_id, 1);
+    err = tdm_session_health_admit(s);
+    if (err) {
+        free(s);
+        return err;
+    }
     tdm_range_map_init(&s->ranges);
     tdm_handles_init(&s->streams, TAG_STREAM);
     tdm_handles_init(&s->events, TAG_EVENT);
@@ -87,20 +98,22 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
     if (err) {
         if (s->null_stream.bs)
             srv->ops->stream_destroy(srv->be, s->null_stream.bs);
-        free(s);
-        return err;
+        goto fail;
     }
     s->null_stream.blocking = true;
     err = srv->hooks && srv->hooks->opened ? srv->hooks->opened(srv->hooks_ctx, s) : 0;
     if (err) {
         srv->ops->event_destroy(srv->be, s->null_stream.order_ev);
         srv->ops->stream_destroy(srv->be, s->null_stream.bs);
-        free(s);
-        return err;
+        goto fail;
     }
     atomic_fetch_add(&srv->live_sessions, 1);
     *out = s;
     return 0;
+fail:
+    tdm_session_health_ended(s);
+    free(s);
+    return err;
 }
 
 /* A new handle: the one the hooks want (a standby reproducing its
@@ -820,6 +833,7 @@ void tdm_session_destroy(tdm_session *s)
 {
     if (!s)
         return;
+    tdm_session_health_closing(s);
     HOOK0(s, closed);
     tdm_session_release_all(s);
     HOOK0(s, ended);
@@ -831,5 +845,6 @@ void tdm_session_destroy(tdm_session *s)
     tdm_handles_release(&s->funcs);
     tdm_range_map_release(&s->ranges);
     atomic_fetch_sub(&s->srv->live_sessions, 1);
+    tdm_session_health_ended(s);
     free(s);
 }

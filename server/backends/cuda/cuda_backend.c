@@ -149,13 +149,16 @@ static void cuda_shutdown(tdm_backend *b)
 {
     if (!b)
         return;
+    bool lost = true;
+
     if (tdm_cuda_enter(b) == cudaSuccess) {
-        /* Let queued work finish before its memory goes away. */
-        tdm_cuda_err(tdm_cu.cuCtxSynchronize(), "cuCtxSynchronize(shutdown)");
+        /* Let queued work finish before its memory goes away; a context
+         * that cannot is lost. */
+        lost = tdm_cuda_err(tdm_cu.cuCtxSynchronize(), "cuCtxSynchronize(shutdown)") != cudaSuccess;
         tdm_cuda_arena_free(b);
         tdm_cuda_err(tdm_cu.cuStreamDestroy(b->zero_stream), "cuStreamDestroy(zero stream)");
     }
-    tdm_cuda_err(tdm_cu.cuDevicePrimaryCtxRelease(b->dev), "cuDevicePrimaryCtxRelease");
+    tdm_cuda_release_context(b, lost);
     free(b);
 }
 
@@ -260,4 +263,6 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .memset_d8 = tdm_cuda_memset_d8,
     .launch = tdm_cuda_launch,
     .device_synchronize = cuda_device_synchronize,
+    /* ---- health (issue 14) ---- */
+    .stream_lost_context = tdm_cuda_stream_lost_context,
 };

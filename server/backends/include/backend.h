@@ -146,6 +146,13 @@ typedef struct tdm_backend_ops {
     /* Synchronize every stream of the device: used only by the session
      * layer when it has no narrower choice (device reset). */
     int (*device_synchronize)(tdm_backend *b);
+
+    /* ---- health (issue 14) ---- */
+    /* True if s's own work lost the device context (its kernel faulted
+     * first), so the server can name the session at fault; false if it did
+     * not, or the backend cannot tell (a GPU reports the loss to every
+     * stream alike). */
+    bool (*stream_lost_context)(tdm_backend *b, tdm_bstream *s);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;
