@@ -45,9 +45,13 @@ out:
     return err;
 }
 
+/* An attribute's value for a property field: one the driver rejects
+ * (TDM_ATTR_UNSUPPORTED) reads as 0 there, as the native runtime leaves it. */
 static int attr(enum cudaDeviceAttr a)
 {
-    return (unsigned)a < TDM_ATTR_COUNT ? info.attrs[a] : 0;
+    int v = (unsigned)a < TDM_ATTR_COUNT ? info.attrs[a] : 0;
+
+    return v == TDM_ATTR_UNSUPPORTED ? 0 : v;
 }
 
 cudaError_t cudaGetDeviceCount(int *count)
@@ -103,6 +107,9 @@ cudaError_t cudaGetDeviceFlags(unsigned int *flags)
     return cudaSuccess;
 }
 
+/* The server sends every attribute the way the device (after Tandem's
+ * deliberate differences, docs/device-properties.md) answers it; one the
+ * driver rejects is refused as the driver refuses it. */
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr a, int device)
 {
     cudaError_t err = check_device(device);
@@ -113,8 +120,152 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr a, int device
         err = fetch_info();
     if (err)
         return tdm_ret(err);
-    *value = attr(a);
+    if (info.attrs[a] == TDM_ATTR_UNSUPPORTED)
+        return tdm_ret(cudaErrorInvalidValue);
+    *value = info.attrs[a];
     return cudaSuccess;
+}
+
+static void fill_dims(int *dst, const enum cudaDeviceAttr *src, int n)
+{
+    for (int i = 0; i < n; i++)
+        dst[i] = attr(src[i]);
+}
+
+/* Every field of CUDA 13's cudaDeviceProp from the attribute the native
+ * runtime reads it from; name, uuid and total memory come from the server
+ * as themselves (no attribute holds them).  luid and luidDeviceNodeMask are
+ * Windows-only and left 0, as the runtime leaves them on Linux. */
+static void fill_props(struct cudaDeviceProp *p)
+{
+    static const enum cudaDeviceAttr tex2d_mip[2] = { cudaDevAttrMaxTexture2DMipmappedWidth,
+                                                      cudaDevAttrMaxTexture2DMipmappedHeight };
+    static const enum cudaDeviceAttr tex2d[2] = { cudaDevAttrMaxTexture2DWidth, cudaDevAttrMaxTexture2DHeight };
+    static const enum cudaDeviceAttr tex2d_lin[3] = { cudaDevAttrMaxTexture2DLinearWidth,
+                                                      cudaDevAttrMaxTexture2DLinearHeight,
+                                                      cudaDevAttrMaxTexture2DLinearPitch };
+    static const enum cudaDeviceAttr tex2d_gather[2] = { cudaDevAttrMaxTexture2DGatherWidth,
+                                                         cudaDevAttrMaxTexture2DGatherHeight };
+    static const enum cudaDeviceAttr tex3d[3] = { cudaDevAttrMaxTexture3DWidth, cudaDevAttrMaxTexture3DHeight,
+                                                  cudaDevAttrMaxTexture3DDepth };
+    static const enum cudaDeviceAttr tex3d_alt[3] = { cudaDevAttrMaxTexture3DWidthAlt,
+                                                      cudaDevAttrMaxTexture3DHeightAlt,
+                                                      cudaDevAttrMaxTexture3DDepthAlt };
+    static const enum cudaDeviceAttr tex1d_lay[2] = { cudaDevAttrMaxTexture1DLayeredWidth,
+                                                      cudaDevAttrMaxTexture1DLayeredLayers };
+    static const enum cudaDeviceAttr tex2d_lay[3] = { cudaDevAttrMaxTexture2DLayeredWidth,
+                                                      cudaDevAttrMaxTexture2DLayeredHeight,
+                                                      cudaDevAttrMaxTexture2DLayeredLayers };
+    static const enum cudaDeviceAttr texcube_lay[2] = { cudaDevAttrMaxTextureCubemapLayeredWidth,
+                                                        cudaDevAttrMaxTextureCubemapLayeredLayers };
+    static const enum cudaDeviceAttr surf2d[2] = { cudaDevAttrMaxSurface2DWidth, cudaDevAttrMaxSurface2DHeight };
+    static const enum cudaDeviceAttr surf3d[3] = { cudaDevAttrMaxSurface3DWidth, cudaDevAttrMaxSurface3DHeight,
+                                                   cudaDevAttrMaxSurface3DDepth };
+    static const enum cudaDeviceAttr surf1d_lay[2] = { cudaDevAttrMaxSurface1DLayeredWidth,
+                                                       cudaDevAttrMaxSurface1DLayeredLayers };
+    static const enum cudaDeviceAttr surf2d_lay[3] = { cudaDevAttrMaxSurface2DLayeredWidth,
+                                                       cudaDevAttrMaxSurface2DLayeredHeight,
+                                                       cudaDevAttrMaxSurface2DLayeredLayers };
+    static const enum cudaDeviceAttr surfcube_lay[2] = { cudaDevAttrMaxSurfaceCubemapLayeredWidth,
+                                                         cudaDevAttrMaxSurfaceCubemapLayeredLayers };
+    static const enum cudaDeviceAttr block[3] = { cudaDevAttrMaxBlockDimX, cudaDevAttrMaxBlockDimY,
+                                                  cudaDevAttrMaxBlockDimZ };
+    static const enum cudaDeviceAttr grid[3] = { cudaDevAttrMaxGridDimX, cudaDevAttrMaxGridDimY,
+                                                 cudaDevAttrMaxGridDimZ };
+
+    memset(p, 0, sizeof(*p));
+    snprintf(p->name, sizeof(p->name), "%s", info.name);
+    memcpy(&p->uuid, info.uuid, sizeof(p->uuid));
+    p->totalGlobalMem = info.total_mem;
+    p->sharedMemPerBlock = (size_t)attr(cudaDevAttrMaxSharedMemoryPerBlock);
+    p->regsPerBlock = attr(cudaDevAttrMaxRegistersPerBlock);
+    p->warpSize = attr(cudaDevAttrWarpSize);
+    p->memPitch = (size_t)(unsigned)attr(cudaDevAttrMaxPitch);
+    p->maxThreadsPerBlock = attr(cudaDevAttrMaxThreadsPerBlock);
+    fill_dims(p->maxThreadsDim, block, 3);
+    fill_dims(p->maxGridSize, grid, 3);
+    p->totalConstMem = (size_t)(unsigned)attr(cudaDevAttrTotalConstantMemory);
+    p->major = attr(cudaDevAttrComputeCapabilityMajor);
+    p->minor = attr(cudaDevAttrComputeCapabilityMinor);
+    p->textureAlignment = (size_t)attr(cudaDevAttrTextureAlignment);
+    p->texturePitchAlignment = (size_t)attr(cudaDevAttrTexturePitchAlignment);
+    p->multiProcessorCount = attr(cudaDevAttrMultiProcessorCount);
+    p->integrated = attr(cudaDevAttrIntegrated);
+    p->canMapHostMemory = attr(cudaDevAttrCanMapHostMemory);
+    p->maxTexture1D = attr(cudaDevAttrMaxTexture1DWidth);
+    p->maxTexture1DMipmap = attr(cudaDevAttrMaxTexture1DMipmappedWidth);
+    fill_dims(p->maxTexture2D, tex2d, 2);
+    fill_dims(p->maxTexture2DMipmap, tex2d_mip, 2);
+    fill_dims(p->maxTexture2DLinear, tex2d_lin, 3);
+    fill_dims(p->maxTexture2DGather, tex2d_gather, 2);
+    fill_dims(p->maxTexture3D, tex3d, 3);
+    fill_dims(p->maxTexture3DAlt, tex3d_alt, 3);
+    p->maxTextureCubemap = attr(cudaDevAttrMaxTextureCubemapWidth);
+    fill_dims(p->maxTexture1DLayered, tex1d_lay, 2);
+    fill_dims(p->maxTexture2DLayered, tex2d_lay, 3);
+    fill_dims(p->maxTextureCubemapLayered, texcube_lay, 2);
+    p->maxSurface1D = attr(cudaDevAttrMaxSurface1DWidth);
+    fill_dims(p->maxSurface2D, surf2d, 2);
+    fill_dims(p->maxSurface3D, surf3d, 3);
+    fill_dims(p->maxSurface1DLayered, surf1d_lay, 2);
+    fill_dims(p->maxSurface2DLayered, surf2d_lay, 3);
+    p->maxSurfaceCubemap = attr(cudaDevAttrMaxSurfaceCubemapWidth);
+    fill_dims(p->maxSurfaceCubemapLayered, surfcube_lay, 2);
+    p->surfaceAlignment = (size_t)attr(cudaDevAttrSurfaceAlignment);
+    p->concurrentKernels = attr(cudaDevAttrConcurrentKernels);
+    p->ECCEnabled = attr(cudaDevAttrEccEnabled);
+    p->pciBusID = attr(cudaDevAttrPciBusId);
+    p->pciDeviceID = attr(cudaDevAttrPciDeviceId);
+    p->pciDomainID = attr(cudaDevAttrPciDomainId);
+    p->tccDriver = attr(cudaDevAttrTccDriver);
+    p->asyncEngineCount = attr(cudaDevAttrAsyncEngineCount);
+    p->unifiedAddressing = attr(cudaDevAttrUnifiedAddressing);
+    p->memoryBusWidth = attr(cudaDevAttrGlobalMemoryBusWidth);
+    p->l2CacheSize = attr(cudaDevAttrL2CacheSize);
+    p->persistingL2CacheMaxSize = attr(cudaDevAttrMaxPersistingL2CacheSize);
+    p->maxThreadsPerMultiProcessor = attr(cudaDevAttrMaxThreadsPerMultiProcessor);
+    p->streamPrioritiesSupported = attr(cudaDevAttrStreamPrioritiesSupported);
+    p->globalL1CacheSupported = attr(cudaDevAttrGlobalL1CacheSupported);
+    p->localL1CacheSupported = attr(cudaDevAttrLocalL1CacheSupported);
+    p->sharedMemPerMultiprocessor = (size_t)attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor);
+    p->regsPerMultiprocessor = attr(cudaDevAttrMaxRegistersPerMultiprocessor);
+    p->managedMemory = attr(cudaDevAttrManagedMemory);
+    p->isMultiGpuBoard = attr(cudaDevAttrIsMultiGpuBoard);
+    p->multiGpuBoardGroupID = attr(cudaDevAttrMultiGpuBoardGroupID);
+    p->hostNativeAtomicSupported = attr(cudaDevAttrHostNativeAtomicSupported);
+    p->pageableMemoryAccess = attr(cudaDevAttrPageableMemoryAccess);
+    p->concurrentManagedAccess = attr(cudaDevAttrConcurrentManagedAccess);
+    p->computePreemptionSupported = attr(cudaDevAttrComputePreemptionSupported);
+    p->canUseHostPointerForRegisteredMem = attr(cudaDevAttrCanUseHostPointerForRegisteredMem);
+    p->cooperativeLaunch = attr(cudaDevAttrCooperativeLaunch);
+    p->sharedMemPerBlockOptin = (size_t)attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
+    p->pageableMemoryAccessUsesHostPageTables = attr(cudaDevAttrPageableMemoryAccessUsesHostPageTables);
+    p->directManagedMemAccessFromHost = attr(cudaDevAttrDirectManagedMemAccessFromHost);
+    p->maxBlocksPerMultiProcessor = attr(cudaDevAttrMaxBlocksPerMultiprocessor);
+    p->accessPolicyMaxWindowSize = attr(cudaDevAttrMaxAccessPolicyWindowSize);
+    p->reservedSharedMemPerBlock = (size_t)attr(cudaDevAttrReservedSharedMemoryPerBlock);
+    p->hostRegisterSupported = attr(cudaDevAttrHostRegisterSupported);
+    p->sparseCudaArraySupported = attr(cudaDevAttrSparseCudaArraySupported);
+    p->hostRegisterReadOnlySupported = attr(cudaDevAttrHostRegisterReadOnlySupported);
+    p->timelineSemaphoreInteropSupported = attr(cudaDevAttrTimelineSemaphoreInteropSupported);
+    p->memoryPoolsSupported = attr(cudaDevAttrMemoryPoolsSupported);
+    p->gpuDirectRDMASupported = attr(cudaDevAttrGPUDirectRDMASupported);
+    p->gpuDirectRDMAFlushWritesOptions = (unsigned)attr(cudaDevAttrGPUDirectRDMAFlushWritesOptions);
+    p->gpuDirectRDMAWritesOrdering = attr(cudaDevAttrGPUDirectRDMAWritesOrdering);
+    p->memoryPoolSupportedHandleTypes = (unsigned)attr(cudaDevAttrMemoryPoolSupportedHandleTypes);
+    p->deferredMappingCudaArraySupported = attr(cudaDevAttrDeferredMappingCudaArraySupported);
+    p->ipcEventSupported = attr(cudaDevAttrIpcEventSupport);
+    p->clusterLaunch = attr(cudaDevAttrClusterLaunch);
+    /* The runtime names this attribute Reserved129; the driver's is
+     * CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS. */
+    p->unifiedFunctionPointers = attr((enum cudaDeviceAttr)129);
+    p->deviceNumaConfig = attr(cudaDevAttrNumaConfig);
+    p->deviceNumaId = attr(cudaDevAttrNumaId);
+    p->mpsEnabled = attr(cudaDevAttrMpsEnabled);
+    p->hostNumaId = attr(cudaDevAttrHostNumaId);
+    p->gpuPciDeviceID = (unsigned)attr(cudaDevAttrGpuPciDeviceId);
+    p->gpuPciSubsystemID = (unsigned)attr(cudaDevAttrGpuPciSubsystemId);
+    p->hostNumaMultinodeIpcSupported = attr(cudaDevAttrHostNumaMultinodeIpcSupported);
 }
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
@@ -127,56 +278,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
         err = fetch_info();
     if (err)
         return tdm_ret(err);
-    memset(p, 0, sizeof(*p));
-    snprintf(p->name, sizeof(p->name), "%s", info.name);
-    memcpy(&p->uuid, info.uuid, sizeof(p->uuid));
-    p->totalGlobalMem = info.total_mem;
-    p->sharedMemPerBlock = (size_t)attr(cudaDevAttrMaxSharedMemoryPerBlock);
-    p->regsPerBlock = attr(cudaDevAttrMaxRegistersPerBlock);
-    p->warpSize = attr(cudaDevAttrWarpSize);
-    p->memPitch = (size_t)attr(cudaDevAttrMaxPitch);
-    p->maxThreadsPerBlock = attr(cudaDevAttrMaxThreadsPerBlock);
-    p->maxThreadsDim[0] = attr(cudaDevAttrMaxBlockDimX);
-    p->maxThreadsDim[1] = attr(cudaDevAttrMaxBlockDimY);
-    p->maxThreadsDim[2] = attr(cudaDevAttrMaxBlockDimZ);
-    p->maxGridSize[0] = attr(cudaDevAttrMaxGridDimX);
-    p->maxGridSize[1] = attr(cudaDevAttrMaxGridDimY);
-    p->maxGridSize[2] = attr(cudaDevAttrMaxGridDimZ);
-    p->totalConstMem = (size_t)(unsigned)attr(cudaDevAttrTotalConstantMemory);
-    p->major = attr(cudaDevAttrComputeCapabilityMajor);
-    p->minor = attr(cudaDevAttrComputeCapabilityMinor);
-    p->textureAlignment = (size_t)attr(cudaDevAttrTextureAlignment);
-    p->texturePitchAlignment = (size_t)attr(cudaDevAttrTexturePitchAlignment);
-    p->multiProcessorCount = attr(cudaDevAttrMultiProcessorCount);
-    p->integrated = attr(cudaDevAttrIntegrated);
-    /* Mapped host memory cannot cross the transport. */
-    p->canMapHostMemory = 0;
-    p->concurrentKernels = attr(cudaDevAttrConcurrentKernels);
-    p->ECCEnabled = attr(cudaDevAttrEccEnabled);
-    p->pciBusID = attr(cudaDevAttrPciBusId);
-    p->pciDeviceID = attr(cudaDevAttrPciDeviceId);
-    p->pciDomainID = attr(cudaDevAttrPciDomainId);
-    p->asyncEngineCount = attr(cudaDevAttrAsyncEngineCount);
-    p->unifiedAddressing = attr(cudaDevAttrUnifiedAddressing);
-    p->memoryBusWidth = attr(cudaDevAttrGlobalMemoryBusWidth);
-    p->l2CacheSize = attr(cudaDevAttrL2CacheSize);
-    p->persistingL2CacheMaxSize = attr(cudaDevAttrMaxPersistingL2CacheSize);
-    p->maxThreadsPerMultiProcessor = attr(cudaDevAttrMaxThreadsPerMultiProcessor);
-    p->streamPrioritiesSupported = attr(cudaDevAttrStreamPrioritiesSupported);
-    p->globalL1CacheSupported = attr(cudaDevAttrGlobalL1CacheSupported);
-    p->localL1CacheSupported = attr(cudaDevAttrLocalL1CacheSupported);
-    p->sharedMemPerMultiprocessor = (size_t)attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor);
-    p->regsPerMultiprocessor = attr(cudaDevAttrMaxRegistersPerMultiprocessor);
-    p->managedMemory = 0;
-    p->isMultiGpuBoard = attr(cudaDevAttrIsMultiGpuBoard);
-    p->multiGpuBoardGroupID = attr(cudaDevAttrMultiGpuBoardGroupID);
-    p->computePreemptionSupported = attr(cudaDevAttrComputePreemptionSupported);
-    p->cooperativeLaunch = attr(cudaDevAttrCooperativeLaunch);
-    p->sharedMemPerBlockOptin = (size_t)attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
-    p->maxBlocksPerMultiProcessor = attr(cudaDevAttrMaxBlocksPerMultiprocessor);
-    p->accessPolicyMaxWindowSize = attr(cudaDevAttrMaxAccessPolicyWindowSize);
-    p->reservedSharedMemPerBlock = (size_t)attr(cudaDevAttrReservedSharedMemoryPerBlock);
-    p->clusterLaunch = attr(cudaDevAttrClusterLaunch);
+    fill_props(p);
     return cudaSuccess;
 }
 

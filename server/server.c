@@ -5,7 +5,16 @@
 
 #include <driver_types.h>
 
+#include "device_props.h"
 #include "log.h"
+
+static void backend_config(const tdm_server_config *cfg, tdm_backend_config *bc)
+{
+    bc->device = cfg->device;
+    bc->arena_base = cfg->arena_base;
+    bc->arena_size = cfg->arena_size;
+    bc->sim_mps_domain = cfg->sim_mps_domain;
+}
 
 int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
 {
@@ -19,10 +28,7 @@ int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
         tdm_log("unknown backend '%s' (have: cuda, sim)", cfg->backend);
         return cudaErrorInvalidValue;
     }
-    bc.device = cfg->device;
-    bc.arena_base = cfg->arena_base;
-    bc.arena_size = cfg->arena_size;
-    bc.sim_mps_domain = cfg->sim_mps_domain;
+    backend_config(cfg, &bc);
     err = srv->ops->init(&srv->be, &bc);
     if (err) {
         tdm_log("backend '%s' failed to start (cudaError %d)", srv->ops->name, err);
@@ -41,6 +47,8 @@ int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
     }
     err = srv->ops->device_info(srv->be, &srv->info);
     if (!err)
+        tdm_device_props_apply(&srv->info);
+    if (!err)
         err = srv->ops->driver_version(srv->be, &srv->driver_version);
     if (err)
         goto fail;
@@ -48,6 +56,7 @@ int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
     atomic_init(&srv->live_sessions, 0);
     atomic_init(&srv->calls, 0);
     pthread_mutex_init(&srv->endpoint_lock, NULL);
+    tdm_health_init(&srv->health);
     return 0;
 fail:
     tdm_arena_destroy(srv->arena);
@@ -87,4 +96,24 @@ void tdm_server_stop(tdm_server *srv)
     tdm_arena_destroy(srv->arena);
     srv->be = NULL;
     srv->arena = NULL;
+    tdm_health_destroy(&srv->health);
+}
+
+/* ---- health (issue 14) ---- */
+
+int tdm_server_rebuild_context(tdm_server *srv)
+{
+    tdm_backend_config bc;
+    int err;
+
+    /* Shutting the backend down releases the lost context (the documented
+     * way back from a sticky error is a new context), init makes a new one
+     * and the arena goes back at the same address. */
+    srv->ops->shutdown(srv->be);
+    srv->be = NULL;
+    backend_config(&srv->cfg, &bc);
+    err = srv->ops->init(&srv->be, &bc);
+    if (!err)
+        err = srv->ops->arena_reserve(srv->be);
+    return err;
 }

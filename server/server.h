@@ -11,6 +11,7 @@
 
 #include "arena.h"
 #include "backend.h"
+#include "health.h"
 #include "session_hooks.h"
 
 #define TDM_DEFAULT_ARENA_BASE 0x200000000000ull  /* 32 TiB: free in both CPU and GPU VA on x86-64 */
@@ -48,6 +49,8 @@ typedef struct tdm_server {
     pthread_mutex_t endpoint_lock;
     char endpoint[160];          /* tcp://HOST:PORT once the listener is up */
     char shm_endpoint[160];      /* shm:NAME when it also serves shm, else "" */
+    /* ---- health (issue 14) ---- */
+    tdm_health health;           /* its device context's (health.h) */
 } tdm_server;
 
 /* 0 on success; otherwise a cudaError_t after logging why. */
@@ -62,5 +65,10 @@ void tdm_server_set_endpoint(tdm_server *srv, const char *tcp, const char *shm);
 /* Copies the endpoints into tcp and shm ("" when it serves no shm); false
  * while there are none yet. */
 bool tdm_server_endpoint(tdm_server *srv, char *tcp, char *shm, size_t len);
+
+/* ---- health (issue 14) ---- */
+/* Replaces the backend by a fresh one (a new device context) with the same
+ * arena; only when no session uses the backend.  0 or a cudaError_t. */
+int tdm_server_rebuild_context(tdm_server *srv);
 
 #endif

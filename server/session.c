@@ -6,6 +6,7 @@
 #include <driver_types.h>
 
 #include "device_output.h"
+#include "health.h"
 #include "log.h"
 #include "tandem_rpc.h"
 
@@ -29,29 +30,12 @@ enum { TAG_STREAM = 0x53, TAG_EVENT = 0x45, TAG_MODULE = 0x4d, TAG_FUNC = 0x46 }
 #define HOOK_ERR(s, name, ...)                                                                              \
     ((s)->srv->hooks && (s)->srv->hooks->name ? (s)->srv->hooks->name((s)->srv->hooks_ctx, (s), __VA_ARGS__) : 0)
 
-/* Errors that leave the device unusable for the session, as in CUDA: they
- * stay set instead of being reported once. */
-static bool is_sticky(int err)
-{
-    return err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure ||
-           err == cudaErrorHardwareStackError || err == cudaErrorIllegalInstruction ||
-           err == cudaErrorMisalignedAddress || err == cudaErrorInvalidAddressSpace ||
-           err == cudaErrorInvalidPc || err == cudaErrorAssert;
-}
-
-/* Beyond sticky: the device context itself is gone (under MPS, the MPS
- * server that held it). */
-static bool is_context_fatal(int err)
-{
-    return is_sticky(err) || err == cudaErrorMpsConnectionFailed || err == cudaErrorMpsRpcFailure ||
-           err == cudaErrorMpsServerNotReady || err == cudaErrorMpsClientTerminated ||
-           err == cudaErrorECCUncorrectable || err == cudaErrorLaunchTimeout;
-}
-
 static void check_fatal(tdm_session *s, int err)
 {
-    if (is_context_fatal(err))
-        HOOK(s, context_lost, err);
+    if (tdm_health_classify(err) != TDM_ERR_CONTEXT_FATAL)
+        return;
+    HOOK(s, context_lost, err);       /* a standby takes the sessions: does not return */
+    tdm_session_health_lost(s, err);
 }
 
 void tdm_session_defer(tdm_session *s, int err)
@@ -64,13 +48,17 @@ void tdm_session_defer(tdm_session *s, int err)
 int tdm_session_sync_result(tdm_session *s, int err)
 {
     check_fatal(s, err);
+    /* A session of a lost context gets its error whatever this call did
+     * (natively every call of a lost context fails). */
+    if (!err)
+        err = tdm_session_health_err(s);
     if (err) {
-        if (is_sticky(err))
+        if (tdm_health_is_sticky(err))
             s->deferred_err = err;
         return err;
     }
     err = s->deferred_err;
-    if (!is_sticky(err))
+    if (!tdm_health_is_sticky(err))
         s->deferred_err = 0;
     return err;
 }
@@ -94,6 +82,11 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
         return cudaErrorMemoryAllocation;
     s->srv = srv;
     s->id = atomic_fetch_add(&srv->next_session_id, 1);
+    err = tdm_session_health_admit(s);
+    if (err) {
+        free(s);
+        return err;
+    }
     tdm_range_map_init(&s->ranges);
     tdm_handles_init(&s->streams, TAG_STREAM);
     tdm_handles_init(&s->events, TAG_EVENT);
@@ -107,8 +100,7 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
     if (err) {
         if (s->null_stream.bs)
             srv->ops->stream_destroy(srv->be, s->null_stream.bs);
-        free(s);
-        return err;
+        goto fail;
     }
     s->null_stream.blocking = true;
     if (tdm_device_output_create(s->id, TDM_OUTPUT_MAX, TDM_OUTPUT_MAX_CHUNKS, &s->output) != 0) {
@@ -122,12 +114,15 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
         tdm_device_output_destroy(s->output);
         srv->ops->event_destroy(srv->be, s->null_stream.order_ev);
         srv->ops->stream_destroy(srv->be, s->null_stream.bs);
-        free(s);
-        return err;
+        goto fail;
     }
     atomic_fetch_add(&srv->live_sessions, 1);
     *out = s;
     return 0;
+fail:
+    tdm_session_health_ended(s);
+    free(s);
+    return err;
 }
 
 /* A new handle: the one the hooks want (a standby reproducing its
@@ -847,6 +842,7 @@ void tdm_session_destroy(tdm_session *s)
 {
     if (!s)
         return;
+    tdm_session_health_closing(s);
     HOOK0(s, closed);
     /* What its kernels print while its work drains is still its own: kept
      * out of the server's stdout, and dropped with its buffer. */
@@ -863,5 +859,6 @@ void tdm_session_destroy(tdm_session *s)
     tdm_range_map_release(&s->ranges);
     tdm_device_output_destroy(s->output);
     atomic_fetch_sub(&s->srv->live_sessions, 1);
+    tdm_session_health_ended(s);
     free(s);
 }

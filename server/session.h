@@ -77,6 +77,8 @@ typedef struct tdm_session {
     void *hook_state;                /* the session hooks' own state for it (session_hooks.h) */
     /* ---- device output (issue 14) ---- */
     struct tdm_device_output *output; /* its kernels' printf/assert output for the guest (device_output.h) */
+    /* ---- health (issue 14) ---- */
+    uint64_t ctx_generation;         /* the device context it was admitted to (health.h) */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -152,5 +154,22 @@ int tdm_session_event_elapsed(tdm_session *s, uint64_t start, uint64_t end, floa
 int tdm_session_device_synchronize(tdm_session *s);
 /* Releases every resource of the session; the session stays usable. */
 int tdm_session_reset(tdm_session *s);
+
+/* ---- health (issue 14): session_health.c, docs/health.md ---- */
+/* Waits while the context is lost and being rebuilt; then the session
+ * belongs to the current context.  cudaErrorDevicesUnavailable if it is
+ * not back within a minute. */
+int tdm_session_health_admit(tdm_session *s);
+/* The session saw a context-fatal error: the first one names it in the log
+ * and starts the drain. */
+void tdm_session_health_lost(tdm_session *s, int err);
+/* The error every call of a session of a lost context gets; 0 if its
+ * context is fine. */
+int tdm_session_health_err(tdm_session *s);
+/* The session is about to end, its streams still there: a culprit that
+ * never synchronized is named now. */
+void tdm_session_health_closing(tdm_session *s);
+/* The session ended: the last one of a lost context rebuilds it. */
+void tdm_session_health_ended(tdm_session *s);
 
 #endif

@@ -133,7 +133,7 @@ static void on_context_lost(void *ctx, tdm_session *s, int err)
      * resumes its session there. */
     tdm_log_session(s->id, "the device context is lost (cudaError %d); stopping so that guests resume on the "
                            "standby", err);
-    _exit(75);
+    _exit(TDM_EXIT_HANDED_OFF);
 }
 
 static const tdm_session_hooks hooks = {

@@ -117,8 +117,9 @@ static void launch_increment(tdm_bfunc *f, const tdm_param_info *pi, uint64_t x,
         cr_assert_eq(ops->launch(be, f, grid, block, 0, s, p.buf, p.len), 0);
 }
 
-/* After cr_redirect_stderr(): whether what was written so far contains s. */
-static bool stderr_contains(const char *s)
+/* After cr_redirect_stderr(): whether what was written so far contains a
+ * and b (one read: what a read took is gone). */
+static bool stderr_contains_both(const char *a, const char *b)
 {
     FILE *f = cr_get_redirected_stderr();
     char buf[8192];
@@ -127,7 +128,7 @@ static bool stderr_contains(const char *s)
     fflush(stderr);
     n = fread(buf, 1, sizeof(buf) - 1, f);
     buf[n] = 0;
-    return strstr(buf, s) != NULL;
+    return strstr(buf, a) && strstr(buf, b);
 }
 
 static double now_s(void)
@@ -447,65 +448,109 @@ Test(sim_event, elapsed_time, .init = up, .fini = down)
 
 /* ---- kernels and faults ---- */
 
-Test(sim_kernel, illegal_address_is_sticky_for_its_stream_only, .init = up, .fini = down)
+/* As on a GPU, a kernel's illegal address loses the whole context: the
+ * error is sticky for its own stream and every other one, the legacy stream
+ * and streams made later included; the backend knows which stream's work
+ * lost it (docs/health.md). */
+Test(sim_kernel, illegal_address_loses_the_context_for_every_stream, .init = up, .fini = down)
 {
     tdm_bmodule *m = load_module();
     tdm_param_info pi;
     tdm_bfunc *f = get_func(m, K_INCREMENT, &pi);
-    tdm_bstream *bad = NULL, *good = NULL;
+    tdm_bstream *bad = NULL, *good = NULL, *later = NULL;
     tdm_bmem *mem = NULL;
     uint64_t x = map(0, GRAN, &mem);
-    uint32_t host_word = 0, out[4] = { 0 }, in[4] = { 1, 2, 3, 4 };
+    uint32_t out[4] = { 0 }, in[4] = { 1, 2, 3, 4 };
 
     cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &bad), 0);
     cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &good), 0);
+    /* Before the fault the other stream works. */
+    cr_assert_eq(ops->memcpy_htod(be, x, in, sizeof(in), good), 0);
+    launch_increment(f, &pi, x, 4, 1, good);
+    cr_assert_eq(ops->memcpy_dtoh_sync(be, out, x, sizeof(out), good), 0);
+    cr_expect_eq(out[3], 4u + 1u + 3u);
+    cr_expect_not(ops->stream_lost_context(be, bad));
     cr_redirect_stderr();
     /* Runs off the end of the 2 MiB mapping into reserved, unmapped arena. */
     launch_increment(f, &pi, x, (int32_t)(GRAN / 4) + 256, 1, bad);
     cr_expect_eq(ops->stream_synchronize(be, bad), cudaErrorIllegalAddress);
+    cr_expect(ops->stream_lost_context(be, bad));
+    cr_expect_not(ops->stream_lost_context(be, good));
     /* Sticky: later work on that stream is not done and the error stays. */
     launch_increment(f, &pi, x, 4, 1, bad);
     cr_expect_eq(ops->stream_synchronize(be, bad), cudaErrorIllegalAddress);
     cr_expect_eq(ops->stream_query(be, bad), cudaErrorIllegalAddress);
     cr_expect_eq(ops->memcpy_dtoh_sync(be, out, x, sizeof(out), bad), cudaErrorIllegalAddress);
-    /* The first launch updated what was mapped before faulting; the
-     * second did nothing. */
-    cr_assert_eq(ops->memcpy_dtoh_sync(be, out, x, sizeof(out), good), 0);
-    cr_expect_eq(out[0], 1u);
-    cr_expect_eq(out[1], 2u);
-    /* Another stream and the legacy one keep working. */
-    cr_assert_eq(ops->memcpy_htod(be, x, in, sizeof(in), good), 0);
+    /* Every other stream of the context too, its work not done. */
     launch_increment(f, &pi, x, 4, 1, good);
-    cr_assert_eq(ops->memcpy_dtoh_sync(be, out, x, sizeof(out), good), 0);
-    cr_expect_eq(out[3], 4u + 1u + 3u);
-    cr_expect_eq(ops->stream_synchronize(be, good), 0);
-    cr_expect_eq(ops->stream_synchronize(be, NULL), 0);
-    /* A host pointer is no device address either: no server crash. */
-    tdm_bstream *bad2 = NULL;
-    cr_assert_eq(ops->stream_create(be, 0, 0, &bad2), 0);
-    launch_increment(f, &pi, (uint64_t)(uintptr_t)&host_word, 1, 1, bad2);
-    cr_expect_eq(ops->stream_synchronize(be, bad2), cudaErrorIllegalAddress);
-    cr_expect_eq(host_word, 0u);
-    /* Nor is 0. */
-    tdm_bstream *bad3 = NULL;
-    cr_assert_eq(ops->stream_create(be, 0, 0, &bad3), 0);
-    launch_increment(f, &pi, 0, 1, 1, bad3);
-    cr_expect_eq(ops->stream_synchronize(be, bad3), cudaErrorIllegalAddress);
-    /* A misaligned pointer faults as on the GPU. */
-    tdm_bstream *bad4 = NULL;
-    cr_assert_eq(ops->stream_create(be, 0, 0, &bad4), 0);
-    launch_increment(f, &pi, x + 2, 1, 1, bad4);
-    cr_expect_eq(ops->stream_synchronize(be, bad4), cudaErrorMisalignedAddress);
-    cr_expect_eq(ops->device_synchronize(be) != 0, true);
+    cr_expect_eq(ops->stream_synchronize(be, good), cudaErrorIllegalAddress);
+    cr_expect_eq(ops->memcpy_dtoh_sync(be, out, x, sizeof(out), good), cudaErrorIllegalAddress);
+    cr_expect_eq(ops->stream_synchronize(be, NULL), cudaErrorIllegalAddress);
+    cr_assert_eq(ops->stream_create(be, 0, 0, &later), 0);
+    cr_expect_eq(ops->stream_synchronize(be, later), cudaErrorIllegalAddress);
+    cr_expect_not(ops->stream_lost_context(be, later));
+    cr_expect_neq(ops->device_synchronize(be), 0);
     fflush(stderr);
-    cr_expect(stderr_contains("tandem-server[sim]: kernel '_Z9incrementPji' faulted (illegal address)"));
+    cr_expect(stderr_contains_both("tandem-server[sim]: kernel '_Z9incrementPji' faulted (illegal address)",
+                                   "tandem-server[sim]: a kernel's fatal fault (cudaError 700) lost the simulated "
+                                   "device context"));
     cr_assert_eq(ops->stream_destroy(be, bad), 0);
-    cr_assert_eq(ops->stream_destroy(be, bad2), 0);
-    cr_assert_eq(ops->stream_destroy(be, bad3), 0);
-    cr_assert_eq(ops->stream_destroy(be, bad4), 0);
     cr_assert_eq(ops->stream_destroy(be, good), 0);
+    cr_assert_eq(ops->stream_destroy(be, later), 0);
     cr_assert_eq(ops->mem_unmap(be, x, GRAN, mem), 0);
     cr_assert_eq(ops->module_unload(be, m), 0);
+}
+
+/* A bad pointer of each kind faults as on the GPU, each in a fresh context
+ * (a fault loses the one it happens in), and never crashes the server. */
+static void expect_fault(uint64_t (*ptr)(uint64_t x, uint32_t *host), int want)
+{
+    tdm_bmodule *m = load_module();
+    tdm_param_info pi;
+    tdm_bfunc *f = get_func(m, K_INCREMENT, &pi);
+    tdm_bstream *st = NULL;
+    tdm_bmem *mem = NULL;
+    uint64_t x = map(0, GRAN, &mem);
+    uint32_t host_word = 0;
+
+    cr_assert_eq(ops->stream_create(be, 0, 0, &st), 0);
+    launch_increment(f, &pi, ptr(x, &host_word), 1, 1, st);
+    cr_expect_eq(ops->stream_synchronize(be, st), want);
+    cr_expect_eq(host_word, 0u);
+    cr_assert_eq(ops->stream_destroy(be, st), 0);
+    cr_assert_eq(ops->mem_unmap(be, x, GRAN, mem), 0);
+    cr_assert_eq(ops->module_unload(be, m), 0);
+}
+
+static uint64_t host_ptr(uint64_t x, uint32_t *host)
+{
+    (void)x;
+    return (uint64_t)(uintptr_t)host;   /* a host pointer is no device address */
+}
+
+static uint64_t null_ptr(uint64_t x, uint32_t *host)
+{
+    (void)x;
+    (void)host;
+    return 0;
+}
+
+static uint64_t misaligned_ptr(uint64_t x, uint32_t *host)
+{
+    (void)host;
+    return x + 2;
+}
+
+Test(sim_kernel, bad_pointers_fault_as_on_the_gpu, .init = up, .fini = down)
+{
+    cr_redirect_stderr();
+    expect_fault(host_ptr, cudaErrorIllegalAddress);
+    down();
+    up();
+    expect_fault(null_ptr, cudaErrorIllegalAddress);
+    down();
+    up();
+    expect_fault(misaligned_ptr, cudaErrorMisalignedAddress);
 }
 
 Test(sim_kernel, unknown_kernel_is_named_in_the_log, .init = up, .fini = down)

@@ -149,13 +149,16 @@ static void cuda_shutdown(tdm_backend *b)
 {
     if (!b)
         return;
+    bool lost = true;
+
     if (tdm_cuda_enter(b) == cudaSuccess) {
-        /* Let queued work finish before its memory goes away. */
-        tdm_cuda_err(tdm_cu.cuCtxSynchronize(), "cuCtxSynchronize(shutdown)");
+        /* Let queued work finish before its memory goes away; a context
+         * that cannot is lost. */
+        lost = tdm_cuda_err(tdm_cu.cuCtxSynchronize(), "cuCtxSynchronize(shutdown)") != cudaSuccess;
         tdm_cuda_arena_free(b);
         tdm_cuda_err(tdm_cu.cuStreamDestroy(b->zero_stream), "cuStreamDestroy(zero stream)");
     }
-    tdm_cuda_err(tdm_cu.cuDevicePrimaryCtxRelease(b->dev), "cuDevicePrimaryCtxRelease");
+    tdm_cuda_release_context(b, lost);
     free(b);
 }
 
@@ -184,12 +187,15 @@ static int cuda_device_info(tdm_backend *b, tdm_device_info *out)
         return err;
     out->total_mem = total;
     /* The numbering has holes (retired attributes) and grows with drivers:
-     * an attribute this driver rejects simply reads as 0. */
-    for (int i = 1; i < TDM_DEVICE_ATTR_COUNT; i++) {
+     * an attribute this driver rejects is marked so, and the guest refuses
+     * it as the driver does (a property field reads it as 0). */
+    for (int i = 0; i < TDM_DEVICE_ATTR_COUNT; i++) {
         int v = 0;
 
         if (tdm_cu.cuDeviceGetAttribute(&v, (CUdevice_attribute)i, b->dev) == CUDA_SUCCESS)
             out->attrs[i] = v;
+        else
+            out->attrs[i] = TDM_DEVICE_ATTR_UNSUPPORTED;
     }
     out->simulated = false;
     return cudaSuccess;
@@ -257,4 +263,6 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .memset_d8 = tdm_cuda_memset_d8,
     .launch = tdm_cuda_launch,
     .device_synchronize = cuda_device_synchronize,
+    /* ---- health (issue 14) ---- */
+    .stream_lost_context = tdm_cuda_stream_lost_context,
 };

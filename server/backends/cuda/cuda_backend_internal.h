@@ -110,4 +110,10 @@ int tdm_cuda_event_synchronize(tdm_backend *b, tdm_bevent *e);
 int tdm_cuda_event_query(tdm_backend *b, tdm_bevent *e);
 int tdm_cuda_event_elapsed_ms(tdm_backend *b, tdm_bevent *start, tdm_bevent *end, float *ms);
 
+/* ---- health (issue 14): cuda_health.c ---- */
+/* Lets go of the backend's context; a lost one (its synchronize failed) is
+ * reset so that the next backend's context is a new one. */
+void tdm_cuda_release_context(tdm_backend *b, bool lost);
+bool tdm_cuda_stream_lost_context(tdm_backend *b, tdm_bstream *s);
+
 #endif

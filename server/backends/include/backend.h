@@ -146,6 +146,13 @@ typedef struct tdm_backend_ops {
     /* Synchronize every stream of the device: used only by the session
      * layer when it has no narrower choice (device reset). */
     int (*device_synchronize)(tdm_backend *b);
+
+    /* ---- health (issue 14) ---- */
+    /* True if s's own work lost the device context (its kernel faulted
+     * first), so the server can name the session at fault; false if it did
+     * not, or the backend cannot tell (a GPU reports the loss to every
+     * stream alike). */
+    bool (*stream_lost_context)(tdm_backend *b, tdm_bstream *s);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;
@@ -153,5 +160,10 @@ extern const tdm_backend_ops tdm_backend_sim_ops;
 
 /* Looks a backend up by name ("cuda", "sim"); NULL if unknown or not built. */
 const tdm_backend_ops *tdm_backend_find(const char *name);
+
+/* ---- health and device properties (issue 14) ---- */
+/* tdm_device_info.attrs value of an attribute the driver rejects (the guest
+ * refuses it as the driver does); proto's TDM_ATTR_UNSUPPORTED. */
+#define TDM_DEVICE_ATTR_UNSUPPORTED INT32_MIN
 
 #endif

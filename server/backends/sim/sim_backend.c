@@ -110,4 +110,6 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .memset_d8 = sim_memset_d8,
     .launch = sim_launch_kernel,
     .device_synchronize = sim_device_synchronize,
+    /* ---- health (issue 14) ---- */
+    .stream_lost_context = sim_stream_lost_context,
 };

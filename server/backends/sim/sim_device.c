@@ -5,6 +5,9 @@
 
 #include "sim_internal.h"
 
+/* CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED, CUDA 13's last. */
+#define SIM_LAST_ATTR 147
+
 static const struct {
     int attr;
     int32_t value;
@@ -79,6 +82,11 @@ int sim_device_info(tdm_backend *b, tdm_device_info *out)
     memcpy(out->uuid, uuid, sizeof(uuid));
     out->total_mem = SIM_TOTAL_MEM;
     out->simulated = true;
+    /* Like a CUDA 13 driver: no attribute 0, none past the last one it knows;
+     * every other one not in the table reads 0. */
+    out->attrs[0] = TDM_DEVICE_ATTR_UNSUPPORTED;
+    for (int i = SIM_LAST_ATTR + 1; i < TDM_DEVICE_ATTR_COUNT; i++)
+        out->attrs[i] = TDM_DEVICE_ATTR_UNSUPPORTED;
     for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++)
         if (attrs[i].attr >= 0 && attrs[i].attr < TDM_DEVICE_ATTR_COUNT)
             out->attrs[attrs[i].attr] = attrs[i].value;

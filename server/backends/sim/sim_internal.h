@@ -126,6 +126,7 @@ struct tdm_bstream {
     uint64_t enqueued, completed;
     int sticky;              /* first fault; later work is skipped */
     uint64_t mps_gen;        /* the MPS domain's fault generation at creation */
+    bool lost_context;       /* its kernel's fault lost the context (sim_health.c) */
     bool stop;               /* drain, then exit */
     struct tdm_bstream *next;
     sim_output output;       /* its kernels' printf/assert output (issue 14) */
@@ -178,6 +179,8 @@ struct tdm_backend {
     tdm_bmodule *modules;    /* loaded or still referenced */
     tdm_bmem *mems;          /* mapped physical memory */
     struct sim_mps *mps;     /* the MPS domain joined (sim_mps.c), or NULL */
+    /* ---- health (issue 14) ---- */
+    int lost_err;            /* the fatal fault that lost this context (sim_health.c); b->lock */
 };
 
 /* The per-launch state behind sim_launch.exec. */
@@ -275,5 +278,15 @@ void sim_mps_poll_locked(tdm_backend *b, tdm_bstream *s);
 
 /* sim_device.c */
 int sim_device_info(tdm_backend *b, tdm_device_info *out);
+
+/* ---- health (issue 14): sim_health.c ---- */
+/* A kernel fault that loses the context (as on a GPU). */
+bool sim_error_is_fatal(int err);
+/* b->lock held.  A kernel of this server failed with err: a fatal one loses
+ * the context for every stream (and tells the MPS domain, if any). */
+void sim_context_kernel_fault_locked(tdm_backend *b, tdm_bstream *s, int err);
+bool sim_stream_lost_context(tdm_backend *b, tdm_bstream *s);
+/* b->lock held.  Makes s sticky if its context (or its MPS domain) is lost. */
+void sim_context_poll_locked(tdm_backend *b, tdm_bstream *s);
 
 #endif

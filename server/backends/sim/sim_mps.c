@@ -129,16 +129,9 @@ uint64_t sim_mps_generation(const tdm_backend *b)
     return b->mps ? atomic_load(&b->mps->sh->generation) : 0;
 }
 
-static bool fatal(int err)
-{
-    return err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure || err == cudaErrorHardwareStackError ||
-           err == cudaErrorIllegalInstruction || err == cudaErrorMisalignedAddress ||
-           err == cudaErrorInvalidAddressSpace || err == cudaErrorInvalidPc || err == cudaErrorAssert;
-}
-
 void sim_mps_kernel_fault(tdm_backend *b, int err)
 {
-    if (!b->mps || !fatal(err))
+    if (!b->mps || !sim_error_is_fatal(err))
         return;
     /* The error first, then the generation: a reader that sees the new
      * generation (acquire) sees this error or a later one. */

@@ -27,7 +27,7 @@ static void run_head_locked(tdm_backend *b, tdm_bstream *s, sim_op *op)
             pthread_cond_wait(&b->progress, &b->lock);
         break;
     default:
-        sim_mps_poll_locked(b, s);
+        sim_context_poll_locked(b, s);
         if (s->sticky || stopping) {
             err = s->sticky ? s->sticky : cudaErrorContextIsDestroyed;
             break;
@@ -38,7 +38,7 @@ static void run_head_locked(tdm_backend *b, tdm_bstream *s, sim_op *op)
         if (err && !s->sticky)
             s->sticky = err;
         if (err && op->kind == SIM_OP_LAUNCH)
-            sim_mps_kernel_fault(b, err);
+            sim_context_kernel_fault_locked(b, s, err);
         break;
     }
     if (op->result)
@@ -170,7 +170,7 @@ int sim_stream_synchronize(tdm_backend *b, tdm_bstream *s)
     s = sim_stream_or_legacy(b, s);
     pthread_mutex_lock(&b->lock);
     sim_wait_seq_locked(b, s, s->enqueued);
-    sim_mps_poll_locked(b, s);
+    sim_context_poll_locked(b, s);
     err = s->sticky;
     pthread_mutex_unlock(&b->lock);
     sim_output_flush(&s->output);
@@ -183,7 +183,7 @@ int sim_stream_query(tdm_backend *b, tdm_bstream *s)
 
     s = sim_stream_or_legacy(b, s);
     pthread_mutex_lock(&b->lock);
-    sim_mps_poll_locked(b, s);
+    sim_context_poll_locked(b, s);
     err = s->head ? cudaErrorNotReady : s->sticky;
     pthread_mutex_unlock(&b->lock);
     return err;
@@ -205,7 +205,7 @@ int sim_device_synchronize(tdm_backend *b)
             pthread_cond_wait(&b->progress, &b->lock);
     } while (busy);
     for (tdm_bstream *s = b->streams; s && !err; s = s->next) {
-        sim_mps_poll_locked(b, s);
+        sim_context_poll_locked(b, s);
         err = s->sticky;
     }
     pthread_mutex_unlock(&b->lock);
