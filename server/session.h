@@ -151,4 +151,25 @@ int tdm_session_device_synchronize(tdm_session *s);
 /* Releases every resource of the session; the session stays usable. */
 int tdm_session_reset(tdm_session *s);
 
+/* ---- layout (issue 14): session_layout.c, and what it uses of session.c ---- */
+/* The device address of [addr, addr+n), which must lie in one range of the
+ * session; otherwise logs `what` and returns cudaErrorInvalidValue. */
+int tdm_session_resolve_range(tdm_session *s, const char *what, uint64_t addr, uint64_t n, uint64_t *dev,
+                              const tdm_range **range);
+/* The backend stream for new work on `stream`, ordered as the legacy rules
+ * say; `written` (NULL if none) is the range the work may write. */
+int tdm_session_stream_work(tdm_session *s, uint64_t stream, const tdm_range *written, tdm_bstream **bs);
+
+int tdm_session_pitch_alignment(tdm_session *s, uint64_t *align);
+/* Boxes as in tandem.x's tdm_pitched: row r of slice z at addr + (z * rows + r) * pitch. */
+typedef struct tdm_session_box { uint64_t addr, pitch, rows; } tdm_session_box;
+/* src: width * height * depth packed bytes (n of them). */
+int tdm_session_memcpy3d_htod(tdm_session *s, tdm_session_box dst, tdm_extent ext, const void *src, uint64_t n,
+                              uint64_t stream);
+/* Fills dst with the box packed (width * height * depth bytes). */
+int tdm_session_memcpy3d_dtoh(tdm_session *s, void *dst, tdm_session_box src, tdm_extent ext, uint64_t stream);
+int tdm_session_memcpy3d_dtod(tdm_session *s, tdm_session_box dst, tdm_session_box src, tdm_extent ext,
+                              uint64_t stream);
+int tdm_session_memset3d(tdm_session *s, tdm_session_box dst, uint8_t value, tdm_extent ext, uint64_t stream);
+
 #endif

@@ -257,4 +257,8 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .memset_d8 = tdm_cuda_memset_d8,
     .launch = tdm_cuda_launch,
     .device_synchronize = cuda_device_synchronize,
+    /* ---- layout (issue 14) ---- */
+    .pitch_alignment = tdm_cuda_pitch_alignment,
+    .copy_3d = tdm_cuda_copy_3d,
+    .memset_3d = tdm_cuda_memset_3d,
 };

@@ -53,6 +53,17 @@ typedef struct tdm_func_attrs {
 
 typedef struct tdm_dim3 { uint32_t x, y, z; } tdm_dim3;
 
+/* ---- layout (issue 14) ---- */
+/* One side of a 2D/3D copy: device memory at `dev`, or host memory at
+ * `host` when that is not NULL; row r of slice z starts at
+ * (z * rows + r) * pitch, as in CUDA_MEMCPY3D. */
+typedef struct tdm_box {
+    uint64_t dev;
+    void *host;
+    uint64_t pitch, rows;
+} tdm_box;
+typedef struct tdm_extent { uint64_t width, height, depth; } tdm_extent; /* width in bytes */
+
 typedef struct tdm_backend_config {
     int device;              /* physical device ordinal this server drives */
     uint64_t arena_base;     /* fixed virtual address of the logical arena */
@@ -146,6 +157,15 @@ typedef struct tdm_backend_ops {
     /* Synchronize every stream of the device: used only by the session
      * layer when it has no narrower choice (device reset). */
     int (*device_synchronize)(tdm_backend *b);
+
+    /* ---- layout (issue 14) ---- */
+    /* The alignment of a pitched allocation's rows (cudaMallocPitch). */
+    int (*pitch_alignment)(tdm_backend *b, uint64_t *align);
+    /* A 2D/3D copy on s between boxes the session layer has validated.  A
+     * host source is consumed before it returns (as memcpy_htod); a host
+     * destination holds the data when it returns (as memcpy_dtoh_sync). */
+    int (*copy_3d)(tdm_backend *b, const tdm_box *dst, const tdm_box *src, tdm_extent ext, tdm_bstream *s);
+    int (*memset_3d)(tdm_backend *b, const tdm_box *dst, uint8_t value, tdm_extent ext, tdm_bstream *s);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

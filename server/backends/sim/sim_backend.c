@@ -110,4 +110,8 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .memset_d8 = sim_memset_d8,
     .launch = sim_launch_kernel,
     .device_synchronize = sim_device_synchronize,
+    /* ---- layout (issue 14) ---- */
+    .pitch_alignment = sim_pitch_alignment,
+    .copy_3d = sim_copy_3d,
+    .memset_3d = sim_memset_3d,
 };

@@ -242,4 +242,9 @@ void sim_mps_poll_locked(tdm_backend *b, tdm_bstream *s);
 /* sim_device.c */
 int sim_device_info(tdm_backend *b, tdm_device_info *out);
 
+/* ---- layout (issue 14): sim_layout.c ---- */
+int sim_pitch_alignment(tdm_backend *b, uint64_t *align);
+int sim_copy_3d(tdm_backend *b, const tdm_box *dst, const tdm_box *src, tdm_extent ext, tdm_bstream *s);
+int sim_memset_3d(tdm_backend *b, const tdm_box *dst, uint8_t value, tdm_extent ext, tdm_bstream *s);
+
 #endif

@@ -1,0 +1,68 @@
+/* Pitched, 2D and 3D memory end to end (docs/memory-layouts.md): layout-check
+ * through a real tandem-server on the sim backend, over TCP and over shared
+ * memory.  Every line it prints must be what a native run prints: each check
+ * compares the device's bytes with a host model of the same operations. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "harness.h"
+
+static th_server srv;
+
+static void up(void)
+{
+    th_server_start(&srv, NULL);
+}
+
+static void down(void)
+{
+    cr_expect_eq(th_server_stop(&srv), 0, "tandem-server did not stop cleanly; see %s", srv.log);
+}
+
+static const char want[] =
+    "2D host to device, odd source pitch, offset destination: ok\n"
+    "2D device to host, odd destination pitch: ok\n"
+    "2D device to device and cudaMemcpyDefault: ok\n"
+    "2D memset: ok\n"
+    "2D async round trip: ok\n"
+    "2D async, first allocation: ok\n"
+    "2D async, second allocation: ok\n"
+    "2D host to host: ok\n"
+    "2D of 9 MB by rows: ok\n"
+    "2D of 9 MB back by rows: ok\n"
+    "2D of rows wider than a chunk: ok\n"
+    "2D of rows wider than a chunk, back: ok\n"
+    "3D host to device at positions: ok\n"
+    "3D device to device and memset on a stream: ok\n"
+    "3D device to host at positions (cudaMemcpyDefault): ok\n"
+    "3D memset of the whole extent: ok\n"
+    "2D copy with a destination pitch below the width: cudaErrorInvalidPitchValue\n"
+    "2D copy with a source pitch below the width: cudaErrorInvalidPitchValue\n"
+    "last error is the last refusal: cudaErrorInvalidPitchValue\n"
+    "empty 2D copy: cudaSuccess\n"
+    "cudaMallocPitch without a pitch pointer: cudaErrorInvalidValue\n"
+    "all layout checks passed\n";
+
+static void expect_layout_check(const char *endpoint)
+{
+    const char *argv[] = { th_bin("layout-check"), NULL };
+    th_result *r = calloc(1, sizeof(*r));
+
+    th_run_guest(endpoint, argv, 120, r);
+    cr_expect_eq(r->status, 0, "layout-check (%s) exited %d:\n%s%s", endpoint, r->status, r->out, r->err);
+    cr_expect_str_eq(r->out, want, "layout-check (%s) printed\n%s\nstderr:\n%s", endpoint, r->out, r->err);
+    cr_expect(strstr(r->err, "not supported by Tandem") == NULL, "an entry point was refused:\n%s", r->err);
+    free(r);
+}
+
+Test(layout, copies_and_memsets_match_a_host_model_over_tcp, .init = up, .fini = down)
+{
+    expect_layout_check(srv.endpoint);
+}
+
+Test(layout, copies_and_memsets_match_a_host_model_over_shm, .init = up, .fini = down)
+{
+    expect_layout_check(srv.shm_endpoint);
+    cr_expect(th_server_log_has(&srv, "opened by shm:"), "the session did not go over shm; see %s", srv.log);
+}
