@@ -414,3 +414,89 @@ Test(bad_input, quota_overrun_is_refused, .init = up_quota, .fini = down)
     victim_check(&v);
     v.t->ops->close(v.t);
 }
+
+/* ---- layout (issue 14): 2D/3D boxes (server/session_layout.c) ---- */
+
+static tdm_pitched box(uint64_t addr, uint64_t pitch, uint64_t rows)
+{
+    return (tdm_pitched){ .addr = addr, .pitch = pitch, .rows = rows };
+}
+
+static int g_read_3d(tdm_transport *t, tdm_pitched src, tdm_extent3 ext)
+{
+    tdm_memcpy3d_dtoh_args a = { .src = src, .ext = ext, .stream = 0 };
+    tdm_memcpy_dtoh_res r;
+    int err;
+
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_MEMCPY_3D_DTOH, (xdrproc_t)xdr_tdm_memcpy3d_dtoh_args, &a,
+                              (xdrproc_t)xdr_tdm_memcpy_dtoh_res, &r), 0);
+    err = r.err;
+    xdr_free((xdrproc_t)xdr_tdm_memcpy_dtoh_res, (char *)&r);
+    return err;
+}
+
+static int g_memset_3d(tdm_transport *t, tdm_pitched dst, tdm_extent3 ext)
+{
+    tdm_memset3d_args a = { .dst = dst, .ext = ext, .value = 0xee, .stream = 0 };
+
+    cr_assert_eq(t->ops->post(t, TDM_MEMSET_3D, (xdrproc_t)xdr_tdm_memset3d_args, &a), 0);
+    return dev_sync(t);
+}
+
+/* A pitch smaller than the width, a slice of fewer rows than the height, an
+ * extent past the allocation or overflowing 64 bits, a box in another
+ * session's memory, an upload whose bytes do not match its extent, a
+ * download larger than a reply: each refused with CUDA's error, and the
+ * victim's data is intact. */
+Test(bad_input, layout_boxes_outside_the_rules_are_refused, .init = up, .fini = down)
+{
+    victim v;
+    tdm_transport *t;
+    uint64_t p;
+    int err;
+    char bytes[64] = { 0 };
+
+    victim_start(&v);
+    t = guest_open();
+    p = g_malloc(t, 4096, &err);
+    cr_assert_eq(err, 0);
+
+    cr_expect_eq(g_read_3d(t, box(p, 32, 4), (tdm_extent3){ 64, 4, 1 }), cudaErrorInvalidPitchValue,
+                 "a pitch below the width");
+    cr_expect_eq(g_read_3d(t, box(p, 64, 2), (tdm_extent3){ 64, 4, 2 }), cudaErrorInvalidValue,
+                 "a slice of 2 rows for a height of 4");
+    cr_expect_eq(g_read_3d(t, box(p, 512, 8), (tdm_extent3){ 64, 8, 2 }), cudaErrorInvalidValue,
+                 "a 3D extent past the allocation");
+    cr_expect_eq(g_read_3d(t, box(p, 512, 8), (tdm_extent3){ 64, 8, 1 }), 0, "the same box in one slice fits");
+    cr_expect_eq(g_read_3d(t, box(p, UINT64_MAX / 2, 1ull << 40), (tdm_extent3){ 1, 2, 1ull << 40 }),
+                 cudaErrorInvalidValue, "an extent whose span overflows");
+    cr_expect_eq(g_read_3d(t, box(v.addr, 64, 4), (tdm_extent3){ 64, 4, 1 }), cudaErrorInvalidValue,
+                 "another session's memory");
+    cr_expect_eq(g_read_3d(t, box(p, 4096, 4096), (tdm_extent3){ 4096, 4096, 1 }), cudaErrorInvalidValue,
+                 "a reply larger than one chunk");
+
+    cr_expect_eq(g_memset_3d(t, box(p, 16, 4), (tdm_extent3){ 64, 4, 1 }), cudaErrorInvalidPitchValue);
+    cr_expect_eq(g_memset_3d(t, box(v.addr, 64, 4), (tdm_extent3){ 64, 4, 1 }), cudaErrorInvalidValue,
+                 "a memset of another session's memory");
+    cr_expect_eq(g_memset_3d(t, box(p + 4000, 64, 4), (tdm_extent3){ 64, 4, 1 }), cudaErrorInvalidValue,
+                 "a memset running past the allocation");
+
+    tdm_memcpy3d_dtod_args d = { .dst = box(v.addr, 64, 4), .src = box(p, 64, 4), .ext = { 64, 4, 1 } };
+    cr_assert_eq(t->ops->post(t, TDM_MEMCPY_3D_DTOD, (xdrproc_t)xdr_tdm_memcpy3d_dtod_args, &d), 0);
+    cr_expect_eq(dev_sync(t), cudaErrorInvalidValue, "a copy into another session's memory");
+
+    tdm_memcpy3d_htod_args h = { .dst = box(p, 64, 4), .ext = { 16, 4, 1 } };
+    h.data.data_val = bytes;
+    h.data.data_len = 63;
+    cr_assert_eq(t->ops->post(t, TDM_MEMCPY_3D_HTOD, (xdrproc_t)xdr_tdm_memcpy3d_htod_args, &h), 0);
+    cr_expect_eq(dev_sync(t), cudaErrorInvalidValue, "63 bytes for a 16 x 4 box");
+    h.data.data_len = 64;
+    cr_assert_eq(t->ops->post(t, TDM_MEMCPY_3D_HTOD, (xdrproc_t)xdr_tdm_memcpy3d_htod_args, &h), 0);
+    cr_expect_eq(dev_sync(t), 0, "64 bytes for a 16 x 4 box");
+    cr_expect(th_server_log_has(&srv, "is smaller than the width"));
+
+    victim_check(&v);
+    t->ops->close(t);
+    v.t->ops->close(v.t);
+}
