@@ -3,9 +3,7 @@
  * allocation is a cudaMalloc of pitch * height (* depth) bytes from the
  * logical arena; its pitch is the device's row alignment, asked of the
  * server once per process. */
-#include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 
 #include "api_layout.h"
 
@@ -119,16 +117,49 @@ static tdm_layout_side side3d(struct cudaPitchedPtr p, struct cudaPos pos)
                               .pitch = p.pitch, .rows = p.ysize };
 }
 
+/* One side of cudaMemcpy3D: an array (positions and extent in elements,
+ * *elem set to its element size) or a pitched pointer (in bytes). */
+static cudaError_t side_of(cudaArray_const_t array, struct cudaPitchedPtr p, struct cudaPos pos,
+                           tdm_layout_side *out, size_t *elem)
+{
+    uint64_t h;
+
+    if (!array) {
+        *out = side3d(p, pos);
+        return cudaSuccess;
+    }
+    if (p.ptr)   /* an array and a pointer for one side */
+        return cudaErrorInvalidValue;
+    if (tdm_layout_array_handle(array, &h) != cudaSuccess)
+        return cudaErrorInvalidResourceHandle;
+    *elem = tdm_layout_array_elem(h);
+    *out = (tdm_layout_side){ .array = h, .x = pos.x, .y = pos.y, .z = pos.z };
+    return cudaSuccess;
+}
+
+/* With an array in the copy, positions and the width count its elements
+ * (the first array's, as CUDA does); without, bytes. */
 static cudaError_t copy3d(const struct cudaMemcpy3DParms *p, cudaStream_t stream)
 {
+    tdm_layout_side d, s;
+    size_t delem = 0, selem = 0, elem;
+    struct cudaExtent e;
+    cudaError_t err;
+
     if (!p)
         return tdm_ret(cudaErrorInvalidValue);
-    if (p->srcArray || p->dstArray) {
-        fprintf(stderr, "tandem: cudaMemcpy3D with CUDA arrays is not supported by Tandem yet\n");
-        return tdm_ret(cudaErrorNotSupported);
-    }
-    return tdm_layout_copy(side3d(p->dstPtr, p->dstPos), side3d(p->srcPtr, p->srcPos), p->extent, p->kind,
-                           stream);
+    if ((err = side_of(p->dstArray, p->dstPtr, p->dstPos, &d, &delem)) != cudaSuccess ||
+        (err = side_of(p->srcArray, p->srcPtr, p->srcPos, &s, &selem)) != cudaSuccess)
+        return tdm_ret(err);
+    elem = selem ? selem : delem ? delem : 1;
+    e = p->extent;
+    if (__builtin_mul_overflow(e.width, elem, &e.width))
+        return tdm_ret(cudaErrorInvalidValue);
+    if (d.array)
+        d.x *= delem;
+    if (s.array)
+        s.x *= selem;
+    return tdm_layout_copy(d, s, e, p->kind, stream);
 }
 
 cudaError_t cudaMemcpy3D(const struct cudaMemcpy3DParms *p)

@@ -36,10 +36,26 @@ static char *at(tdm_layout_side s, size_t x, size_t y, size_t z)
     return s.ptr + (z * s.rows + y) * s.pitch + x;
 }
 
+/* The side moved by (x bytes, y rows, z slices). */
+static tdm_layout_side shift(tdm_layout_side s, size_t x, size_t y, size_t z)
+{
+    if (s.array) {
+        s.x += x;
+        s.y += y;
+        s.z += z;
+    } else {
+        s.ptr = at(s, x, y, z);
+    }
+    return s;
+}
+
 /* Native checks: every pitch holds a row, every slice its rows, the box fits
  * in the address space. */
 static cudaError_t check_side(tdm_layout_side s, struct cudaExtent e, size_t *len)
 {
+    *len = 0;
+    if (s.array)   /* checked against the array's own extent (device_covers) */
+        return cudaSuccess;
     if (!s.ptr)
         return cudaErrorInvalidValue;
     if (s.pitch < e.width)
@@ -49,13 +65,17 @@ static cudaError_t check_side(tdm_layout_side s, struct cudaExtent e, size_t *le
     return span(s, e, len) ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-static bool device_covers(tdm_layout_side s, size_t len)
+static bool device_covers(tdm_layout_side s, struct cudaExtent e, size_t len)
 {
+    if (s.array)
+        return tdm_layout_array_covers(s.array, s.x, s.y, s.z, e);
     return tdm_allocs_covers(dev(s.ptr), len);
 }
 
 static tdm_pitched pitched(tdm_layout_side s, struct cudaExtent e)
 {
+    if (s.array)
+        return (tdm_pitched){ .addr = s.x, .array = s.array, .y = s.y, .z = s.z };
     return (tdm_pitched){ .addr = dev(s.ptr), .pitch = s.pitch, .rows = e.depth > 1 ? s.rows : e.height };
 }
 
@@ -93,11 +113,9 @@ typedef struct piece_io {
 
 static cudaError_t upload(piece_io *io, size_t x, size_t y, size_t z, struct cudaExtent pe)
 {
-    tdm_layout_side d = io->dst, s = io->src;
+    tdm_layout_side d = shift(io->dst, x, y, z), s = shift(io->src, x, y, z);
     tdm_memcpy3d_htod_args a = { .ext = extent3(pe), .stream = io->stream };
 
-    d.ptr = at(io->dst, x, y, z);
-    s.ptr = at(io->src, x, y, z);
     a.dst = pitched(d, pe);
     if (packed(s, pe)) {
         a.data.data_val = s.ptr;
@@ -111,14 +129,12 @@ static cudaError_t upload(piece_io *io, size_t x, size_t y, size_t z, struct cud
 
 static cudaError_t download(piece_io *io, size_t x, size_t y, size_t z, struct cudaExtent pe)
 {
-    tdm_layout_side d = io->dst, s = io->src;
+    tdm_layout_side d = shift(io->dst, x, y, z), s = shift(io->src, x, y, z);
     tdm_memcpy3d_dtoh_args a = { .ext = extent3(pe), .stream = io->stream };
     tdm_memcpy_dtoh_res r;
     size_t n = pe.width * pe.height * pe.depth;
     cudaError_t err;
 
-    d.ptr = at(io->dst, x, y, z);
-    s.ptr = at(io->src, x, y, z);
     a.src = pitched(s, pe);
     memset(&r, 0, sizeof(r));
     err = tdm_call(TDM_MEMCPY_3D_DTOH, &a, &r);
@@ -172,11 +188,18 @@ static cudaError_t host_device(tdm_layout_side dst, tdm_layout_side src, struct 
     return err;
 }
 
-static enum cudaMemcpyKind resolve_kind(const void *dst, const void *src, enum cudaMemcpyKind kind)
+static bool is_device(tdm_layout_side s)
+{
+    return s.array || tdm_allocs_is_device(s.ptr);
+}
+
+/* An array side is device memory whatever the kind says of it: native CUDA
+ * takes the array's side of the kind as given. */
+static enum cudaMemcpyKind resolve_kind(tdm_layout_side dst, tdm_layout_side src, enum cudaMemcpyKind kind)
 {
     if (kind != cudaMemcpyDefault)
         return kind;
-    bool d = tdm_allocs_is_device(dst), s = tdm_allocs_is_device(src);
+    bool d = is_device(dst), s = is_device(src);
     return d ? (s ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice)
              : (s ? cudaMemcpyDeviceToHost : cudaMemcpyHostToHost);
 }
@@ -190,22 +213,28 @@ static cudaError_t copy(tdm_layout_side dst, tdm_layout_side src, struct cudaExt
 
     if ((err = check_side(dst, e, &dlen)) != cudaSuccess || (err = check_side(src, e, &slen)) != cudaSuccess)
         return err;
-    switch (resolve_kind(dst.ptr, src.ptr, kind)) {
+    switch (resolve_kind(dst, src, kind)) {
     case cudaMemcpyHostToHost:
+        if (dst.array || src.array)
+            return cudaErrorInvalidMemcpyDirection;
         for (size_t z = 0; z < e.depth; z++)
             for (size_t y = 0; y < e.height; y++)
                 memmove(at(dst, 0, y, z), at(src, 0, y, z), e.width);
         return cudaSuccess;
     case cudaMemcpyHostToDevice:
-        if (!device_covers(dst, dlen))
+        if (src.array)
+            return cudaErrorInvalidMemcpyDirection;
+        if (!device_covers(dst, e, dlen))
             return cudaErrorInvalidValue;
         return host_device(dst, src, e, sid, upload);
     case cudaMemcpyDeviceToHost:
-        if (!device_covers(src, slen))
+        if (dst.array)
+            return cudaErrorInvalidMemcpyDirection;
+        if (!device_covers(src, e, slen))
             return cudaErrorInvalidValue;
         return host_device(dst, src, e, sid, download);
     case cudaMemcpyDeviceToDevice: {
-        if (!device_covers(dst, dlen) || !device_covers(src, slen))
+        if (!device_covers(dst, e, dlen) || !device_covers(src, e, slen))
             return cudaErrorInvalidValue;
         tdm_memcpy3d_dtod_args a = { .dst = pitched(dst, e), .src = pitched(src, e), .ext = extent3(e),
                                      .stream = sid };
@@ -233,7 +262,7 @@ cudaError_t tdm_layout_memset(tdm_layout_side dst, int value, struct cudaExtent 
         return cudaSuccess;
     if ((err = check_side(dst, ext, &len)) != cudaSuccess)
         return tdm_ret(err);
-    if (!device_covers(dst, len))
+    if (!device_covers(dst, ext, len))
         return tdm_ret(cudaErrorInvalidValue);
     tdm_memset3d_args a = { .dst = pitched(dst, ext), .ext = extent3(ext), .value = (u_int)(value & 0xff),
                             .stream = tdm_stream_id(stream) };

@@ -801,6 +801,7 @@ static void release_all(tdm_session *s)
         stream_free(s, obj);
     while ((obj = tdm_handles_pop(&s->modules, NULL)))
         module_free(s, obj);
+    tdm_session_layout_release(s);   /* ---- layout (issue 14) ---- */
     while (s->ranges.n) {
         r = s->ranges.v[s->ranges.n - 1];
         tdm_range_map_remove(&s->ranges, r.addr, NULL);

@@ -75,6 +75,7 @@ typedef struct tdm_session {
     int deferred_err;
     struct tdm_shm_guest *shm;       /* the guest's shared region (shm transport); NULL over TCP */
     void *hook_state;                /* the session hooks' own state for it (session_hooks.h) */
+    struct tdm_session_layout *layout; /* ---- layout (issue 14): its CUDA arrays (session_layout.c) ---- */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -162,7 +163,8 @@ int tdm_session_stream_work(tdm_session *s, uint64_t stream, const tdm_range *wr
 
 int tdm_session_pitch_alignment(tdm_session *s, uint64_t *align);
 /* Boxes as in tandem.x's tdm_pitched: row r of slice z at addr + (z * rows + r) * pitch. */
-typedef struct tdm_session_box { uint64_t addr, pitch, rows; } tdm_session_box;
+/* With array != 0, the box is in that CUDA array from byte addr of row y of slice z. */
+typedef struct tdm_session_box { uint64_t addr, pitch, rows, array, y, z; } tdm_session_box;
 /* src: width * height * depth packed bytes (n of them). */
 int tdm_session_memcpy3d_htod(tdm_session *s, tdm_session_box dst, tdm_extent ext, const void *src, uint64_t n,
                               uint64_t stream);
@@ -171,5 +173,13 @@ int tdm_session_memcpy3d_dtoh(tdm_session *s, void *dst, tdm_session_box src, td
 int tdm_session_memcpy3d_dtod(tdm_session *s, tdm_session_box dst, tdm_session_box src, tdm_extent ext,
                               uint64_t stream);
 int tdm_session_memset3d(tdm_session *s, tdm_session_box dst, uint8_t value, tdm_extent ext, uint64_t stream);
+/* CUDA arrays, at most TDM_SESSION_MAX_ARRAYS per session, their bytes
+ * counted in the session's quota. */
+#define TDM_SESSION_MAX_ARRAYS 4096
+int tdm_session_array_create(tdm_session *s, const int bits[4], int kind, tdm_extent ext, unsigned flags,
+                             uint64_t *out);
+int tdm_session_array_destroy(tdm_session *s, uint64_t array);
+/* Destroys every array of the session (release_all). */
+void tdm_session_layout_release(tdm_session *s);
 
 #endif

@@ -1,12 +1,40 @@
-/* Pitched, 2D and 3D memory of a session (docs/memory-layouts.md): every
- * box a guest names must lie, first byte to last, inside one of the
- * session's ranges, with rows that do not overlap, before the backend sees
- * it.  Guests are untrusted: pitches and extents are checked for overflow. */
+/* Pitched, 2D and 3D memory and CUDA arrays of a session
+ * (docs/memory-layouts.md): every box a guest names must lie, first byte to
+ * last, inside one of the session's ranges (or arrays), with rows that do
+ * not overlap, before the backend sees it.  Guests are untrusted: pitches
+ * and extents are checked for overflow, arrays are counted and bounded. */
 #include "session.h"
+
+#include <stdlib.h>
 
 #include <driver_types.h>
 
 #include "log.h"
+
+enum { TAG_ARRAY = 0x41 };
+
+/* What a session holds of this area, made on first use. */
+struct tdm_session_layout {
+    tdm_handle_table arrays;   /* of layout_array */
+};
+
+typedef struct layout_array {
+    tdm_barray *ba;
+    uint64_t row_bytes, rows, depth;   /* rows and depth at least 1 */
+    uint64_t bytes;                    /* counted in the session's quota */
+} layout_array;
+
+static struct tdm_session_layout *layout_of(tdm_session *s)
+{
+    if (!s->layout && (s->layout = calloc(1, sizeof(*s->layout))) != NULL)
+        tdm_handles_init(&s->layout->arrays, TAG_ARRAY);
+    return s->layout;
+}
+
+static layout_array *array_of(tdm_session *s, uint64_t handle)
+{
+    return s->layout ? tdm_handles_get(&s->layout->arrays, handle) : NULL;
+}
 
 static const tdm_backend_ops *ops(tdm_session *s)
 {
@@ -45,16 +73,47 @@ static int box_span(tdm_session *s, tdm_session_box b, tdm_extent ext, uint64_t 
     return 0;
 }
 
-/* The box's device side, validated: its device address in *out. */
+/* A box in an array: inside its rows, slices and row bytes. */
+static int array_box(tdm_session *s, const char *what, tdm_session_box b, tdm_extent ext, tdm_box *out)
+{
+    layout_array *a = array_of(s, b.array);
+    uint64_t xe, ye, ze;
+
+    if (!a) {
+        tdm_log_session(s->id, "%s: unknown CUDA array %#llx", what, (unsigned long long)b.array);
+        return cudaErrorInvalidResourceHandle;
+    }
+    if (__builtin_add_overflow(b.addr, ext.width, &xe) || __builtin_add_overflow(b.y, ext.height, &ye) ||
+        __builtin_add_overflow(b.z, ext.depth, &ze) || xe > a->row_bytes || ye > a->rows || ze > a->depth) {
+        tdm_log_session(s->id, "%s: %llu x %llu x %llu at (%llu, %llu, %llu) is outside a CUDA array of "
+                        "%llu bytes x %llu x %llu", what, (unsigned long long)ext.width,
+                        (unsigned long long)ext.height, (unsigned long long)ext.depth, (unsigned long long)b.addr,
+                        (unsigned long long)b.y, (unsigned long long)b.z, (unsigned long long)a->row_bytes,
+                        (unsigned long long)a->rows, (unsigned long long)a->depth);
+        return cudaErrorInvalidValue;
+    }
+    *out = (tdm_box){ .array = a->ba, .x = b.addr, .y = b.y, .z = b.z };
+    return 0;
+}
+
+/* The box's device side, validated: its device address in *out, and the
+ * range it lies in (NULL for an array). */
 static int device_box(tdm_session *s, const char *what, tdm_session_box b, tdm_extent ext, tdm_box *out,
                       const tdm_range **range)
 {
     uint64_t span;
-    int err = box_span(s, b, ext, &span);
+    int err;
+
+    if (range)
+        *range = NULL;
+    if (b.array)
+        return array_box(s, what, b, ext, out);
+    err = box_span(s, b, ext, &span);
 
     if (!err)
         err = tdm_session_resolve_range(s, what, b.addr, span, &out->dev, range);
     out->host = NULL;
+    out->array = NULL;
     out->pitch = b.pitch;
     out->rows = b.rows;
     return err;
@@ -135,8 +194,124 @@ int tdm_session_memset3d(tdm_session *s, tdm_session_box dst, uint8_t value, tdm
 
     if (empty(ext))
         return 0;
+    if (dst.array) {
+        tdm_log_session(s->id, "a memset of a CUDA array");
+        return cudaErrorInvalidValue;
+    }
     if ((err = device_box(s, "3D memset", dst, ext, &d, &r)) != 0 ||
         (err = tdm_session_stream_work(s, stream, r, &bs)) != 0)
         return err;
     return ops(s)->memset_3d(s->srv->be, &d, value, ext, bs);
+}
+
+/* ---- CUDA arrays ---- */
+
+/* cudaChannelFormatDesc's rules for an array: 1, 2 or 4 channels of equal
+ * width from x on, 8, 16 or 32 bits (floats 16 or 32), signed, unsigned or
+ * float; what the driver's CUarray_format can express. */
+static int channels_of(const int bits[4], int kind, int *channels)
+{
+    int n = 0;
+
+    while (n < 4 && bits[n] != 0)
+        n++;
+    for (int i = 0; i < 4; i++)
+        if ((i < n && bits[i] != bits[0]) || (i >= n && bits[i] != 0))
+            return cudaErrorInvalidChannelDescriptor;
+    if (n == 0 || n == 3)
+        return cudaErrorInvalidChannelDescriptor;
+    if (bits[0] != 8 && bits[0] != 16 && bits[0] != 32)
+        return cudaErrorInvalidChannelDescriptor;
+    if (kind != cudaChannelFormatKindSigned && kind != cudaChannelFormatKindUnsigned &&
+        (kind != cudaChannelFormatKindFloat || bits[0] == 8))
+        return cudaErrorInvalidChannelDescriptor;
+    *channels = n;
+    return 0;
+}
+
+int tdm_session_array_create(tdm_session *s, const int bits[4], int kind, tdm_extent ext, unsigned flags,
+                             uint64_t *out)
+{
+    const unsigned known = cudaArrayLayered | cudaArraySurfaceLoadStore | cudaArrayCubemap | cudaArrayTextureGather;
+    uint64_t quota = s->srv->cfg.session_mem_quota;
+    tdm_array_desc d = { .kind = kind, .width = ext.width, .height = ext.height, .depth = ext.depth,
+                         .flags = flags };
+    struct tdm_session_layout *l = layout_of(s);
+    layout_array *a;
+    int err;
+
+    *out = 0;
+    if (!l)
+        return cudaErrorMemoryAllocation;
+    if ((err = channels_of(bits, kind, &d.channels)) != 0)
+        return err;
+    d.bits = bits[0];
+    if (flags & ~known) {
+        tdm_log_session(s->id, "CUDA array flags %#x: sparse and deferred-mapping arrays are not remoted", flags);
+        return cudaErrorNotSupported;
+    }
+    if (ext.width == 0 || (ext.height == 0 && ext.depth != 0 && !(flags & cudaArrayLayered)))
+        return cudaErrorInvalidValue;
+    if (l->arrays.live >= TDM_SESSION_MAX_ARRAYS) {
+        tdm_log_session(s->id, "a session may hold %d CUDA arrays", TDM_SESSION_MAX_ARRAYS);
+        return cudaErrorMemoryAllocation;
+    }
+    if (!(a = calloc(1, sizeof(*a))))
+        return cudaErrorMemoryAllocation;
+    a->rows = ext.height ? ext.height : 1;
+    a->depth = ext.depth ? ext.depth : 1;
+    if (__builtin_mul_overflow(ext.width, (uint64_t)(d.bits / 8 * d.channels), &a->row_bytes) ||
+        __builtin_mul_overflow(a->row_bytes, a->rows, &a->bytes) ||
+        __builtin_mul_overflow(a->bytes, a->depth, &a->bytes) ||
+        (quota && (a->bytes > quota || s->mem_used > quota - a->bytes))) {
+        tdm_log_session(s->id, "a CUDA array of %llu x %llu x %llu elements exceeds the session's memory",
+                        (unsigned long long)ext.width, (unsigned long long)ext.height,
+                        (unsigned long long)ext.depth);
+        free(a);
+        return cudaErrorMemoryAllocation;
+    }
+    if ((err = ops(s)->array_create(s->srv->be, &d, &a->ba)) != 0) {
+        free(a);
+        return err;
+    }
+    if (!(*out = tdm_handles_add(&l->arrays, a))) {
+        ops(s)->array_destroy(s->srv->be, a->ba);
+        free(a);
+        return cudaErrorMemoryAllocation;
+    }
+    s->mem_used += a->bytes;
+    return 0;
+}
+
+static void array_free(tdm_session *s, layout_array *a)
+{
+    ops(s)->array_destroy(s->srv->be, a->ba);
+    s->mem_used -= a->bytes;
+    free(a);
+}
+
+int tdm_session_array_destroy(tdm_session *s, uint64_t array)
+{
+    layout_array *a = array_of(s, array);
+
+    if (!a)
+        return cudaErrorInvalidValue;   /* what cudaFreeArray answers for an array it does not know */
+    /* cudaFreeArray waits for the work that may use the array; an error of
+     * that work stays deferred for the next synchronizing call. */
+    (void)tdm_session_quiesce(s);
+    array_free(s, tdm_handles_remove(&s->layout->arrays, array));
+    return 0;
+}
+
+void tdm_session_layout_release(tdm_session *s)
+{
+    void *obj;
+
+    if (!s->layout)
+        return;
+    while ((obj = tdm_handles_pop(&s->layout->arrays, NULL)))
+        array_free(s, obj);
+    tdm_handles_release(&s->layout->arrays);
+    free(s->layout);
+    s->layout = NULL;
 }

@@ -12,7 +12,8 @@
 
 static tdm_session_box box(const tdm_pitched *p)
 {
-    return (tdm_session_box){ .addr = p->addr, .pitch = p->pitch, .rows = p->rows };
+    return (tdm_session_box){ .addr = p->addr, .pitch = p->pitch, .rows = p->rows, .array = p->array, .y = p->y,
+                              .z = p->z };
 }
 
 static tdm_extent extent(const tdm_extent3 *e)
@@ -51,6 +52,26 @@ bool tdm_serve_MEMCPY_3D_DTOH(void *ctx, void *args, void *res)
     }
     r->err = tdm_session_memcpy3d_dtoh(ctx, r->data.data_val, box(&a->src), ext, a->stream);
     r->data.data_len = r->err ? 0 : (u_int)n;
+    return true;
+}
+
+bool tdm_serve_ARRAY_CREATE(void *ctx, void *args, void *res)
+{
+    tdm_array_create_args *a = args;
+    tdm_handle_res *r = res;
+    const int bits[4] = { a->x, a->y, a->z, a->w };
+    uint64_t h = 0;
+
+    r->err = tdm_session_array_create(ctx, bits, a->kind,
+                                      (tdm_extent){ .width = a->width, .height = a->height, .depth = a->depth },
+                                      a->flags, &h);
+    r->handle = h;
+    return true;
+}
+
+bool tdm_serve_ARRAY_DESTROY(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_array_destroy(ctx, *(tdm_handle *)args);
     return true;
 }
 

@@ -500,3 +500,79 @@ Test(bad_input, layout_boxes_outside_the_rules_are_refused, .init = up, .fini = 
     t->ops->close(t);
     v.t->ops->close(v.t);
 }
+
+static int g_array(tdm_transport *t, tdm_array_create_args a, uint64_t *handle)
+{
+    tdm_handle_res r;
+
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_ARRAY_CREATE, (xdrproc_t)xdr_tdm_array_create_args, &a,
+                              (xdrproc_t)xdr_tdm_handle_res, &r), 0);
+    *handle = r.handle;
+    return r.err;
+}
+
+/* CUDA arrays: impossible channel formats, unknown or foreign array
+ * handles, boxes outside an array, memsets of arrays; an array's bytes count
+ * in the session's quota. */
+Test(bad_input, array_handles_and_boxes_outside_an_array_are_refused, .init = up_quota, .fini = down)
+{
+    victim v;
+    tdm_transport *t;
+    uint64_t arr, theirs, h;
+    tdm_array_create_args f32 = { .x = 32, .kind = cudaChannelFormatKindFloat, .width = 64, .height = 16 };
+    tdm_array_create_args bad = f32;
+
+    victim_start(&v);
+    t = guest_open();
+    /* Handles are per session: the victim's second array has an id this
+     * session's table has never given out. */
+    cr_assert_eq(g_array(v.t, f32, &theirs), 0);
+    cr_assert_eq(g_array(v.t, f32, &theirs), 0);
+    cr_assert_eq(g_array(t, f32, &arr), 0);
+
+    bad.y = 16;
+    cr_expect_eq(g_array(t, bad, &h), cudaErrorInvalidChannelDescriptor, "channels of unequal width");
+    bad = f32;
+    bad.x = 8;
+    cr_expect_eq(g_array(t, bad, &h), cudaErrorInvalidChannelDescriptor, "an 8-bit float");
+    bad = f32;
+    bad.kind = 7;
+    cr_expect_eq(g_array(t, bad, &h), cudaErrorInvalidChannelDescriptor, "an unknown kind");
+    bad = f32;
+    bad.width = 0;
+    cr_expect_eq(g_array(t, bad, &h), cudaErrorInvalidValue, "no width");
+    bad = f32;
+    bad.width = bad.height = 1u << 20;
+    cr_expect_eq(g_array(t, bad, &h), cudaErrorMemoryAllocation, "4 TiB over a 4 MiB quota");
+
+    tdm_pitched in = { .addr = 0, .array = arr }, foreign = { .array = theirs };
+    cr_expect_eq(g_read_3d(t, in, (tdm_extent3){ 256, 16, 1 }), 0, "the whole array");
+    cr_expect_eq(g_read_3d(t, in, (tdm_extent3){ 257, 16, 1 }), cudaErrorInvalidValue, "a row past the width");
+    in.y = 1;
+    cr_expect_eq(g_read_3d(t, in, (tdm_extent3){ 256, 16, 1 }), cudaErrorInvalidValue, "rows past the height");
+    in.y = 0;
+    in.z = 1;
+    cr_expect_eq(g_read_3d(t, in, (tdm_extent3){ 4, 1, 1 }), cudaErrorInvalidValue, "a slice a 2D array lacks");
+    in.z = 0;
+    in.addr = UINT64_MAX;
+    cr_expect_eq(g_read_3d(t, in, (tdm_extent3){ 4, 1, 1 }), cudaErrorInvalidValue, "an offset that overflows");
+    cr_expect_eq(g_read_3d(t, foreign, (tdm_extent3){ 4, 1, 1 }), cudaErrorInvalidResourceHandle,
+                 "another session's array");
+    in.addr = 0;
+    cr_expect_eq(g_memset_3d(t, in, (tdm_extent3){ 4, 1, 1 }), cudaErrorInvalidValue, "a memset of an array");
+
+    tdm_handle gone = theirs;
+    cr_expect_eq(call_err(t, TDM_ARRAY_DESTROY, (xdrproc_t)xdr_tdm_handle, &gone), cudaErrorInvalidValue,
+                 "freeing another session's array");
+    gone = arr;
+    cr_expect_eq(call_err(t, TDM_ARRAY_DESTROY, (xdrproc_t)xdr_tdm_handle, &gone), 0);
+    cr_expect_eq(call_err(t, TDM_ARRAY_DESTROY, (xdrproc_t)xdr_tdm_handle, &gone), cudaErrorInvalidValue,
+                 "freeing it twice");
+    cr_expect_eq(g_read_3d(t, (tdm_pitched){ .array = arr }, (tdm_extent3){ 4, 1, 1 }),
+                 cudaErrorInvalidResourceHandle, "a freed array");
+
+    victim_check(&v);
+    t->ops->close(t);
+    v.t->ops->close(v.t);
+}

@@ -66,3 +66,46 @@ Test(layout, copies_and_memsets_match_a_host_model_over_shm, .init = up, .fini =
     expect_layout_check(srv.shm_endpoint);
     cr_expect(th_server_log_has(&srv, "opened by shm:"), "the session did not go over shm; see %s", srv.log);
 }
+
+static const char want_arrays[] =
+    "float2 array of 40: desc 32 32 0 0 kind 2, extent 40 0 0, flags 2\n"
+    "cudaGetChannelDesc: 32 32 0 0 kind 2\n"
+    "cudaFreeArray(NULL): cudaSuccess\n"
+    "channels of unequal width: cudaErrorInvalidChannelDescriptor\n"
+    "2D float array filled: ok\n"
+    "2D host to array at an offset: ok\n"
+    "2D array to host at an offset: ok\n"
+    "2D array to device to array: ok\n"
+    "2D array to array: ok\n"
+    "2D async to and from an array: ok\n"
+    "cudaMemcpyToArray across rows: ok\n"
+    "cudaMemcpyFromArray across rows: ok\n"
+    "2D to array past its width: cudaErrorInvalidValue\n"
+    "2D from array past its height: cudaErrorInvalidValue\n"
+    "3D uchar4 array filled: ok\n"
+    "3D host to array at positions: ok\n"
+    "3D array to host at positions: ok\n"
+    "all array checks passed\n";
+
+static void expect_array_check(const char *endpoint)
+{
+    const char *argv[] = { th_bin("array-check"), NULL };
+    th_result *r = calloc(1, sizeof(*r));
+
+    th_run_guest(endpoint, argv, 120, r);
+    cr_expect_eq(r->status, 0, "array-check (%s) exited %d:\n%s%s", endpoint, r->status, r->out, r->err);
+    cr_expect_str_eq(r->out, want_arrays, "array-check (%s) printed\n%s\nstderr:\n%s", endpoint, r->out, r->err);
+    cr_expect(strstr(r->err, "not supported by Tandem") == NULL, "an entry point was refused:\n%s", r->err);
+    free(r);
+}
+
+/* CUDA arrays: created, described, copied into, out of and between, freed. */
+Test(layout, arrays_match_a_host_model_over_tcp, .init = up, .fini = down)
+{
+    expect_array_check(srv.endpoint);
+}
+
+Test(layout, arrays_match_a_host_model_over_shm, .init = up, .fini = down)
+{
+    expect_array_check(srv.shm_endpoint);
+}

@@ -261,4 +261,6 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .pitch_alignment = tdm_cuda_pitch_alignment,
     .copy_3d = tdm_cuda_copy_3d,
     .memset_3d = tdm_cuda_memset_3d,
+    .array_create = tdm_cuda_array_create,
+    .array_destroy = tdm_cuda_array_destroy,
 };

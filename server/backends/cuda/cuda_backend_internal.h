@@ -114,5 +114,7 @@ int tdm_cuda_event_elapsed_ms(tdm_backend *b, tdm_bevent *start, tdm_bevent *end
 int tdm_cuda_pitch_alignment(tdm_backend *b, uint64_t *align);
 int tdm_cuda_copy_3d(tdm_backend *b, const tdm_box *dst, const tdm_box *src, tdm_extent ext, tdm_bstream *s);
 int tdm_cuda_memset_3d(tdm_backend *b, const tdm_box *dst, uint8_t value, tdm_extent ext, tdm_bstream *s);
+int tdm_cuda_array_create(tdm_backend *b, const tdm_array_desc *d, tdm_barray **out);
+int tdm_cuda_array_destroy(tdm_backend *b, tdm_barray *a);
 
 #endif

@@ -30,7 +30,8 @@
     X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery)                   \
     X(cuEventSynchronize) X(cuEventElapsedTime)                                           \
     /* ---- layout (issue 14) ---- */                                                    \
-    X(cuMemAllocPitch) X(cuMemFree) X(cuMemcpy3DAsync) X(cuMemsetD2D8Async)
+    X(cuMemAllocPitch) X(cuMemFree) X(cuMemcpy3DAsync) X(cuMemsetD2D8Async)  \
+    X(cuArray3DCreate) X(cuArrayDestroy)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

@@ -54,14 +54,26 @@ typedef struct tdm_func_attrs {
 typedef struct tdm_dim3 { uint32_t x, y, z; } tdm_dim3;
 
 /* ---- layout (issue 14) ---- */
+typedef struct tdm_barray tdm_barray;   /* a CUDA array */
 /* One side of a 2D/3D copy: device memory at `dev`, or host memory at
- * `host` when that is not NULL; row r of slice z starts at
- * (z * rows + r) * pitch, as in CUDA_MEMCPY3D. */
+ * `host` when that is not NULL, row r of slice z starting at
+ * (z * rows + r) * pitch, as in CUDA_MEMCPY3D; or, when `array` is not
+ * NULL, that array from byte x of row y of slice z. */
 typedef struct tdm_box {
     uint64_t dev;
     void *host;
     uint64_t pitch, rows;
+    tdm_barray *array;
+    uint64_t x, y, z;
 } tdm_box;
+/* A CUDA array: channels of `bits` each (1, 2 or 4 of them) of a
+ * cudaChannelFormatKind (signed, unsigned or float), an extent in elements
+ * (height and depth 0 for fewer dimensions), cudaArray* flags. */
+typedef struct tdm_array_desc {
+    int kind, bits, channels;
+    uint64_t width, height, depth;
+    unsigned flags;
+} tdm_array_desc;
 typedef struct tdm_extent { uint64_t width, height, depth; } tdm_extent; /* width in bytes */
 
 typedef struct tdm_backend_config {
@@ -166,6 +178,10 @@ typedef struct tdm_backend_ops {
      * destination holds the data when it returns (as memcpy_dtoh_sync). */
     int (*copy_3d)(tdm_backend *b, const tdm_box *dst, const tdm_box *src, tdm_extent ext, tdm_bstream *s);
     int (*memset_3d)(tdm_backend *b, const tdm_box *dst, uint8_t value, tdm_extent ext, tdm_bstream *s);
+    /* CUDA arrays.  The session layer waits for the session's work before
+     * array_destroy, as cudaFreeArray does. */
+    int (*array_create)(tdm_backend *b, const tdm_array_desc *d, tdm_barray **out);
+    int (*array_destroy)(tdm_backend *b, tdm_barray *a);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

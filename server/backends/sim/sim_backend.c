@@ -114,4 +114,6 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .pitch_alignment = sim_pitch_alignment,
     .copy_3d = sim_copy_3d,
     .memset_3d = sim_memset_3d,
+    .array_create = sim_array_create,
+    .array_destroy = sim_array_destroy,
 };

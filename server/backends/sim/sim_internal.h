@@ -246,5 +246,7 @@ int sim_device_info(tdm_backend *b, tdm_device_info *out);
 int sim_pitch_alignment(tdm_backend *b, uint64_t *align);
 int sim_copy_3d(tdm_backend *b, const tdm_box *dst, const tdm_box *src, tdm_extent ext, tdm_bstream *s);
 int sim_memset_3d(tdm_backend *b, const tdm_box *dst, uint8_t value, tdm_extent ext, tdm_bstream *s);
+int sim_array_create(tdm_backend *b, const tdm_array_desc *d, tdm_barray **out);
+int sim_array_destroy(tdm_backend *b, tdm_barray *a);
 
 #endif
