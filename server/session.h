@@ -179,7 +179,15 @@ int tdm_session_memset3d(tdm_session *s, tdm_session_box dst, uint8_t value, tdm
 int tdm_session_array_create(tdm_session *s, const int bits[4], int kind, tdm_extent ext, unsigned flags,
                              uint64_t *out);
 int tdm_session_array_destroy(tdm_session *s, uint64_t array);
-/* Destroys every array of the session (release_all). */
+/* Texture (surface false) and surface objects: res, tex and view are the
+ * CUDA runtime's cudaResourceDesc, cudaTextureDesc, cudaResourceViewDesc
+ * as the guest sent them (tex and view empty for a surface, view optional);
+ * *value is the object a kernel reads.  At most TDM_SESSION_MAX_OBJECTS. */
+#define TDM_SESSION_MAX_OBJECTS 4096
+int tdm_session_object_create(tdm_session *s, bool surface, const void *res, size_t res_len, const void *tex,
+                              size_t tex_len, const void *view, size_t view_len, uint64_t *value);
+int tdm_session_object_destroy(tdm_session *s, bool surface, uint64_t value);
+/* Destroys every array and object of the session (release_all). */
 void tdm_session_layout_release(tdm_session *s);
 
 #endif

@@ -7,15 +7,26 @@
 
 #include <stdlib.h>
 
-#include <driver_types.h>
+#include <string.h>
 
+#include <driver_types.h>
+#include <texture_types.h>
+
+#include "grow.h"
 #include "log.h"
 
 enum { TAG_ARRAY = 0x41 };
 
+typedef struct layout_object {
+    uint64_t value;            /* the backend's (the driver's) */
+    bool surface;
+} layout_object;
+
 /* What a session holds of this area, made on first use. */
 struct tdm_session_layout {
     tdm_handle_table arrays;   /* of layout_array */
+    layout_object *objects;    /* texture and surface objects */
+    size_t nobjects, objects_cap;
 };
 
 typedef struct layout_array {
@@ -303,12 +314,132 @@ int tdm_session_array_destroy(tdm_session *s, uint64_t array)
     return 0;
 }
 
+/* ---- texture and surface objects ---- */
+
+static int object_destroy(tdm_session *s, const layout_object *o)
+{
+    return o->surface ? ops(s)->surf_object_destroy(s->srv->be, o->value)
+                      : ops(s)->tex_object_destroy(s->srv->be, o->value);
+}
+
+/* The resource an object reads, from the guest's cudaResourceDesc: an
+ * array of the session, or memory inside one of its ranges. */
+static int object_resource(tdm_session *s, const struct cudaResourceDesc *rd, bool surface, tdm_tex_resource *r)
+{
+    uint64_t elem, row, span;
+    int err;
+
+    memset(r, 0, sizeof(*r));
+    r->type = rd->resType;
+    if (rd->flags != 0)
+        return cudaErrorInvalidValue;
+    if (rd->resType == cudaResourceTypeArray) {
+        layout_array *a = array_of(s, (uint64_t)(uintptr_t)rd->res.array.array);
+        if (!a) {
+            tdm_log_session(s->id, "a texture or surface object of an unknown CUDA array");
+            return cudaErrorInvalidResourceHandle;
+        }
+        r->array = a->ba;
+        return 0;
+    }
+    if (surface)   /* surfaces are of arrays only, as the driver's */
+        return cudaErrorInvalidValue;
+    if (rd->resType != cudaResourceTypeLinear && rd->resType != cudaResourceTypePitch2D)
+        return cudaErrorInvalidValue;   /* mipmapped arrays are not remoted: no such handle exists */
+    const struct cudaChannelFormatDesc *d =
+        rd->resType == cudaResourceTypeLinear ? &rd->res.linear.desc : &rd->res.pitch2D.desc;
+    const int cb[4] = { d->x, d->y, d->z, d->w };
+    if ((err = channels_of(cb, d->f, &r->channels)) != 0)
+        return err;
+    r->kind = d->f;
+    r->bits = d->x;
+    elem = (uint64_t)(r->bits / 8 * r->channels);
+    if (rd->resType == cudaResourceTypeLinear) {
+        r->size = rd->res.linear.sizeInBytes;
+        return r->size ? tdm_session_resolve_range(s, "a linear texture", (uint64_t)(uintptr_t)rd->res.linear.devPtr,
+                                                   r->size, &r->dev, NULL)
+                       : cudaErrorInvalidValue;
+    }
+    r->width = rd->res.pitch2D.width;
+    r->height = rd->res.pitch2D.height;
+    r->pitch = rd->res.pitch2D.pitchInBytes;
+    if (r->width == 0 || r->height == 0 || __builtin_mul_overflow(r->width, elem, &row) || row > r->pitch ||
+        __builtin_mul_overflow(r->height - 1, r->pitch, &span) || __builtin_add_overflow(span, row, &span))
+        return cudaErrorInvalidValue;
+    return tdm_session_resolve_range(s, "a pitch2D texture", (uint64_t)(uintptr_t)rd->res.pitch2D.devPtr, span,
+                                     &r->dev, NULL);
+}
+
+int tdm_session_object_create(tdm_session *s, bool surface, const void *res, size_t res_len, const void *tex,
+                              size_t tex_len, const void *view, size_t view_len, uint64_t *value)
+{
+    struct tdm_session_layout *l = layout_of(s);
+    struct cudaResourceDesc rd;
+    struct cudaTextureDesc td;
+    struct cudaResourceViewDesc vd;
+    tdm_tex_resource r;
+    uint64_t v = 0;
+    int err;
+
+    *value = 0;
+    if (!l)
+        return cudaErrorMemoryAllocation;
+    /* The runtime's structs, exactly: a surface has no texture or view. */
+    if (res_len != sizeof(rd) || (surface ? tex_len != 0 || view_len != 0 : tex_len != sizeof(td)) ||
+        (view_len != 0 && view_len != sizeof(vd))) {
+        tdm_log_session(s->id, "a %s object's descriptors have the wrong sizes", surface ? "surface" : "texture");
+        return cudaErrorInvalidValue;
+    }
+    if (l->nobjects >= TDM_SESSION_MAX_OBJECTS) {
+        tdm_log_session(s->id, "a session may hold %d texture and surface objects", TDM_SESSION_MAX_OBJECTS);
+        return cudaErrorMemoryAllocation;
+    }
+    memcpy(&rd, res, sizeof(rd));
+    if ((err = object_resource(s, &rd, surface, &r)) != 0)
+        return err;
+    if (tdm_grow(&l->objects, &l->objects_cap, l->nobjects + 1, sizeof(*l->objects), 16) != 0)
+        return cudaErrorMemoryAllocation;
+    if (surface) {
+        err = ops(s)->surf_object_create(s->srv->be, &r, &v);
+    } else {
+        memcpy(&td, tex, sizeof(td));
+        if (view_len)
+            memcpy(&vd, view, sizeof(vd));
+        err = ops(s)->tex_object_create(s->srv->be, &r, &td, view_len ? &vd : NULL, &v);
+    }
+    if (err)
+        return err;
+    l->objects[l->nobjects++] = (layout_object){ .value = v, .surface = surface };
+    *value = v;
+    return 0;
+}
+
+int tdm_session_object_destroy(tdm_session *s, bool surface, uint64_t value)
+{
+    struct tdm_session_layout *l = s->layout;
+
+    for (size_t i = 0; l && i < l->nobjects; i++) {
+        if (l->objects[i].value != value || l->objects[i].surface != surface)
+            continue;
+        int err = object_destroy(s, &l->objects[i]);
+        l->objects[i] = l->objects[--l->nobjects];
+        return err;
+    }
+    tdm_log_session(s->id, "destroying an unknown %s object %#llx", surface ? "surface" : "texture",
+                    (unsigned long long)value);
+    return cudaErrorInvalidValue;
+}
+
 void tdm_session_layout_release(tdm_session *s)
 {
     void *obj;
 
     if (!s->layout)
         return;
+    /* Objects first: they read arrays. */
+    for (size_t i = 0; i < s->layout->nobjects; i++)
+        object_destroy(s, &s->layout->objects[i]);
+    free(s->layout->objects);
     while ((obj = tdm_handles_pop(&s->layout->arrays, NULL)))
         array_free(s, obj);
     tdm_handles_release(&s->layout->arrays);

@@ -75,6 +75,39 @@ bool tdm_serve_ARRAY_DESTROY(void *ctx, void *args, void *res)
     return true;
 }
 
+static void object_create(void *ctx, bool surface, const tdm_object_create_args *a, tdm_object_res *r)
+{
+    uint64_t v = 0;
+
+    r->err = tdm_session_object_create(ctx, surface, a->res.res_val, a->res.res_len, a->tex.tex_val,
+                                       a->tex.tex_len, a->view.view_val, a->view.view_len, &v);
+    r->value = v;
+}
+
+bool tdm_serve_TEX_OBJECT_CREATE(void *ctx, void *args, void *res)
+{
+    object_create(ctx, false, args, res);
+    return true;
+}
+
+bool tdm_serve_TEX_OBJECT_DESTROY(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_object_destroy(ctx, false, *(uint64_t *)args);
+    return true;
+}
+
+bool tdm_serve_SURF_OBJECT_CREATE(void *ctx, void *args, void *res)
+{
+    object_create(ctx, true, args, res);
+    return true;
+}
+
+bool tdm_serve_SURF_OBJECT_DESTROY(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_object_destroy(ctx, true, *(uint64_t *)args);
+    return true;
+}
+
 /* ---- one-way ---- */
 
 bool tdm_serve_MEMCPY_3D_HTOD(void *ctx, void *args, void *res)

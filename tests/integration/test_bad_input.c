@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <texture_types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -572,6 +573,90 @@ Test(bad_input, array_handles_and_boxes_outside_an_array_are_refused, .init = up
     cr_expect_eq(g_read_3d(t, (tdm_pitched){ .array = arr }, (tdm_extent3){ 4, 1, 1 }),
                  cudaErrorInvalidResourceHandle, "a freed array");
 
+    victim_check(&v);
+    t->ops->close(t);
+    v.t->ops->close(v.t);
+}
+
+static int g_object(tdm_transport *t, uint32_t proc, void *res, u_int res_len, void *tex, u_int tex_len,
+                    uint64_t *value)
+{
+    tdm_object_create_args a;
+    tdm_object_res r;
+
+    memset(&a, 0, sizeof(a));
+    memset(&r, 0, sizeof(r));
+    a.res.res_val = res;
+    a.res.res_len = res_len;
+    a.tex.tex_val = tex;
+    a.tex.tex_len = tex_len;
+    cr_assert_eq(t->ops->call(t, proc, (xdrproc_t)xdr_tdm_object_create_args, &a, (xdrproc_t)xdr_tdm_object_res,
+                              &r), 0);
+    *value = r.value;
+    return r.err;
+}
+
+/* Texture and surface objects: descriptors of the wrong size, memory
+ * outside the session, unknown arrays, objects destroyed that the session
+ * does not hold. */
+Test(bad_input, texture_objects_outside_the_session_are_refused, .init = up, .fini = down)
+{
+    victim v;
+    tdm_transport *t;
+    struct cudaResourceDesc res;
+    struct cudaTextureDesc tex;
+    uint64_t p, obj, theirs;
+    int err;
+
+    victim_start(&v);
+    t = guest_open();
+    p = g_malloc(t, 4096, &err);
+    cr_assert_eq(err, 0);
+    memset(&res, 0, sizeof(res));
+    memset(&tex, 0, sizeof(tex));
+    res.resType = cudaResourceTypeLinear;
+    res.res.linear.devPtr = (void *)(uintptr_t)p;
+    res.res.linear.desc = (struct cudaChannelFormatDesc){ 32, 0, 0, 0, cudaChannelFormatKindFloat };
+    res.res.linear.sizeInBytes = 4096;
+    cr_assert_eq(g_object(t, TDM_TEX_OBJECT_CREATE, &res, sizeof(res), &tex, sizeof(tex), &obj), 0);
+    cr_expect_eq(g_object(t, TDM_TEX_OBJECT_CREATE, &res, sizeof(res) - 1, &tex, sizeof(tex), &theirs),
+                 cudaErrorInvalidValue, "a resource descriptor one byte short");
+    cr_expect_eq(g_object(t, TDM_TEX_OBJECT_CREATE, &res, sizeof(res), &tex, 3, &theirs), cudaErrorInvalidValue,
+                 "a texture descriptor of 3 bytes");
+    res.res.linear.sizeInBytes = 4097;
+    cr_expect_eq(g_object(t, TDM_TEX_OBJECT_CREATE, &res, sizeof(res), &tex, sizeof(tex), &theirs),
+                 cudaErrorInvalidValue, "linear memory past the allocation");
+    res.res.linear.sizeInBytes = 64;
+    res.res.linear.devPtr = (void *)(uintptr_t)v.addr;
+    cr_expect_eq(g_object(t, TDM_TEX_OBJECT_CREATE, &res, sizeof(res), &tex, sizeof(tex), &theirs),
+                 cudaErrorInvalidValue, "another session's memory");
+    res.resType = cudaResourceTypePitch2D;
+    res.res.pitch2D.devPtr = (void *)(uintptr_t)p;
+    res.res.pitch2D.desc = (struct cudaChannelFormatDesc){ 32, 0, 0, 0, cudaChannelFormatKindFloat };
+    res.res.pitch2D.width = 64;
+    res.res.pitch2D.height = 4;
+    res.res.pitch2D.pitchInBytes = 128;
+    cr_expect_eq(g_object(t, TDM_TEX_OBJECT_CREATE, &res, sizeof(res), &tex, sizeof(tex), &theirs),
+                 cudaErrorInvalidValue, "a pitch below the row");
+    res.res.pitch2D.pitchInBytes = 1024;
+    res.res.pitch2D.height = 5;
+    cr_expect_eq(g_object(t, TDM_TEX_OBJECT_CREATE, &res, sizeof(res), &tex, sizeof(tex), &theirs),
+                 cudaErrorInvalidValue, "rows past the allocation");
+    memset(&res, 0, sizeof(res));
+    res.resType = cudaResourceTypeArray;
+    res.res.array.array = (cudaArray_t)(uintptr_t)0x4100000100000003ull;
+    cr_expect_eq(g_object(t, TDM_SURF_OBJECT_CREATE, &res, sizeof(res), NULL, 0, &theirs),
+                 cudaErrorInvalidResourceHandle, "a surface of an unknown array");
+    cr_expect_eq(g_object(t, TDM_SURF_OBJECT_CREATE, &res, sizeof(res), &tex, sizeof(tex), &theirs),
+                 cudaErrorInvalidValue, "a surface with a texture descriptor");
+
+    tdm_u64 val = obj;
+    cr_expect_eq(call_err(t, TDM_SURF_OBJECT_DESTROY, (xdrproc_t)xdr_tdm_u64, &val), cudaErrorInvalidValue,
+                 "a texture destroyed as a surface");
+    cr_expect_eq(call_err(t, TDM_TEX_OBJECT_DESTROY, (xdrproc_t)xdr_tdm_u64, &val), 0);
+    cr_expect_eq(call_err(t, TDM_TEX_OBJECT_DESTROY, (xdrproc_t)xdr_tdm_u64, &val), cudaErrorInvalidValue,
+                 "destroyed twice");
+    cr_expect(th_server_log_has(&srv, "destroying an unknown texture object"));
     victim_check(&v);
     t->ops->close(t);
     v.t->ops->close(v.t);

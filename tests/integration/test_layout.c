@@ -109,3 +109,36 @@ Test(layout, arrays_match_a_host_model_over_shm, .init = up, .fini = down)
 {
     expect_array_check(srv.shm_endpoint);
 }
+
+static const char want_objects[] =
+    "texture over an array: created\n"
+    "its resource: type 0, the same array: yes\n"
+    "its texture: address modes 1 3 0, filter 1, read mode 0, normalized 1, border 0.25\n"
+    "its view: format 22, 64 x 48 x 0\n"
+    "linear texture: type 2, 4096 bytes, 32-bit channel, same pointer: yes\n"
+    "pitch2D texture's resource: as created\n"
+    "pitch2D texture's sampling: as created\n"
+    "surface: type 0, the same array: yes\n"
+    "three textures and a surface distinct: yes\n"
+    "surface over linear memory: cudaErrorInvalidValue\n"
+    "texture without a texture descriptor: cudaErrorInvalidValue\n"
+    "all texture object checks passed\n";
+
+/* Texture and surface objects: created over every kind of resource, their
+ * descriptors read back, destroyed; CUDA's refusals.  The session ends
+ * unprotected (MIRROR_UNPROTECT), which needs no standby to hold. */
+Test(layout, texture_and_surface_objects_over_tcp_and_shm, .init = up, .fini = down)
+{
+    const char *argv[] = { th_bin("texture-object-check"), NULL };
+    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
+
+    for (int i = 0; i < 2; i++) {
+        th_result *r = calloc(1, sizeof(*r));
+        th_run_guest(endpoints[i], argv, 60, r);
+        cr_expect_eq(r->status, 0, "texture-object-check (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out,
+                     r->err);
+        cr_expect_str_eq(r->out, want_objects, "texture-object-check (%s) printed\n%s\nstderr:\n%s", endpoints[i],
+                         r->out, r->err);
+        free(r);
+    }
+}

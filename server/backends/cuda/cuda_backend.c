@@ -263,4 +263,8 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .memset_3d = tdm_cuda_memset_3d,
     .array_create = tdm_cuda_array_create,
     .array_destroy = tdm_cuda_array_destroy,
+    .tex_object_create = tdm_cuda_tex_object_create,
+    .tex_object_destroy = tdm_cuda_tex_object_destroy,
+    .surf_object_create = tdm_cuda_surf_object_create,
+    .surf_object_destroy = tdm_cuda_surf_object_destroy,
 };

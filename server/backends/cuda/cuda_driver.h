@@ -31,7 +31,8 @@
     X(cuEventSynchronize) X(cuEventElapsedTime)                                           \
     /* ---- layout (issue 14) ---- */                                                    \
     X(cuMemAllocPitch) X(cuMemFree) X(cuMemcpy3DAsync) X(cuMemsetD2D8Async)  \
-    X(cuArray3DCreate) X(cuArrayDestroy)
+    X(cuArray3DCreate) X(cuArrayDestroy)                                                  \
+    X(cuTexObjectCreate) X(cuTexObjectDestroy) X(cuSurfObjectCreate) X(cuSurfObjectDestroy)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

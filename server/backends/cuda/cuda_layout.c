@@ -31,7 +31,7 @@ static CUarray cu_array(tdm_barray *a)
     return (CUarray)a;
 }
 
-static int array_format(const tdm_array_desc *d, CUarray_format *f)
+int tdm_cuda_array_format(int kind, int bits, CUarray_format *f)
 {
     static const struct { int kind, bits; CUarray_format f; } formats[] = {
         { cudaChannelFormatKindSigned, 8, CU_AD_FORMAT_SIGNED_INT8 },
@@ -45,7 +45,7 @@ static int array_format(const tdm_array_desc *d, CUarray_format *f)
     };
 
     for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
-        if (formats[i].kind == d->kind && formats[i].bits == d->bits) {
+        if (formats[i].kind == kind && formats[i].bits == bits) {
             *f = formats[i].f;
             return 0;
         }
@@ -61,7 +61,7 @@ int tdm_cuda_array_create(tdm_backend *b, const tdm_array_desc *d, tdm_barray **
     if (err)
         return err;
     memset(&desc, 0, sizeof(desc));
-    if ((err = array_format(d, &desc.Format)) != 0)
+    if ((err = tdm_cuda_array_format(d->kind, d->bits, &desc.Format)) != 0)
         return err;
     desc.Width = d->width;
     desc.Height = d->height;

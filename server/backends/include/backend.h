@@ -75,6 +75,17 @@ typedef struct tdm_array_desc {
     unsigned flags;
 } tdm_array_desc;
 typedef struct tdm_extent { uint64_t width, height, depth; } tdm_extent; /* width in bytes */
+/* What a texture or surface object reads, validated by the session layer:
+ * an array, or device memory (linear: size bytes; pitch2D: width x height
+ * elements, rows pitch bytes apart) of a channel format as tdm_array_desc's. */
+typedef struct tdm_tex_resource {
+    int type;                       /* cudaResourceType: array, linear or pitch2D */
+    tdm_barray *array;
+    uint64_t dev, size, width, height, pitch;
+    int kind, bits, channels;
+} tdm_tex_resource;
+struct cudaTextureDesc;
+struct cudaResourceViewDesc;
 
 typedef struct tdm_backend_config {
     int device;              /* physical device ordinal this server drives */
@@ -182,6 +193,13 @@ typedef struct tdm_backend_ops {
      * array_destroy, as cudaFreeArray does. */
     int (*array_create)(tdm_backend *b, const tdm_array_desc *d, tdm_barray **out);
     int (*array_destroy)(tdm_backend *b, tdm_barray *a);
+    /* Texture and surface objects; *value is what a kernel is given.  view
+     * may be NULL.  The descriptors are the CUDA runtime's structs. */
+    int (*tex_object_create)(tdm_backend *b, const tdm_tex_resource *r, const struct cudaTextureDesc *tex,
+                             const struct cudaResourceViewDesc *view, uint64_t *value);
+    int (*tex_object_destroy)(tdm_backend *b, uint64_t value);
+    int (*surf_object_create)(tdm_backend *b, const tdm_tex_resource *r, uint64_t *value);
+    int (*surf_object_destroy)(tdm_backend *b, uint64_t value);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

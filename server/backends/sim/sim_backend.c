@@ -116,4 +116,8 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .memset_3d = sim_memset_3d,
     .array_create = sim_array_create,
     .array_destroy = sim_array_destroy,
+    .tex_object_create = sim_tex_object_create,
+    .tex_object_destroy = sim_tex_object_destroy,
+    .surf_object_create = sim_surf_object_create,
+    .surf_object_destroy = sim_surf_object_destroy,
 };

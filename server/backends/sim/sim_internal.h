@@ -248,5 +248,11 @@ int sim_copy_3d(tdm_backend *b, const tdm_box *dst, const tdm_box *src, tdm_exte
 int sim_memset_3d(tdm_backend *b, const tdm_box *dst, uint8_t value, tdm_extent ext, tdm_bstream *s);
 int sim_array_create(tdm_backend *b, const tdm_array_desc *d, tdm_barray **out);
 int sim_array_destroy(tdm_backend *b, tdm_barray *a);
+/* sim_texture.c */
+int sim_tex_object_create(tdm_backend *b, const tdm_tex_resource *r, const struct cudaTextureDesc *tex,
+                         const struct cudaResourceViewDesc *view, uint64_t *value);
+int sim_tex_object_destroy(tdm_backend *b, uint64_t value);
+int sim_surf_object_create(tdm_backend *b, const tdm_tex_resource *r, uint64_t *value);
+int sim_surf_object_destroy(tdm_backend *b, uint64_t value);
 
 #endif
