@@ -44,16 +44,23 @@ static const char want[] =
     "cudaMallocPitch without a pitch pointer: cudaErrorInvalidValue\n"
     "all layout checks passed\n";
 
-static void expect_layout_check(const char *endpoint)
+/* Runs check program `name` through the server at endpoint and requires
+ * exactly `want` on stdout and no refused entry point. */
+static void expect_check(const char *endpoint, const char *name, const char *want_out)
 {
-    const char *argv[] = { th_bin("layout-check"), NULL };
+    const char *argv[] = { th_bin(name), NULL };
     th_result *r = calloc(1, sizeof(*r));
 
     th_run_guest(endpoint, argv, 120, r);
-    cr_expect_eq(r->status, 0, "layout-check (%s) exited %d:\n%s%s", endpoint, r->status, r->out, r->err);
-    cr_expect_str_eq(r->out, want, "layout-check (%s) printed\n%s\nstderr:\n%s", endpoint, r->out, r->err);
+    cr_expect_eq(r->status, 0, "%s (%s) exited %d:\n%s%s", name, endpoint, r->status, r->out, r->err);
+    cr_expect_str_eq(r->out, want_out, "%s (%s) printed\n%s\nstderr:\n%s", name, endpoint, r->out, r->err);
     cr_expect(strstr(r->err, "not supported by Tandem") == NULL, "an entry point was refused:\n%s", r->err);
     free(r);
+}
+
+static void expect_layout_check(const char *endpoint)
+{
+    expect_check(endpoint, "layout-check", want);
 }
 
 Test(layout, copies_and_memsets_match_a_host_model_over_tcp, .init = up, .fini = down)
@@ -89,14 +96,7 @@ static const char want_arrays[] =
 
 static void expect_array_check(const char *endpoint)
 {
-    const char *argv[] = { th_bin("array-check"), NULL };
-    th_result *r = calloc(1, sizeof(*r));
-
-    th_run_guest(endpoint, argv, 120, r);
-    cr_expect_eq(r->status, 0, "array-check (%s) exited %d:\n%s%s", endpoint, r->status, r->out, r->err);
-    cr_expect_str_eq(r->out, want_arrays, "array-check (%s) printed\n%s\nstderr:\n%s", endpoint, r->out, r->err);
-    cr_expect(strstr(r->err, "not supported by Tandem") == NULL, "an entry point was refused:\n%s", r->err);
-    free(r);
+    expect_check(endpoint, "array-check", want_arrays);
 }
 
 /* CUDA arrays: created, described, copied into, out of and between, freed. */
@@ -129,16 +129,6 @@ static const char want_objects[] =
  * unprotected (MIRROR_UNPROTECT), which needs no standby to hold. */
 Test(layout, texture_and_surface_objects_over_tcp_and_shm, .init = up, .fini = down)
 {
-    const char *argv[] = { th_bin("texture-object-check"), NULL };
-    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
-
-    for (int i = 0; i < 2; i++) {
-        th_result *r = calloc(1, sizeof(*r));
-        th_run_guest(endpoints[i], argv, 60, r);
-        cr_expect_eq(r->status, 0, "texture-object-check (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out,
-                     r->err);
-        cr_expect_str_eq(r->out, want_objects, "texture-object-check (%s) printed\n%s\nstderr:\n%s", endpoints[i],
-                         r->out, r->err);
-        free(r);
-    }
+    expect_check(srv.endpoint, "texture-object-check", want_objects);
+    expect_check(srv.shm_endpoint, "texture-object-check", want_objects);
 }
