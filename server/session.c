@@ -805,6 +805,7 @@ static void release_all(tdm_session *s)
         stream_free(s, obj);
     while ((obj = tdm_handles_pop(&s->modules, NULL)))
         module_free(s, obj);
+    tdm_session_layout_release(s);   /* ---- layout (issue 14) ---- */
     while (s->ranges.n) {
         r = s->ranges.v[s->ranges.n - 1];
         tdm_range_map_remove(&s->ranges, r.addr, NULL);
@@ -861,4 +862,33 @@ void tdm_session_destroy(tdm_session *s)
     atomic_fetch_sub(&s->srv->live_sessions, 1);
     tdm_session_health_ended(s);
     free(s);
+}
+
+/* ---- layout (issue 14): what session_layout.c shares of the core ---- */
+
+int tdm_session_resolve_range(tdm_session *s, const char *what, uint64_t addr, uint64_t n, uint64_t *dev,
+                              const tdm_range **range)
+{
+    const tdm_range *r = resolve(s, addr, n, dev);
+
+    if (!r) {
+        log_bad_range(s, what, addr, n);
+        return cudaErrorInvalidValue;
+    }
+    if (range)
+        *range = r;
+    return 0;
+}
+
+int tdm_session_stream_work(tdm_session *s, uint64_t stream, const tdm_range *written, tdm_bstream **bs)
+{
+    int err;
+    tdm_stream_state *st = stream_for_work(s, stream, &err);
+
+    if (!st)
+        return err;
+    if (written && (err = before_write(s, written, st)) != 0)
+        return err;
+    *bs = st->bs;
+    return 0;
 }

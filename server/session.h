@@ -79,6 +79,7 @@ typedef struct tdm_session {
     struct tdm_device_output *output; /* its kernels' printf/assert output for the guest (device_output.h) */
     /* ---- health (issue 14) ---- */
     uint64_t ctx_generation;         /* the device context it was admitted to (health.h) */
+    struct tdm_session_layout *layout; /* ---- layout (issue 14): its CUDA arrays (session_layout.c) ---- */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -171,5 +172,43 @@ int tdm_session_health_err(tdm_session *s);
 void tdm_session_health_closing(tdm_session *s);
 /* The session ended: the last one of a lost context rebuilds it. */
 void tdm_session_health_ended(tdm_session *s);
+
+/* ---- layout (issue 14): session_layout.c, and what it uses of session.c ---- */
+/* The device address of [addr, addr+n), which must lie in one range of the
+ * session; otherwise logs `what` and returns cudaErrorInvalidValue. */
+int tdm_session_resolve_range(tdm_session *s, const char *what, uint64_t addr, uint64_t n, uint64_t *dev,
+                              const tdm_range **range);
+/* The backend stream for new work on `stream`, ordered as the legacy rules
+ * say; `written` (NULL if none) is the range the work may write. */
+int tdm_session_stream_work(tdm_session *s, uint64_t stream, const tdm_range *written, tdm_bstream **bs);
+
+int tdm_session_pitch_alignment(tdm_session *s, uint64_t *align);
+/* Boxes as in tandem.x's tdm_pitched: row r of slice z at addr + (z * rows + r) * pitch. */
+/* With array != 0, the box is in that CUDA array from byte addr of row y of slice z. */
+typedef struct tdm_session_box { uint64_t addr, pitch, rows, array, y, z; } tdm_session_box;
+/* src: width * height * depth packed bytes (n of them). */
+int tdm_session_memcpy3d_htod(tdm_session *s, tdm_session_box dst, tdm_extent ext, const void *src, uint64_t n,
+                              uint64_t stream);
+/* Fills dst with the box packed (width * height * depth bytes). */
+int tdm_session_memcpy3d_dtoh(tdm_session *s, void *dst, tdm_session_box src, tdm_extent ext, uint64_t stream);
+int tdm_session_memcpy3d_dtod(tdm_session *s, tdm_session_box dst, tdm_session_box src, tdm_extent ext,
+                              uint64_t stream);
+int tdm_session_memset3d(tdm_session *s, tdm_session_box dst, uint8_t value, tdm_extent ext, uint64_t stream);
+/* CUDA arrays, at most TDM_SESSION_MAX_ARRAYS per session, their bytes
+ * counted in the session's quota. */
+#define TDM_SESSION_MAX_ARRAYS 4096
+int tdm_session_array_create(tdm_session *s, const int bits[4], int kind, tdm_extent ext, unsigned flags,
+                             uint64_t *out);
+int tdm_session_array_destroy(tdm_session *s, uint64_t array);
+/* Texture (surface false) and surface objects: res, tex and view are the
+ * CUDA runtime's cudaResourceDesc, cudaTextureDesc, cudaResourceViewDesc
+ * as the guest sent them (tex and view empty for a surface, view optional);
+ * *value is the object a kernel reads.  At most TDM_SESSION_MAX_OBJECTS. */
+#define TDM_SESSION_MAX_OBJECTS 4096
+int tdm_session_object_create(tdm_session *s, bool surface, const void *res, size_t res_len, const void *tex,
+                              size_t tex_len, const void *view, size_t view_len, uint64_t *value);
+int tdm_session_object_destroy(tdm_session *s, bool surface, uint64_t value);
+/* Destroys every array and object of the session (release_all). */
+void tdm_session_layout_release(tdm_session *s);
 
 #endif

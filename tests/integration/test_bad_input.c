@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <texture_types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -412,5 +413,251 @@ Test(bad_input, quota_overrun_is_refused, .init = up_quota, .fini = down)
     cr_expect_eq(err, 0, "freed memory returns to the quota");
     cr_expect(th_server_log_has(&srv, "exceeds its quota"));
     victim_check(&v);
+    v.t->ops->close(v.t);
+}
+
+/* ---- layout (issue 14): 2D/3D boxes (server/session_layout.c) ---- */
+
+static tdm_pitched box(uint64_t addr, uint64_t pitch, uint64_t rows)
+{
+    return (tdm_pitched){ .addr = addr, .pitch = pitch, .rows = rows };
+}
+
+static int g_read_3d(tdm_transport *t, tdm_pitched src, tdm_extent3 ext)
+{
+    tdm_memcpy3d_dtoh_args a = { .src = src, .ext = ext, .stream = 0 };
+    tdm_memcpy_dtoh_res r;
+    int err;
+
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_MEMCPY_3D_DTOH, (xdrproc_t)xdr_tdm_memcpy3d_dtoh_args, &a,
+                              (xdrproc_t)xdr_tdm_memcpy_dtoh_res, &r), 0);
+    err = r.err;
+    xdr_free((xdrproc_t)xdr_tdm_memcpy_dtoh_res, (char *)&r);
+    return err;
+}
+
+static int g_memset_3d(tdm_transport *t, tdm_pitched dst, tdm_extent3 ext)
+{
+    tdm_memset3d_args a = { .dst = dst, .ext = ext, .value = 0xee, .stream = 0 };
+
+    cr_assert_eq(t->ops->post(t, TDM_MEMSET_3D, (xdrproc_t)xdr_tdm_memset3d_args, &a), 0);
+    return dev_sync(t);
+}
+
+/* A pitch smaller than the width, a slice of fewer rows than the height, an
+ * extent past the allocation or overflowing 64 bits, a box in another
+ * session's memory, an upload whose bytes do not match its extent, a
+ * download larger than a reply: each refused with CUDA's error, and the
+ * victim's data is intact. */
+Test(bad_input, layout_boxes_outside_the_rules_are_refused, .init = up, .fini = down)
+{
+    victim v;
+    tdm_transport *t;
+    uint64_t p;
+    int err;
+    char bytes[64] = { 0 };
+
+    victim_start(&v);
+    t = guest_open();
+    p = g_malloc(t, 4096, &err);
+    cr_assert_eq(err, 0);
+
+    cr_expect_eq(g_read_3d(t, box(p, 32, 4), (tdm_extent3){ 64, 4, 1 }), cudaErrorInvalidPitchValue,
+                 "a pitch below the width");
+    cr_expect_eq(g_read_3d(t, box(p, 64, 2), (tdm_extent3){ 64, 4, 2 }), cudaErrorInvalidValue,
+                 "a slice of 2 rows for a height of 4");
+    cr_expect_eq(g_read_3d(t, box(p, 512, 8), (tdm_extent3){ 64, 8, 2 }), cudaErrorInvalidValue,
+                 "a 3D extent past the allocation");
+    cr_expect_eq(g_read_3d(t, box(p, 512, 8), (tdm_extent3){ 64, 8, 1 }), 0, "the same box in one slice fits");
+    cr_expect_eq(g_read_3d(t, box(p, UINT64_MAX / 2, 1ull << 40), (tdm_extent3){ 1, 2, 1ull << 40 }),
+                 cudaErrorInvalidValue, "an extent whose span overflows");
+    cr_expect_eq(g_read_3d(t, box(v.addr, 64, 4), (tdm_extent3){ 64, 4, 1 }), cudaErrorInvalidValue,
+                 "another session's memory");
+    cr_expect_eq(g_read_3d(t, box(p, 4096, 4096), (tdm_extent3){ 4096, 4096, 1 }), cudaErrorInvalidValue,
+                 "a reply larger than one chunk");
+
+    cr_expect_eq(g_memset_3d(t, box(p, 16, 4), (tdm_extent3){ 64, 4, 1 }), cudaErrorInvalidPitchValue);
+    cr_expect_eq(g_memset_3d(t, box(v.addr, 64, 4), (tdm_extent3){ 64, 4, 1 }), cudaErrorInvalidValue,
+                 "a memset of another session's memory");
+    cr_expect_eq(g_memset_3d(t, box(p + 4000, 64, 4), (tdm_extent3){ 64, 4, 1 }), cudaErrorInvalidValue,
+                 "a memset running past the allocation");
+
+    tdm_memcpy3d_dtod_args d = { .dst = box(v.addr, 64, 4), .src = box(p, 64, 4), .ext = { 64, 4, 1 } };
+    cr_assert_eq(t->ops->post(t, TDM_MEMCPY_3D_DTOD, (xdrproc_t)xdr_tdm_memcpy3d_dtod_args, &d), 0);
+    cr_expect_eq(dev_sync(t), cudaErrorInvalidValue, "a copy into another session's memory");
+
+    tdm_memcpy3d_htod_args h = { .dst = box(p, 64, 4), .ext = { 16, 4, 1 } };
+    h.data.data_val = bytes;
+    h.data.data_len = 63;
+    cr_assert_eq(t->ops->post(t, TDM_MEMCPY_3D_HTOD, (xdrproc_t)xdr_tdm_memcpy3d_htod_args, &h), 0);
+    cr_expect_eq(dev_sync(t), cudaErrorInvalidValue, "63 bytes for a 16 x 4 box");
+    h.data.data_len = 64;
+    cr_assert_eq(t->ops->post(t, TDM_MEMCPY_3D_HTOD, (xdrproc_t)xdr_tdm_memcpy3d_htod_args, &h), 0);
+    cr_expect_eq(dev_sync(t), 0, "64 bytes for a 16 x 4 box");
+    cr_expect(th_server_log_has(&srv, "is smaller than the width"));
+
+    victim_check(&v);
+    t->ops->close(t);
+    v.t->ops->close(v.t);
+}
+
+static int g_array(tdm_transport *t, tdm_array_create_args a, uint64_t *handle)
+{
+    tdm_handle_res r;
+
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_ARRAY_CREATE, (xdrproc_t)xdr_tdm_array_create_args, &a,
+                              (xdrproc_t)xdr_tdm_handle_res, &r), 0);
+    *handle = r.handle;
+    return r.err;
+}
+
+/* CUDA arrays: impossible channel formats, unknown or foreign array
+ * handles, boxes outside an array, memsets of arrays; an array's bytes count
+ * in the session's quota. */
+Test(bad_input, array_handles_and_boxes_outside_an_array_are_refused, .init = up_quota, .fini = down)
+{
+    victim v;
+    tdm_transport *t;
+    uint64_t arr, theirs, h;
+    tdm_array_create_args f32 = { .x = 32, .kind = cudaChannelFormatKindFloat, .width = 64, .height = 16 };
+    tdm_array_create_args bad = f32;
+
+    victim_start(&v);
+    t = guest_open();
+    /* Handles are per session: the victim's second array has an id this
+     * session's table has never given out. */
+    cr_assert_eq(g_array(v.t, f32, &theirs), 0);
+    cr_assert_eq(g_array(v.t, f32, &theirs), 0);
+    cr_assert_eq(g_array(t, f32, &arr), 0);
+
+    bad.y = 16;
+    cr_expect_eq(g_array(t, bad, &h), cudaErrorInvalidChannelDescriptor, "channels of unequal width");
+    bad = f32;
+    bad.x = 8;
+    cr_expect_eq(g_array(t, bad, &h), cudaErrorInvalidChannelDescriptor, "an 8-bit float");
+    bad = f32;
+    bad.kind = 7;
+    cr_expect_eq(g_array(t, bad, &h), cudaErrorInvalidChannelDescriptor, "an unknown kind");
+    bad = f32;
+    bad.width = 0;
+    cr_expect_eq(g_array(t, bad, &h), cudaErrorInvalidValue, "no width");
+    bad = f32;
+    bad.width = bad.height = 1u << 20;
+    cr_expect_eq(g_array(t, bad, &h), cudaErrorMemoryAllocation, "4 TiB over a 4 MiB quota");
+
+    tdm_pitched in = { .addr = 0, .array = arr }, foreign = { .array = theirs };
+    cr_expect_eq(g_read_3d(t, in, (tdm_extent3){ 256, 16, 1 }), 0, "the whole array");
+    cr_expect_eq(g_read_3d(t, in, (tdm_extent3){ 257, 16, 1 }), cudaErrorInvalidValue, "a row past the width");
+    in.y = 1;
+    cr_expect_eq(g_read_3d(t, in, (tdm_extent3){ 256, 16, 1 }), cudaErrorInvalidValue, "rows past the height");
+    in.y = 0;
+    in.z = 1;
+    cr_expect_eq(g_read_3d(t, in, (tdm_extent3){ 4, 1, 1 }), cudaErrorInvalidValue, "a slice a 2D array lacks");
+    in.z = 0;
+    in.addr = UINT64_MAX;
+    cr_expect_eq(g_read_3d(t, in, (tdm_extent3){ 4, 1, 1 }), cudaErrorInvalidValue, "an offset that overflows");
+    cr_expect_eq(g_read_3d(t, foreign, (tdm_extent3){ 4, 1, 1 }), cudaErrorInvalidResourceHandle,
+                 "another session's array");
+    in.addr = 0;
+    cr_expect_eq(g_memset_3d(t, in, (tdm_extent3){ 4, 1, 1 }), cudaErrorInvalidValue, "a memset of an array");
+
+    tdm_handle gone = theirs;
+    cr_expect_eq(call_err(t, TDM_ARRAY_DESTROY, (xdrproc_t)xdr_tdm_handle, &gone), cudaErrorInvalidValue,
+                 "freeing another session's array");
+    gone = arr;
+    cr_expect_eq(call_err(t, TDM_ARRAY_DESTROY, (xdrproc_t)xdr_tdm_handle, &gone), 0);
+    cr_expect_eq(call_err(t, TDM_ARRAY_DESTROY, (xdrproc_t)xdr_tdm_handle, &gone), cudaErrorInvalidValue,
+                 "freeing it twice");
+    cr_expect_eq(g_read_3d(t, (tdm_pitched){ .array = arr }, (tdm_extent3){ 4, 1, 1 }),
+                 cudaErrorInvalidResourceHandle, "a freed array");
+
+    victim_check(&v);
+    t->ops->close(t);
+    v.t->ops->close(v.t);
+}
+
+static int g_object(tdm_transport *t, uint32_t proc, void *res, u_int res_len, void *tex, u_int tex_len,
+                    uint64_t *value)
+{
+    tdm_object_create_args a;
+    tdm_object_res r;
+
+    memset(&a, 0, sizeof(a));
+    memset(&r, 0, sizeof(r));
+    a.res.res_val = res;
+    a.res.res_len = res_len;
+    a.tex.tex_val = tex;
+    a.tex.tex_len = tex_len;
+    cr_assert_eq(t->ops->call(t, proc, (xdrproc_t)xdr_tdm_object_create_args, &a, (xdrproc_t)xdr_tdm_object_res,
+                              &r), 0);
+    *value = r.value;
+    return r.err;
+}
+
+/* Texture and surface objects: descriptors of the wrong size, memory
+ * outside the session, unknown arrays, objects destroyed that the session
+ * does not hold. */
+Test(bad_input, texture_objects_outside_the_session_are_refused, .init = up, .fini = down)
+{
+    victim v;
+    tdm_transport *t;
+    struct cudaResourceDesc res;
+    struct cudaTextureDesc tex;
+    uint64_t p, obj, theirs;
+    int err;
+
+    victim_start(&v);
+    t = guest_open();
+    p = g_malloc(t, 4096, &err);
+    cr_assert_eq(err, 0);
+    memset(&res, 0, sizeof(res));
+    memset(&tex, 0, sizeof(tex));
+    res.resType = cudaResourceTypeLinear;
+    res.res.linear.devPtr = (void *)(uintptr_t)p;
+    res.res.linear.desc = (struct cudaChannelFormatDesc){ 32, 0, 0, 0, cudaChannelFormatKindFloat };
+    res.res.linear.sizeInBytes = 4096;
+    cr_assert_eq(g_object(t, TDM_TEX_OBJECT_CREATE, &res, sizeof(res), &tex, sizeof(tex), &obj), 0);
+    cr_expect_eq(g_object(t, TDM_TEX_OBJECT_CREATE, &res, sizeof(res) - 1, &tex, sizeof(tex), &theirs),
+                 cudaErrorInvalidValue, "a resource descriptor one byte short");
+    cr_expect_eq(g_object(t, TDM_TEX_OBJECT_CREATE, &res, sizeof(res), &tex, 3, &theirs), cudaErrorInvalidValue,
+                 "a texture descriptor of 3 bytes");
+    res.res.linear.sizeInBytes = 4097;
+    cr_expect_eq(g_object(t, TDM_TEX_OBJECT_CREATE, &res, sizeof(res), &tex, sizeof(tex), &theirs),
+                 cudaErrorInvalidValue, "linear memory past the allocation");
+    res.res.linear.sizeInBytes = 64;
+    res.res.linear.devPtr = (void *)(uintptr_t)v.addr;
+    cr_expect_eq(g_object(t, TDM_TEX_OBJECT_CREATE, &res, sizeof(res), &tex, sizeof(tex), &theirs),
+                 cudaErrorInvalidValue, "another session's memory");
+    res.resType = cudaResourceTypePitch2D;
+    res.res.pitch2D.devPtr = (void *)(uintptr_t)p;
+    res.res.pitch2D.desc = (struct cudaChannelFormatDesc){ 32, 0, 0, 0, cudaChannelFormatKindFloat };
+    res.res.pitch2D.width = 64;
+    res.res.pitch2D.height = 4;
+    res.res.pitch2D.pitchInBytes = 128;
+    cr_expect_eq(g_object(t, TDM_TEX_OBJECT_CREATE, &res, sizeof(res), &tex, sizeof(tex), &theirs),
+                 cudaErrorInvalidValue, "a pitch below the row");
+    res.res.pitch2D.pitchInBytes = 1024;
+    res.res.pitch2D.height = 5;
+    cr_expect_eq(g_object(t, TDM_TEX_OBJECT_CREATE, &res, sizeof(res), &tex, sizeof(tex), &theirs),
+                 cudaErrorInvalidValue, "rows past the allocation");
+    memset(&res, 0, sizeof(res));
+    res.resType = cudaResourceTypeArray;
+    res.res.array.array = (cudaArray_t)(uintptr_t)0x4100000100000003ull;
+    cr_expect_eq(g_object(t, TDM_SURF_OBJECT_CREATE, &res, sizeof(res), NULL, 0, &theirs),
+                 cudaErrorInvalidResourceHandle, "a surface of an unknown array");
+    cr_expect_eq(g_object(t, TDM_SURF_OBJECT_CREATE, &res, sizeof(res), &tex, sizeof(tex), &theirs),
+                 cudaErrorInvalidValue, "a surface with a texture descriptor");
+
+    tdm_u64 val = obj;
+    cr_expect_eq(call_err(t, TDM_SURF_OBJECT_DESTROY, (xdrproc_t)xdr_tdm_u64, &val), cudaErrorInvalidValue,
+                 "a texture destroyed as a surface");
+    cr_expect_eq(call_err(t, TDM_TEX_OBJECT_DESTROY, (xdrproc_t)xdr_tdm_u64, &val), 0);
+    cr_expect_eq(call_err(t, TDM_TEX_OBJECT_DESTROY, (xdrproc_t)xdr_tdm_u64, &val), cudaErrorInvalidValue,
+                 "destroyed twice");
+    cr_expect(th_server_log_has(&srv, "destroying an unknown texture object"));
+    victim_check(&v);
+    t->ops->close(t);
     v.t->ops->close(v.t);
 }

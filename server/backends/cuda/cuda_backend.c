@@ -265,4 +265,14 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .device_synchronize = cuda_device_synchronize,
     /* ---- health (issue 14) ---- */
     .stream_lost_context = tdm_cuda_stream_lost_context,
+    /* ---- layout (issue 14) ---- */
+    .pitch_alignment = tdm_cuda_pitch_alignment,
+    .copy_3d = tdm_cuda_copy_3d,
+    .memset_3d = tdm_cuda_memset_3d,
+    .array_create = tdm_cuda_array_create,
+    .array_destroy = tdm_cuda_array_destroy,
+    .tex_object_create = tdm_cuda_tex_object_create,
+    .tex_object_destroy = tdm_cuda_tex_object_destroy,
+    .surf_object_create = tdm_cuda_surf_object_create,
+    .surf_object_destroy = tdm_cuda_surf_object_destroy,
 };

@@ -116,4 +116,19 @@ int tdm_cuda_event_elapsed_ms(tdm_backend *b, tdm_bevent *start, tdm_bevent *end
 void tdm_cuda_release_context(tdm_backend *b, bool lost);
 bool tdm_cuda_stream_lost_context(tdm_backend *b, tdm_bstream *s);
 
+/* ---- layout (issue 14): cuda_layout.c ---- */
+int tdm_cuda_pitch_alignment(tdm_backend *b, uint64_t *align);
+int tdm_cuda_copy_3d(tdm_backend *b, const tdm_box *dst, const tdm_box *src, tdm_extent ext, tdm_bstream *s);
+int tdm_cuda_memset_3d(tdm_backend *b, const tdm_box *dst, uint8_t value, tdm_extent ext, tdm_bstream *s);
+int tdm_cuda_array_create(tdm_backend *b, const tdm_array_desc *d, tdm_barray **out);
+int tdm_cuda_array_destroy(tdm_backend *b, tdm_barray *a);
+/* The driver's format of channels of `bits` of a cudaChannelFormatKind. */
+int tdm_cuda_array_format(int kind, int bits, CUarray_format *f);
+/* cuda_texture.c */
+int tdm_cuda_tex_object_create(tdm_backend *b, const tdm_tex_resource *r, const struct cudaTextureDesc *tex,
+                         const struct cudaResourceViewDesc *view, uint64_t *value);
+int tdm_cuda_tex_object_destroy(tdm_backend *b, uint64_t value);
+int tdm_cuda_surf_object_create(tdm_backend *b, const tdm_tex_resource *r, uint64_t *value);
+int tdm_cuda_surf_object_destroy(tdm_backend *b, uint64_t value);
+
 #endif

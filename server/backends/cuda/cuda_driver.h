@@ -28,8 +28,12 @@
     X(cuStreamCreate) X(cuStreamCreateWithPriority) X(cuStreamDestroy) X(cuStreamQuery)   \
     X(cuStreamSynchronize) X(cuStreamWaitEvent)                                           \
     X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery)                   \
-    X(cuEventSynchronize) X(cuEventElapsedTime)                                          \
-    /* ---- health (issue 14) ---- */ X(cuDevicePrimaryCtxReset)
+    X(cuEventSynchronize) X(cuEventElapsedTime)                                           \
+    /* ---- health (issue 14) ---- */ X(cuDevicePrimaryCtxReset)                          \
+    /* ---- layout (issue 14) ---- */                                                    \
+    X(cuMemAllocPitch) X(cuMemFree) X(cuMemcpy3DAsync) X(cuMemsetD2D8Async)  \
+    X(cuArray3DCreate) X(cuArrayDestroy)                                                  \
+    X(cuTexObjectCreate) X(cuTexObjectDestroy) X(cuSurfObjectCreate) X(cuSurfObjectDestroy)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

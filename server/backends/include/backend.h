@@ -53,6 +53,40 @@ typedef struct tdm_func_attrs {
 
 typedef struct tdm_dim3 { uint32_t x, y, z; } tdm_dim3;
 
+/* ---- layout (issue 14) ---- */
+typedef struct tdm_barray tdm_barray;   /* a CUDA array */
+/* One side of a 2D/3D copy: device memory at `dev`, or host memory at
+ * `host` when that is not NULL, row r of slice z starting at
+ * (z * rows + r) * pitch, as in CUDA_MEMCPY3D; or, when `array` is not
+ * NULL, that array from byte x of row y of slice z. */
+typedef struct tdm_box {
+    uint64_t dev;
+    void *host;
+    uint64_t pitch, rows;
+    tdm_barray *array;
+    uint64_t x, y, z;
+} tdm_box;
+/* A CUDA array: channels of `bits` each (1, 2 or 4 of them) of a
+ * cudaChannelFormatKind (signed, unsigned or float), an extent in elements
+ * (height and depth 0 for fewer dimensions), cudaArray* flags. */
+typedef struct tdm_array_desc {
+    int kind, bits, channels;
+    uint64_t width, height, depth;
+    unsigned flags;
+} tdm_array_desc;
+typedef struct tdm_extent { uint64_t width, height, depth; } tdm_extent; /* width in bytes */
+/* What a texture or surface object reads, validated by the session layer:
+ * an array, or device memory (linear: size bytes; pitch2D: width x height
+ * elements, rows pitch bytes apart) of a channel format as tdm_array_desc's. */
+typedef struct tdm_tex_resource {
+    int type;                       /* cudaResourceType: array, linear or pitch2D */
+    tdm_barray *array;
+    uint64_t dev, size, width, height, pitch;
+    int kind, bits, channels;
+} tdm_tex_resource;
+struct cudaTextureDesc;
+struct cudaResourceViewDesc;
+
 typedef struct tdm_backend_config {
     int device;              /* physical device ordinal this server drives */
     uint64_t arena_base;     /* fixed virtual address of the logical arena */
@@ -153,6 +187,26 @@ typedef struct tdm_backend_ops {
      * not, or the backend cannot tell (a GPU reports the loss to every
      * stream alike). */
     bool (*stream_lost_context)(tdm_backend *b, tdm_bstream *s);
+
+    /* ---- layout (issue 14) ---- */
+    /* The alignment of a pitched allocation's rows (cudaMallocPitch). */
+    int (*pitch_alignment)(tdm_backend *b, uint64_t *align);
+    /* A 2D/3D copy on s between boxes the session layer has validated.  A
+     * host source is consumed before it returns (as memcpy_htod); a host
+     * destination holds the data when it returns (as memcpy_dtoh_sync). */
+    int (*copy_3d)(tdm_backend *b, const tdm_box *dst, const tdm_box *src, tdm_extent ext, tdm_bstream *s);
+    int (*memset_3d)(tdm_backend *b, const tdm_box *dst, uint8_t value, tdm_extent ext, tdm_bstream *s);
+    /* CUDA arrays.  The session layer waits for the session's work before
+     * array_destroy, as cudaFreeArray does. */
+    int (*array_create)(tdm_backend *b, const tdm_array_desc *d, tdm_barray **out);
+    int (*array_destroy)(tdm_backend *b, tdm_barray *a);
+    /* Texture and surface objects; *value is what a kernel is given.  view
+     * may be NULL.  The descriptors are the CUDA runtime's structs. */
+    int (*tex_object_create)(tdm_backend *b, const tdm_tex_resource *r, const struct cudaTextureDesc *tex,
+                             const struct cudaResourceViewDesc *view, uint64_t *value);
+    int (*tex_object_destroy)(tdm_backend *b, uint64_t value);
+    int (*surf_object_create)(tdm_backend *b, const tdm_tex_resource *r, uint64_t *value);
+    int (*surf_object_destroy)(tdm_backend *b, uint64_t value);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -112,4 +112,14 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .device_synchronize = sim_device_synchronize,
     /* ---- health (issue 14) ---- */
     .stream_lost_context = sim_stream_lost_context,
+    /* ---- layout (issue 14) ---- */
+    .pitch_alignment = sim_pitch_alignment,
+    .copy_3d = sim_copy_3d,
+    .memset_3d = sim_memset_3d,
+    .array_create = sim_array_create,
+    .array_destroy = sim_array_destroy,
+    .tex_object_create = sim_tex_object_create,
+    .tex_object_destroy = sim_tex_object_destroy,
+    .surf_object_create = sim_surf_object_create,
+    .surf_object_destroy = sim_surf_object_destroy,
 };

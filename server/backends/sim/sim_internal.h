@@ -289,4 +289,17 @@ bool sim_stream_lost_context(tdm_backend *b, tdm_bstream *s);
 /* b->lock held.  Makes s sticky if its context (or its MPS domain) is lost. */
 void sim_context_poll_locked(tdm_backend *b, tdm_bstream *s);
 
+/* ---- layout (issue 14): sim_layout.c ---- */
+int sim_pitch_alignment(tdm_backend *b, uint64_t *align);
+int sim_copy_3d(tdm_backend *b, const tdm_box *dst, const tdm_box *src, tdm_extent ext, tdm_bstream *s);
+int sim_memset_3d(tdm_backend *b, const tdm_box *dst, uint8_t value, tdm_extent ext, tdm_bstream *s);
+int sim_array_create(tdm_backend *b, const tdm_array_desc *d, tdm_barray **out);
+int sim_array_destroy(tdm_backend *b, tdm_barray *a);
+/* sim_texture.c */
+int sim_tex_object_create(tdm_backend *b, const tdm_tex_resource *r, const struct cudaTextureDesc *tex,
+                         const struct cudaResourceViewDesc *view, uint64_t *value);
+int sim_tex_object_destroy(tdm_backend *b, uint64_t value);
+int sim_surf_object_create(tdm_backend *b, const tdm_tex_resource *r, uint64_t *value);
+int sim_surf_object_destroy(tdm_backend *b, uint64_t value);
+
 #endif
