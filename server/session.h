@@ -151,4 +151,12 @@ int tdm_session_device_synchronize(tdm_session *s);
 /* Releases every resource of the session; the session stays usable. */
 int tdm_session_reset(tdm_session *s);
 
+/* ---- runtime (issue 14): session_runtime.c ---- */
+/* The occupancy calculator on a kernel of the session: cudaErrorInvalid-
+ * DeviceFunction for a kernel it does not have, cudaErrorInvalidValue for a
+ * block size or block count below 1 or unknown flags. */
+int tdm_session_occupancy_max_blocks(tdm_session *s, uint64_t func, int block_size, uint64_t dyn_smem,
+                                     unsigned flags, int *blocks);
+int tdm_session_occupancy_dyn_smem(tdm_session *s, uint64_t func, int num_blocks, int block_size, uint64_t *bytes);
+
 #endif

@@ -414,3 +414,28 @@ Test(bad_input, quota_overrun_is_refused, .init = up_quota, .fini = down)
     victim_check(&v);
     v.t->ops->close(v.t);
 }
+
+/* ---- runtime (issue 14) ---- */
+/* The occupancy calculator on a function handle the session does not have
+ * (never issued, another kind of handle, the legacy stream's) is refused
+ * with cudaErrorInvalidDeviceFunction, whatever the other arguments. */
+Test(bad_input, occupancy_of_an_unknown_function_is_refused, .init = up, .fini = down)
+{
+    tdm_transport *t = guest_open();
+    tdm_handle handles[] = { 0, 1, 0x4600000100000001ull, 0x5300000100000007ull, UINT64_MAX };
+    uint32_t procs[] = { TDM_OCCUPANCY_MAX_BLOCKS, TDM_OCCUPANCY_DYN_SMEM };
+
+    for (size_t p = 0; p < 2; p++)
+        for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++) {
+            tdm_occupancy_args a = { handles[i], 256, 1, 0, 0 };
+            tdm_u64_res r;
+            memset(&r, 0, sizeof(r));
+            cr_assert_eq(t->ops->call(t, procs[p], (xdrproc_t)xdr_tdm_occupancy_args, &a,
+                                      (xdrproc_t)xdr_tdm_u64_res, &r), 0);
+            cr_expect_eq(r.err, cudaErrorInvalidDeviceFunction, "proc %u handle %#llx", procs[p],
+                         (unsigned long long)handles[i]);
+            cr_expect_eq(r.value, 0);
+        }
+    cr_expect_eq(dev_sync(t), 0, "the session is unharmed");
+    t->ops->close(t);
+}

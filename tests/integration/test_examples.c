@@ -161,3 +161,48 @@ Test(examples, server_refuses_to_start_on_an_occupied_arena)
     cr_expect(strstr(r->err, "cannot reserve the logical arena") != NULL, "stderr was:\n%s", r->err);
     free(r);
 }
+
+/* ---- runtime (issue 14) ---- */
+/* runtime-check (examples/runtime_check.cu): the profiler switches answer
+ * success; the occupancy calculator gives the sim device's figures for a
+ * 32-register kernel and refuses bad input as the runtime does; host
+ * functions and callbacks run in stream order (after the copy before them,
+ * before the upload after them) with the stream's status. */
+Test(examples, runtime_entry_points_behave_as_the_runtime, .init = up, .fini = down)
+{
+    const char *argv[] = { th_bin("runtime-check"), NULL };
+    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
+    const char *want =
+        "cudaProfilerStart: cudaSuccess\n"
+        "cudaProfilerStop: cudaSuccess\n"
+        "max active blocks, 32 threads: 32\n"
+        "max active blocks, 128 threads: 16\n"
+        "max active blocks, 256 threads: 8\n"
+        "max active blocks, 512 threads: 4\n"
+        "max active blocks, 1024 threads: 2\n"
+        "max active blocks, 2048 threads: 0\n"
+        "max active blocks, 256 threads, 40 KiB dynamic shared: 5\n"
+        "max active blocks, 256 threads, caching override disabled: 8\n"
+        "available dynamic shared, 1 block of 256: 49152\n"
+        "available dynamic shared, 16 blocks of 128: 13568\n"
+        "max potential block size: 1024 (min grid 264)\n"
+        "block size 0: cudaErrorInvalidValue\n"
+        "unknown flags: cudaErrorInvalidValue\n"
+        "not a kernel: cudaErrorInvalidDeviceFunction\n"
+        "NULL result: cudaErrorInvalidValue\n"
+        "host function saw the copy before it: yes\n"
+        "later work saw the host function's writes: yes\n"
+        "order: 1 2 3 (3 calls)\n"
+        "callback status: cudaSuccess\n"
+        "default streams: 2 calls\n"
+        "NULL host function: cudaErrorInvalidValue\n"
+        "callback flags 1: cudaErrorInvalidValue\n";
+
+    for (int i = 0; i < 2; i++) {
+        th_result *r = calloc(1, sizeof(*r));
+        th_run_guest(endpoints[i], argv, 60, r);
+        cr_assert_eq(r->status, 0, "runtime-check (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out, r->err);
+        cr_expect_str_eq(r->out, want, "runtime-check (%s) printed\n%s", endpoints[i], r->out);
+        free(r);
+    }
+}

@@ -257,4 +257,7 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .memset_d8 = tdm_cuda_memset_d8,
     .launch = tdm_cuda_launch,
     .device_synchronize = cuda_device_synchronize,
+    /* ---- runtime (issue 14) ---- */
+    .occupancy_max_blocks = tdm_cuda_occupancy_max_blocks,
+    .occupancy_dyn_smem = tdm_cuda_occupancy_dyn_smem,
 };

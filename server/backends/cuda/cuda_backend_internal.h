@@ -110,4 +110,10 @@ int tdm_cuda_event_synchronize(tdm_backend *b, tdm_bevent *e);
 int tdm_cuda_event_query(tdm_backend *b, tdm_bevent *e);
 int tdm_cuda_event_elapsed_ms(tdm_backend *b, tdm_bevent *start, tdm_bevent *end, float *ms);
 
+/* ---- runtime (issue 14) ---- */
+/* cuda_runtime_ops.c */
+int tdm_cuda_occupancy_max_blocks(tdm_backend *b, tdm_bfunc *f, int block_size, size_t dyn_smem, unsigned flags,
+                                  int *blocks);
+int tdm_cuda_occupancy_dyn_smem(tdm_backend *b, tdm_bfunc *f, int num_blocks, int block_size, size_t *bytes);
+
 #endif

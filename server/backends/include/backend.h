@@ -146,6 +146,16 @@ typedef struct tdm_backend_ops {
     /* Synchronize every stream of the device: used only by the session
      * layer when it has no narrower choice (device reset). */
     int (*device_synchronize)(tdm_backend *b);
+
+    /* ---- runtime (issue 14) ---- */
+    /* The occupancy calculator (cuOccupancy*): resident blocks per SM of f
+     * at block_size threads and dyn_smem bytes of dynamic shared memory
+     * (flags: cudaOccupancyDefault or cudaOccupancyDisableCachingOverride),
+     * and the dynamic shared memory per block left when num_blocks blocks of
+     * block_size threads share an SM. */
+    int (*occupancy_max_blocks)(tdm_backend *b, tdm_bfunc *f, int block_size, size_t dyn_smem,
+                                unsigned flags, int *blocks);
+    int (*occupancy_dyn_smem)(tdm_backend *b, tdm_bfunc *f, int num_blocks, int block_size, size_t *bytes);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

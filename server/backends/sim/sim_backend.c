@@ -110,4 +110,7 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .memset_d8 = sim_memset_d8,
     .launch = sim_launch_kernel,
     .device_synchronize = sim_device_synchronize,
+    /* ---- runtime (issue 14) ---- */
+    .occupancy_max_blocks = sim_occupancy_max_blocks,
+    .occupancy_dyn_smem = sim_occupancy_dyn_smem,
 };

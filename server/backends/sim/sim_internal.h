@@ -242,4 +242,10 @@ void sim_mps_poll_locked(tdm_backend *b, tdm_bstream *s);
 /* sim_device.c */
 int sim_device_info(tdm_backend *b, tdm_device_info *out);
 
+/* ---- runtime (issue 14) ---- */
+/* sim_runtime_ops.c */
+int sim_occupancy_max_blocks(tdm_backend *b, tdm_bfunc *f, int block_size, size_t dyn_smem, unsigned flags,
+                             int *blocks);
+int sim_occupancy_dyn_smem(tdm_backend *b, tdm_bfunc *f, int num_blocks, int block_size, size_t *bytes);
+
 #endif

@@ -1,0 +1,160 @@
+// runtime-check: the runtime's everyday entry points a program reaches
+// besides allocations, copies and launches (docs/runtime-api.md): the
+// profiler switches, the occupancy calculators, host functions and stream
+// callbacks in stream order.  One line per fact on stdout, the same natively
+// and through Tandem on one device (occupancy values depend on the kernel's
+// compiled registers, so they differ between the GPU and the sim backend,
+// whose calculator assumes 32 registers a thread).  Exit status 0 when every
+// call that must succeed did.
+//
+// The kernel is increment_loop's (same name and signature), so the sim
+// backend runs it with that program's twin.
+#include <cstdio>
+#include <cstdlib>
+#include <cuda_profiler_api.h>
+#include <cuda_runtime.h>
+
+#define CHECK(call)                                                                    \
+    do {                                                                               \
+        cudaError_t err_ = (call);                                                     \
+        if (err_ != cudaSuccess) {                                                     \
+            fprintf(stderr, "runtime-check: %s failed at %s:%d: %s\n", #call,          \
+                    __FILE__, __LINE__, cudaGetErrorName(err_));                       \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
+
+__global__ void increment(unsigned int *x, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        x[i] += 1u + (unsigned int)(i % 7);
+}
+
+static void not_a_kernel(void) {}
+
+static void profiler(void)
+{
+    printf("cudaProfilerStart: %s\n", cudaGetErrorName(cudaProfilerStart()));
+    printf("cudaProfilerStop: %s\n", cudaGetErrorName(cudaProfilerStop()));
+}
+
+static void occupancy(void)
+{
+    static const int sizes[] = { 32, 128, 256, 512, 1024, 2048 };
+    int blocks = -1, min_grid = 0, block = 0;
+    size_t smem = 0;
+
+    for (int i = 0; i < (int)(sizeof(sizes) / sizeof(sizes[0])); i++) {
+        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, increment, sizes[i], 0));
+        printf("max active blocks, %d threads: %d\n", sizes[i], blocks);
+    }
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, increment, 256, 40 << 10));
+    printf("max active blocks, 256 threads, 40 KiB dynamic shared: %d\n", blocks);
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, increment, 256, 0,
+                                                                 cudaOccupancyDisableCachingOverride));
+    printf("max active blocks, 256 threads, caching override disabled: %d\n", blocks);
+    CHECK(cudaOccupancyAvailableDynamicSMemPerBlock(&smem, increment, 1, 256));
+    printf("available dynamic shared, 1 block of 256: %zu\n", smem);
+    CHECK(cudaOccupancyAvailableDynamicSMemPerBlock(&smem, increment, 16, 128));
+    printf("available dynamic shared, 16 blocks of 128: %zu\n", smem);
+    CHECK(cudaOccupancyMaxPotentialBlockSize(&min_grid, &block, increment, 0, 0));
+    printf("max potential block size: %d (min grid %d)\n", block, min_grid);
+
+    printf("block size 0: %s\n",
+           cudaGetErrorName(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, increment, 0, 0)));
+    printf("unknown flags: %s\n",
+           cudaGetErrorName(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&blocks, increment, 256, 0, 6)));
+    printf("not a kernel: %s\n",
+           cudaGetErrorName(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, (const void *)not_a_kernel, 256, 0)));
+    printf("NULL result: %s\n",
+           cudaGetErrorName(cudaOccupancyMaxActiveBlocksPerMultiprocessor(NULL, increment, 256, 0)));
+    cudaGetLastError();
+}
+
+struct host_log {
+    unsigned int *host;     // pinned, the stream's copies land here
+    int n;
+    unsigned int seen_sum;  // what the first host function saw
+    int order[4];
+    int count;
+    cudaError_t status;
+};
+
+static void CUDART_CB sum_what_the_copy_left(void *p)
+{
+    host_log *l = (host_log *)p;
+    unsigned int s = 0;
+    for (int i = 0; i < l->n; i++)
+        s += l->host[i];
+    l->seen_sum = s;
+    // Later work of the stream uploads this: it must wait for us.
+    for (int i = 0; i < l->n; i++)
+        l->host[i] = 1000u;
+    l->order[l->count++] = 1;
+}
+
+static void CUDART_CB second(void *p)
+{
+    host_log *l = (host_log *)p;
+    l->order[l->count++] = 2;
+}
+
+static void CUDART_CB callback(cudaStream_t, cudaError_t status, void *p)
+{
+    host_log *l = (host_log *)p;
+    l->status = status;
+    l->order[l->count++] = 3;
+}
+
+static void callbacks(void)
+{
+    const int n = 1 << 16;
+    host_log l = {};
+    unsigned int *d, sum = 0, want = 0;
+    cudaStream_t s;
+
+    l.n = n;
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CHECK(cudaMallocHost(&l.host, n * sizeof(unsigned int)));
+    CHECK(cudaMalloc(&d, n * sizeof(unsigned int)));
+    CHECK(cudaMemsetAsync(d, 0, n * sizeof(unsigned int), s));
+    increment<<<(n + 255) / 256, 256, 0, s>>>(d, n);
+    CHECK(cudaGetLastError());
+    CHECK(cudaMemcpyAsync(l.host, d, n * sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
+    CHECK(cudaLaunchHostFunc(s, sum_what_the_copy_left, &l));
+    CHECK(cudaLaunchHostFunc(s, second, &l));
+    CHECK(cudaMemcpyAsync(d, l.host, n * sizeof(unsigned int), cudaMemcpyHostToDevice, s));
+    increment<<<(n + 255) / 256, 256, 0, s>>>(d, n);
+    CHECK(cudaStreamAddCallback(s, callback, &l, 0));
+    CHECK(cudaMemcpyAsync(l.host, d, n * sizeof(unsigned int), cudaMemcpyDeviceToHost, s));
+    CHECK(cudaStreamSynchronize(s));
+    for (int i = 0; i < n; i++) {
+        want += 1u + (unsigned int)(i % 7);
+        sum += l.host[i];
+    }
+    printf("host function saw the copy before it: %s\n", l.seen_sum == want ? "yes" : "no");
+    printf("later work saw the host function's writes: %s\n", sum == (unsigned int)n * 1000u + want ? "yes" : "no");
+    printf("order: %d %d %d (%d calls)\n", l.order[0], l.order[1], l.order[2], l.count);
+    printf("callback status: %s\n", cudaGetErrorName(l.status));
+
+    l.count = 0;
+    CHECK(cudaLaunchHostFunc(0, second, &l));
+    CHECK(cudaStreamAddCallback(cudaStreamPerThread, callback, &l, 0));
+    CHECK(cudaDeviceSynchronize());
+    printf("default streams: %d calls\n", l.count);
+    printf("NULL host function: %s\n", cudaGetErrorName(cudaLaunchHostFunc(s, NULL, &l)));
+    printf("callback flags 1: %s\n", cudaGetErrorName(cudaStreamAddCallback(s, callback, &l, 1)));
+    cudaGetLastError();
+    CHECK(cudaFree(d));
+    CHECK(cudaFreeHost(l.host));
+    CHECK(cudaStreamDestroy(s));
+}
+
+int main()
+{
+    profiler();
+    occupancy();
+    callbacks();
+    return 0;
+}

@@ -1,0 +1,28 @@
+/* Handlers of the runtime's everyday calls (proto/calls.def, "runtime
+ * (issue 14)"; docs/runtime-api.md). */
+#include "dispatch.h"
+
+#include "session.h"
+#include "tandem_rpc.h"
+
+bool tdm_serve_OCCUPANCY_MAX_BLOCKS(void *ctx, void *args, void *res)
+{
+    tdm_occupancy_args *a = args;
+    tdm_u64_res *r = res;
+    int blocks = 0;
+
+    r->err = tdm_session_occupancy_max_blocks(ctx, a->func, a->block_size, a->dyn_smem, a->flags, &blocks);
+    r->value = (uint64_t)blocks;
+    return true;
+}
+
+bool tdm_serve_OCCUPANCY_DYN_SMEM(void *ctx, void *args, void *res)
+{
+    tdm_occupancy_args *a = args;
+    tdm_u64_res *r = res;
+    uint64_t bytes = 0;
+
+    r->err = tdm_session_occupancy_dyn_smem(ctx, a->func, a->num_blocks, a->block_size, &bytes);
+    r->value = bytes;
+    return true;
+}

@@ -1,0 +1,38 @@
+/* The runtime's everyday calls as a session makes them
+ * (docs/runtime-api.md): guest input checked here, as the runtime checks
+ * it, before the backend sees it. */
+#include "session.h"
+
+#include <driver_types.h>
+
+static const tdm_backend_ops *ops(tdm_session *s)
+{
+    return s->srv->ops;
+}
+
+int tdm_session_occupancy_max_blocks(tdm_session *s, uint64_t func, int block_size, uint64_t dyn_smem,
+                                     unsigned flags, int *blocks)
+{
+    const tdm_func_entry *f = tdm_session_func(s, func);
+
+    if (!f)
+        return cudaErrorInvalidDeviceFunction;
+    if (block_size <= 0 || (flags & ~(unsigned)cudaOccupancyDisableCachingOverride))
+        return cudaErrorInvalidValue;
+    return ops(s)->occupancy_max_blocks(s->srv->be, f->bf, block_size, (size_t)dyn_smem, flags, blocks);
+}
+
+int tdm_session_occupancy_dyn_smem(tdm_session *s, uint64_t func, int num_blocks, int block_size, uint64_t *bytes)
+{
+    const tdm_func_entry *f = tdm_session_func(s, func);
+    size_t n = 0;
+    int err;
+
+    if (!f)
+        return cudaErrorInvalidDeviceFunction;
+    if (block_size <= 0 || num_blocks <= 0)
+        return cudaErrorInvalidValue;
+    err = ops(s)->occupancy_dyn_smem(s->srv->be, f->bf, num_blocks, block_size, &n);
+    *bytes = n;
+    return err;
+}
