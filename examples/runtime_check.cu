@@ -151,10 +151,45 @@ static void callbacks(void)
     CHECK(cudaStreamDestroy(s));
 }
 
+static void streams(void)
+{
+    static const int asked[] = { -10, -3, 0, 5 };
+    int least = 1, greatest = 1, prio = 1, dev = -1;
+    unsigned long long id[2] = { 0, 0 }, again = 0;
+    cudaStream_t s[4];
+
+    CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    printf("stream priorities: least %d, greatest %d\n", least, greatest);
+    CHECK(cudaDeviceGetStreamPriorityRange(NULL, &greatest));
+    for (int i = 0; i < 4; i++) {
+        CHECK(cudaStreamCreateWithPriority(&s[i], cudaStreamNonBlocking, asked[i]));
+        CHECK(cudaStreamGetPriority(s[i], &prio));
+        printf("asked priority %d: got %d\n", asked[i], prio);
+    }
+    CHECK(cudaStreamGetPriority(0, &prio));
+    printf("null stream priority: %d\n", prio);
+    CHECK(cudaStreamGetPriority(cudaStreamPerThread, &prio));
+    printf("per-thread stream priority: %d\n", prio);
+    CHECK(cudaStreamGetId(s[0], &id[0]));
+    CHECK(cudaStreamGetId(s[1], &id[1]));
+    CHECK(cudaStreamGetId(s[0], &again));
+    printf("stream ids distinct: %s, stable: %s\n", id[0] != id[1] ? "yes" : "no", id[0] == again ? "yes" : "no");
+    CHECK(cudaStreamGetDevice(s[2], &dev));
+    printf("stream device: %d\n", dev);
+    CHECK(cudaStreamGetDevice(0, &dev));
+    printf("null stream device: %d\n", dev);
+    printf("NULL priority: %s\n", cudaGetErrorName(cudaStreamGetPriority(s[0], NULL)));
+    printf("NULL id: %s\n", cudaGetErrorName(cudaStreamGetId(s[0], NULL)));
+    cudaGetLastError();
+    for (int i = 0; i < 4; i++)
+        CHECK(cudaStreamDestroy(s[i]));
+}
+
 int main()
 {
     profiler();
     occupancy();
     callbacks();
+    streams();
     return 0;
 }

@@ -158,5 +158,9 @@ int tdm_session_reset(tdm_session *s);
 int tdm_session_occupancy_max_blocks(tdm_session *s, uint64_t func, int block_size, uint64_t dyn_smem,
                                      unsigned flags, int *blocks);
 int tdm_session_occupancy_dyn_smem(tdm_session *s, uint64_t func, int num_blocks, int block_size, uint64_t *bytes);
+int tdm_session_stream_priority_range(tdm_session *s, int *least, int *greatest);
+/* The priority the device gives the stream: as created, clamped into the
+ * device's range as the driver clamps it (0 for the default streams). */
+int tdm_session_stream_get_priority(tdm_session *s, uint64_t stream, int *priority);
 
 #endif

@@ -36,3 +36,30 @@ int tdm_session_occupancy_dyn_smem(tdm_session *s, uint64_t func, int num_blocks
     *bytes = n;
     return err;
 }
+
+int tdm_session_stream_priority_range(tdm_session *s, int *least, int *greatest)
+{
+    return ops(s)->stream_priority_range(s->srv->be, least, greatest);
+}
+
+int tdm_session_stream_get_priority(tdm_session *s, uint64_t stream, int *priority)
+{
+    const tdm_stream_state *st = NULL;
+    int least = 0, greatest = 0, err;
+
+    /* The default streams (null, legacy, per-thread) have the default priority. */
+    if (stream > TDM_STREAM_PER_THREAD) {
+        st = tdm_handles_get(&s->streams, stream);
+        if (!st)
+            return cudaErrorInvalidResourceHandle;
+    }
+    err = tdm_session_stream_priority_range(s, &least, &greatest);
+    if (err)
+        return err;
+    *priority = st ? st->priority : 0;
+    if (*priority > least)
+        *priority = least;
+    if (*priority < greatest)
+        *priority = greatest;
+    return 0;
+}

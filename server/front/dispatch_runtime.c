@@ -26,3 +26,20 @@ bool tdm_serve_OCCUPANCY_DYN_SMEM(void *ctx, void *args, void *res)
     r->value = bytes;
     return true;
 }
+
+bool tdm_serve_STREAM_PRIORITY_RANGE(void *ctx, void *args, void *res)
+{
+    tdm_int_pair_res *r = res;
+
+    (void)args;
+    r->err = tdm_session_stream_priority_range(ctx, &r->first, &r->second);
+    return true;
+}
+
+bool tdm_serve_STREAM_GET_PRIORITY(void *ctx, void *args, void *res)
+{
+    tdm_int_pair_res *r = res;
+
+    r->err = tdm_session_stream_get_priority(ctx, *(tdm_handle *)args, &r->first);
+    return true;
+}

@@ -439,3 +439,20 @@ Test(bad_input, occupancy_of_an_unknown_function_is_refused, .init = up, .fini =
     cr_expect_eq(dev_sync(t), 0, "the session is unharmed");
     t->ops->close(t);
 }
+
+/* A stream's priority (which cudaStreamGetId and cudaStreamGetDevice use to
+ * confirm the stream) for a stream the session does not have. */
+Test(bad_input, priority_of_an_unknown_stream_is_refused, .init = up, .fini = down)
+{
+    tdm_transport *t = guest_open();
+    tdm_handle handles[] = { 3, 0x4500000100000001ull, 0x5300000100000007ull, UINT64_MAX };
+    tdm_int_pair_res r;
+
+    for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++) {
+        memset(&r, 0, sizeof(r));
+        cr_assert_eq(t->ops->call(t, TDM_STREAM_GET_PRIORITY, (xdrproc_t)xdr_tdm_handle, &handles[i],
+                                  (xdrproc_t)xdr_tdm_int_pair_res, &r), 0);
+        cr_expect_eq(r.err, cudaErrorInvalidResourceHandle, "handle %#llx", (unsigned long long)handles[i]);
+    }
+    t->ops->close(t);
+}

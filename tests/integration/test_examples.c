@@ -167,7 +167,8 @@ Test(examples, server_refuses_to_start_on_an_occupied_arena)
  * success; the occupancy calculator gives the sim device's figures for a
  * 32-register kernel and refuses bad input as the runtime does; host
  * functions and callbacks run in stream order (after the copy before them,
- * before the upload after them) with the stream's status. */
+ * before the upload after them) with the stream's status; stream
+ * priorities are the device's range, clamped as the driver clamps them. */
 Test(examples, runtime_entry_points_behave_as_the_runtime, .init = up, .fini = down)
 {
     const char *argv[] = { th_bin("runtime-check"), NULL };
@@ -196,7 +197,19 @@ Test(examples, runtime_entry_points_behave_as_the_runtime, .init = up, .fini = d
         "callback status: cudaSuccess\n"
         "default streams: 2 calls\n"
         "NULL host function: cudaErrorInvalidValue\n"
-        "callback flags 1: cudaErrorInvalidValue\n";
+        "callback flags 1: cudaErrorInvalidValue\n"
+        "stream priorities: least 0, greatest -5\n"
+        "asked priority -10: got -5\n"
+        "asked priority -3: got -3\n"
+        "asked priority 0: got 0\n"
+        "asked priority 5: got 0\n"
+        "null stream priority: 0\n"
+        "per-thread stream priority: 0\n"
+        "stream ids distinct: yes, stable: yes\n"
+        "stream device: 0\n"
+        "null stream device: 0\n"
+        "NULL priority: cudaErrorInvalidValue\n"
+        "NULL id: cudaErrorInvalidValue\n";
 
     for (int i = 0; i < 2; i++) {
         th_result *r = calloc(1, sizeof(*r));

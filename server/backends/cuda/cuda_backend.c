@@ -260,4 +260,5 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     /* ---- runtime (issue 14) ---- */
     .occupancy_max_blocks = tdm_cuda_occupancy_max_blocks,
     .occupancy_dyn_smem = tdm_cuda_occupancy_dyn_smem,
+    .stream_priority_range = tdm_cuda_stream_priority_range,
 };

@@ -115,5 +115,6 @@ int tdm_cuda_event_elapsed_ms(tdm_backend *b, tdm_bevent *start, tdm_bevent *end
 int tdm_cuda_occupancy_max_blocks(tdm_backend *b, tdm_bfunc *f, int block_size, size_t dyn_smem, unsigned flags,
                                   int *blocks);
 int tdm_cuda_occupancy_dyn_smem(tdm_backend *b, tdm_bfunc *f, int num_blocks, int block_size, size_t *bytes);
+int tdm_cuda_stream_priority_range(tdm_backend *b, int *least, int *greatest);
 
 #endif

@@ -29,7 +29,8 @@
     X(cuStreamSynchronize) X(cuStreamWaitEvent)                                           \
     X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery)                   \
     X(cuEventSynchronize) X(cuEventElapsedTime)                                          \
-    X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) X(cuOccupancyAvailableDynamicSMemPerBlock)
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) X(cuOccupancyAvailableDynamicSMemPerBlock) \
+    X(cuCtxGetStreamPriorityRange)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

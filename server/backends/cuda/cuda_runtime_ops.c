@@ -24,3 +24,12 @@ int tdm_cuda_occupancy_dyn_smem(tdm_backend *b, tdm_bfunc *f, int num_blocks, in
                                                                        block_size),
                         "cuOccupancyAvailableDynamicSMemPerBlock");
 }
+
+int tdm_cuda_stream_priority_range(tdm_backend *b, int *least, int *greatest)
+{
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    return tdm_cuda_err(tdm_cu.cuCtxGetStreamPriorityRange(least, greatest), "cuCtxGetStreamPriorityRange");
+}

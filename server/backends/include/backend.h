@@ -156,6 +156,9 @@ typedef struct tdm_backend_ops {
     int (*occupancy_max_blocks)(tdm_backend *b, tdm_bfunc *f, int block_size, size_t dyn_smem,
                                 unsigned flags, int *blocks);
     int (*occupancy_dyn_smem)(tdm_backend *b, tdm_bfunc *f, int num_blocks, int block_size, size_t *bytes);
+    /* The stream priorities the device has: `least` (the default, 0) down
+     * to `greatest` (numerically lowest), as cuCtxGetStreamPriorityRange. */
+    int (*stream_priority_range)(tdm_backend *b, int *least, int *greatest);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -113,4 +113,5 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     /* ---- runtime (issue 14) ---- */
     .occupancy_max_blocks = sim_occupancy_max_blocks,
     .occupancy_dyn_smem = sim_occupancy_dyn_smem,
+    .stream_priority_range = sim_stream_priority_range,
 };

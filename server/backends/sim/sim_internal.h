@@ -247,5 +247,6 @@ int sim_device_info(tdm_backend *b, tdm_device_info *out);
 int sim_occupancy_max_blocks(tdm_backend *b, tdm_bfunc *f, int block_size, size_t dyn_smem, unsigned flags,
                              int *blocks);
 int sim_occupancy_dyn_smem(tdm_backend *b, tdm_bfunc *f, int num_blocks, int block_size, size_t *bytes);
+int sim_stream_priority_range(tdm_backend *b, int *least, int *greatest);
 
 #endif

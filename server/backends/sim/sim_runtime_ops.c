@@ -102,3 +102,13 @@ int sim_occupancy_dyn_smem(tdm_backend *b, tdm_bfunc *f, int num_blocks, int blo
     *bytes = per_block - fixed < l.max_dyn_smem ? per_block - fixed : l.max_dyn_smem;
     return 0;
 }
+
+/* The H100's range.  The sim's streams are all served alike: a priority
+ * changes what the stream reports, not its scheduling. */
+int sim_stream_priority_range(tdm_backend *b, int *least, int *greatest)
+{
+    (void)b;
+    *least = 0;
+    *greatest = -5;
+    return 0;
+}
