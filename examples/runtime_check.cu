@@ -185,11 +185,65 @@ static void streams(void)
         CHECK(cudaStreamDestroy(s[i]));
 }
 
+static void limits(void)
+{
+    size_t v = 0;
+    enum cudaFuncCache cache = cudaFuncCachePreferEqual;
+    enum cudaSharedMemConfig bank = cudaSharedMemBankSizeEightByte;
+    const char *name = NULL;
+
+    CHECK(cudaDeviceGetLimit(&v, cudaLimitStackSize));
+    printf("stack size limit: %zu\n", v);
+    CHECK(cudaDeviceSetLimit(cudaLimitStackSize, 4096));
+    CHECK(cudaDeviceGetLimit(&v, cudaLimitStackSize));
+    printf("stack size limit after setting 4096: %zu\n", v);
+    CHECK(cudaDeviceSetLimit(cudaLimitMallocHeapSize, 64 << 20));
+    CHECK(cudaDeviceGetLimit(&v, cudaLimitMallocHeapSize));
+    printf("malloc heap limit after setting 64 MiB: %zu\n", v);
+    CHECK(cudaDeviceGetLimit(&v, cudaLimitPersistingL2CacheSize));
+    printf("persisting L2 limit: %zu\n", v);
+    printf("unknown limit: %s\n", cudaGetErrorName(cudaDeviceGetLimit(&v, (enum cudaLimit)99)));
+    printf("setting an unknown limit: %s\n", cudaGetErrorName(cudaDeviceSetLimit((enum cudaLimit)99, 1)));
+    printf("NULL limit result: %s\n", cudaGetErrorName(cudaDeviceGetLimit(NULL, cudaLimitStackSize)));
+    cudaGetLastError();
+
+    CHECK(cudaDeviceSetCacheConfig(cudaFuncCachePreferShared));
+    CHECK(cudaDeviceGetCacheConfig(&cache));
+    printf("device cache config: %d\n", (int)cache);
+    printf("bad cache config: %s\n", cudaGetErrorName(cudaDeviceSetCacheConfig((enum cudaFuncCache)7)));
+    cudaGetLastError();
+    // Deprecated, still exported, and still called by older programs.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    CHECK(cudaDeviceGetSharedMemConfig(&bank));
+#pragma GCC diagnostic pop
+    printf("shared memory bank size: %d\n", (int)bank);
+    CHECK(cudaFuncSetCacheConfig(increment, cudaFuncCachePreferL1));
+    printf("kernel cache config set\n");
+    CHECK(cudaFuncSetAttribute(increment, cudaFuncAttributeMaxDynamicSharedMemorySize, 32768));
+    CHECK(cudaFuncSetAttribute(increment, cudaFuncAttributePreferredSharedMemoryCarveout, 50));
+    printf("kernel attributes set\n");
+    printf("1 MiB dynamic shared: %s\n", cudaGetErrorName(cudaFuncSetAttribute(
+                                              increment, cudaFuncAttributeMaxDynamicSharedMemorySize, 1 << 20)));
+    printf("read-only attribute: %s\n",
+           cudaGetErrorName(cudaFuncSetAttribute(increment, (enum cudaFuncAttribute)4, 1)));
+    printf("attribute of no kernel: %s\n", cudaGetErrorName(cudaFuncSetAttribute(
+                                                 (const void *)not_a_kernel, cudaFuncAttributePreferredSharedMemoryCarveout, 50)));
+    cudaGetLastError();
+    CHECK(cudaFuncGetName(&name, (const void *)increment));
+    printf("kernel name: %s\n", name);
+    printf("name of no kernel: %s\n", cudaGetErrorName(cudaFuncGetName(&name, (const void *)not_a_kernel)));
+    cudaGetLastError();
+    CHECK(cudaCtxResetPersistingL2Cache());
+    printf("persisting L2 reset\n");
+}
+
 int main()
 {
     profiler();
     occupancy();
     callbacks();
     streams();
+    limits();
     return 0;
 }

@@ -819,6 +819,7 @@ int tdm_session_reset(tdm_session *s)
 {
     tdm_session_release_all(s);
     HOOK0(s, reset);
+    tdm_session_runtime_reset(s);
     s->deferred_err = 0;
     s->null_stream.epoch = 0;
     return 0;

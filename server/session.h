@@ -24,6 +24,8 @@
 #define TDM_STREAM_LEGACY 0x1ull
 #define TDM_STREAM_PER_THREAD 0x2ull
 
+#define TDM_SESSION_LIMITS 7 /* cudaLimit values 0..6 (issue 14, session_runtime.c) */
+
 typedef struct tdm_stream_state {
     tdm_bstream *bs;
     bool blocking;               /* synchronizes with the session's null stream */
@@ -75,6 +77,9 @@ typedef struct tdm_session {
     int deferred_err;
     struct tdm_shm_guest *shm;       /* the guest's shared region (shm transport); NULL over TCP */
     void *hook_state;                /* the session hooks' own state for it (session_hooks.h) */
+    /* ---- runtime (issue 14) ---- */
+    uint64_t limits[TDM_SESSION_LIMITS]; /* what the session set with cudaDeviceSetLimit */
+    uint32_t limits_set;                 /* bit per cudaLimit it set */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -162,5 +167,14 @@ int tdm_session_stream_priority_range(tdm_session *s, int *least, int *greatest)
 /* The priority the device gives the stream: as created, clamped into the
  * device's range as the driver clamps it (0 for the default streams). */
 int tdm_session_stream_get_priority(tdm_session *s, uint64_t stream, int *priority);
+/* cudaDeviceSetLimit: the device's limit only grows (every session shares
+ * it); the session reads back what it set, or the limit's default if it
+ * set nothing.  cudaErrorUnsupportedLimit for a limit CUDA does not have. */
+int tdm_session_set_limit(tdm_session *s, unsigned limit, uint64_t value);
+int tdm_session_get_limit(tdm_session *s, unsigned limit, uint64_t *value);
+/* Forgets the limits the session set (cudaDeviceReset). */
+void tdm_session_runtime_reset(tdm_session *s);
+int tdm_session_func_set_attribute(tdm_session *s, uint64_t func, int attr, int value);
+int tdm_session_func_set_cache_config(tdm_session *s, uint64_t func, int config);
 
 #endif

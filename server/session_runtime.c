@@ -63,3 +63,56 @@ int tdm_session_stream_get_priority(tdm_session *s, uint64_t stream, int *priori
         *priority = greatest;
     return 0;
 }
+
+int tdm_session_set_limit(tdm_session *s, unsigned limit, uint64_t value)
+{
+    int err;
+
+    if (limit >= TDM_SESSION_LIMITS)
+        return cudaErrorUnsupportedLimit;
+    err = ops(s)->limit_raise(s->srv->be, (int)limit, value);
+    if (err)
+        return err;
+    s->limits[limit] = value;
+    s->limits_set |= 1u << limit;
+    return 0;
+}
+
+int tdm_session_get_limit(tdm_session *s, unsigned limit, uint64_t *value)
+{
+    if (limit >= TDM_SESSION_LIMITS)
+        return cudaErrorUnsupportedLimit;
+    if (s->limits_set & (1u << limit)) {
+        *value = s->limits[limit];
+        return 0;
+    }
+    return ops(s)->limit_get(s->srv->be, (int)limit, value);
+}
+
+void tdm_session_runtime_reset(tdm_session *s)
+{
+    s->limits_set = 0;
+}
+
+int tdm_session_func_set_attribute(tdm_session *s, uint64_t func, int attr, int value)
+{
+    const tdm_func_entry *f = tdm_session_func(s, func);
+
+    if (!f)
+        return cudaErrorInvalidDeviceFunction;
+    /* The settable ones; 0..7 are read-only properties of the code. */
+    if (attr < cudaFuncAttributeMaxDynamicSharedMemorySize || attr >= cudaFuncAttributeMax)
+        return cudaErrorInvalidValue;
+    return ops(s)->func_set_attribute(s->srv->be, f->bf, attr, value);
+}
+
+int tdm_session_func_set_cache_config(tdm_session *s, uint64_t func, int config)
+{
+    const tdm_func_entry *f = tdm_session_func(s, func);
+
+    if (!f)
+        return cudaErrorInvalidDeviceFunction;
+    if (config < cudaFuncCachePreferNone || config > cudaFuncCachePreferEqual)
+        return cudaErrorInvalidValue;
+    return ops(s)->func_set_cache_config(s->srv->be, f->bf, config);
+}

@@ -43,3 +43,37 @@ bool tdm_serve_STREAM_GET_PRIORITY(void *ctx, void *args, void *res)
     r->err = tdm_session_stream_get_priority(ctx, *(tdm_handle *)args, &r->first);
     return true;
 }
+
+bool tdm_serve_DEVICE_SET_LIMIT(void *ctx, void *args, void *res)
+{
+    tdm_limit_args *a = args;
+
+    *(int *)res = tdm_session_set_limit(ctx, a->limit, a->value);
+    return true;
+}
+
+bool tdm_serve_DEVICE_GET_LIMIT(void *ctx, void *args, void *res)
+{
+    tdm_u64_res *r = res;
+    uint64_t v = 0;
+
+    r->err = tdm_session_get_limit(ctx, *(tdm_u32 *)args, &v);
+    r->value = v;
+    return true;
+}
+
+bool tdm_serve_FUNC_SET_ATTRIBUTE(void *ctx, void *args, void *res)
+{
+    tdm_func_set_args *a = args;
+
+    *(int *)res = tdm_session_func_set_attribute(ctx, a->func, a->what, a->value);
+    return true;
+}
+
+bool tdm_serve_FUNC_SET_CACHE_CONFIG(void *ctx, void *args, void *res)
+{
+    tdm_func_set_args *a = args;
+
+    *(int *)res = tdm_session_func_set_cache_config(ctx, a->func, a->what);
+    return true;
+}

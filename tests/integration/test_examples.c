@@ -168,7 +168,8 @@ Test(examples, server_refuses_to_start_on_an_occupied_arena)
  * 32-register kernel and refuses bad input as the runtime does; host
  * functions and callbacks run in stream order (after the copy before them,
  * before the upload after them) with the stream's status; stream
- * priorities are the device's range, clamped as the driver clamps them. */
+ * priorities are the device's range, clamped as the driver clamps them;
+ * limits read back as set, cache and kernel settings are checked. */
 Test(examples, runtime_entry_points_behave_as_the_runtime, .init = up, .fini = down)
 {
     const char *argv[] = { th_bin("runtime-check"), NULL };
@@ -209,7 +210,25 @@ Test(examples, runtime_entry_points_behave_as_the_runtime, .init = up, .fini = d
         "stream device: 0\n"
         "null stream device: 0\n"
         "NULL priority: cudaErrorInvalidValue\n"
-        "NULL id: cudaErrorInvalidValue\n";
+        "NULL id: cudaErrorInvalidValue\n"
+        "stack size limit: 1024\n"
+        "stack size limit after setting 4096: 4096\n"
+        "malloc heap limit after setting 64 MiB: 67108864\n"
+        "persisting L2 limit: 0\n"
+        "unknown limit: cudaErrorUnsupportedLimit\n"
+        "setting an unknown limit: cudaErrorUnsupportedLimit\n"
+        "NULL limit result: cudaErrorInvalidValue\n"
+        "device cache config: 1\n"
+        "bad cache config: cudaErrorInvalidValue\n"
+        "shared memory bank size: 1\n"
+        "kernel cache config set\n"
+        "kernel attributes set\n"
+        "1 MiB dynamic shared: cudaErrorInvalidValue\n"
+        "read-only attribute: cudaErrorInvalidValue\n"
+        "attribute of no kernel: cudaErrorInvalidDeviceFunction\n"
+        "kernel name: _Z9incrementPji\n"
+        "name of no kernel: cudaErrorInvalidDeviceFunction\n"
+        "persisting L2 reset\n";
 
     for (int i = 0; i < 2; i++) {
         th_result *r = calloc(1, sizeof(*r));

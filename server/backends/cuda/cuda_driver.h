@@ -30,7 +30,8 @@
     X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery)                   \
     X(cuEventSynchronize) X(cuEventElapsedTime)                                          \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) X(cuOccupancyAvailableDynamicSMemPerBlock) \
-    X(cuCtxGetStreamPriorityRange)
+    X(cuCtxGetStreamPriorityRange) X(cuCtxGetLimit) X(cuCtxSetLimit) X(cuFuncSetAttribute)  \
+    X(cuFuncSetCacheConfig)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

@@ -159,6 +159,16 @@ typedef struct tdm_backend_ops {
     /* The stream priorities the device has: `least` (the default, 0) down
      * to `greatest` (numerically lowest), as cuCtxGetStreamPriorityRange. */
     int (*stream_priority_range)(tdm_backend *b, int *least, int *greatest);
+    /* Device limits (cudaLimit values, checked by the session layer).
+     * Every session of the server shares them, so they only grow:
+     * limit_raise sets the limit to `value` when that is more than it is.
+     * limit_get gives the limit's default (its value before any raise),
+     * what a session that set nothing reads, whatever others raised. */
+    int (*limit_get)(tdm_backend *b, int limit, uint64_t *value);
+    int (*limit_raise)(tdm_backend *b, int limit, uint64_t value);
+    /* A kernel's own settings (cudaFuncAttribute 8..15, cudaFuncCache). */
+    int (*func_set_attribute)(tdm_backend *b, tdm_bfunc *f, int attr, int value);
+    int (*func_set_cache_config)(tdm_backend *b, tdm_bfunc *f, int config);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -114,4 +114,8 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .occupancy_max_blocks = sim_occupancy_max_blocks,
     .occupancy_dyn_smem = sim_occupancy_dyn_smem,
     .stream_priority_range = sim_stream_priority_range,
+    .limit_get = sim_limit_get,
+    .limit_raise = sim_limit_raise,
+    .func_set_attribute = sim_func_set_attribute,
+    .func_set_cache_config = sim_func_set_cache_config,
 };

@@ -112,3 +112,68 @@ int sim_stream_priority_range(tdm_backend *b, int *least, int *greatest)
     *greatest = -5;
     return 0;
 }
+
+/* The H100's defaults, as cuCtxGetLimit reports them on a fresh context
+ * (cudaLimitPersistingL2CacheSize stays 0: the sim has no set-aside). */
+static const uint64_t limit_default[SIM_LIMIT_COUNT] = {
+    [cudaLimitStackSize] = 1024,
+    [cudaLimitPrintfFifoSize] = 1 << 20,
+    [cudaLimitMallocHeapSize] = 8 << 20,
+    [cudaLimitDevRuntimeSyncDepth] = 2,
+    [cudaLimitDevRuntimePendingLaunchCount] = 2048,
+    [cudaLimitMaxL2FetchGranularity] = 64,
+    [cudaLimitPersistingL2CacheSize] = 0,
+};
+
+int sim_limit_get(tdm_backend *b, int limit, uint64_t *value)
+{
+    if (limit < 0 || limit >= SIM_LIMIT_COUNT)
+        return cudaErrorUnsupportedLimit;
+    (void)b;
+    *value = limit_default[limit];
+    return 0;
+}
+
+/* Kept only to honour the contract's "only grows": no simulated kernel
+ * depends on a limit. */
+int sim_limit_raise(tdm_backend *b, int limit, uint64_t value)
+{
+    if (limit < 0 || limit >= SIM_LIMIT_COUNT)
+        return cudaErrorUnsupportedLimit;
+    if (limit == cudaLimitPersistingL2CacheSize)
+        return 0; /* the device has no persisting L2 (MaxPersistingL2CacheSize 0): clamped to 0, as the driver clamps */
+    pthread_mutex_lock(&b->lock);
+    if (value > b->limits[limit])
+        b->limits[limit] = value;
+    pthread_mutex_unlock(&b->lock);
+    return 0;
+}
+
+/* The sim runs every kernel the same whatever its settings: it checks them
+ * as the driver does and keeps nothing. */
+int sim_func_set_attribute(tdm_backend *b, tdm_bfunc *f, int attr, int value)
+{
+    tdm_func_attrs fa;
+    int err = sim_func_get_attributes(b, f, &fa);
+
+    if (err)
+        return err;
+    switch (attr) {
+    case cudaFuncAttributeMaxDynamicSharedMemorySize:
+        /* Opting in beyond 48 KiB needs MaxSharedMemoryPerBlockOptin, which is 48 KiB here. */
+        return value < 0 || value > fa.max_dynamic_shared_size_bytes ? cudaErrorInvalidValue : 0;
+    case cudaFuncAttributePreferredSharedMemoryCarveout:
+        return value < -1 || value > 100 ? cudaErrorInvalidValue : 0;
+    default:
+        /* The cluster attributes: the sim has no cluster launch. */
+        return cudaErrorInvalidValue;
+    }
+}
+
+int sim_func_set_cache_config(tdm_backend *b, tdm_bfunc *f, int config)
+{
+    (void)b;
+    (void)f;
+    (void)config; /* a preference, checked by the session layer */
+    return 0;
+}
