@@ -238,6 +238,34 @@ static void limits(void)
     printf("persisting L2 reset\n");
 }
 
+static void cooperative(void)
+{
+    int n = 1 << 16, coop = 0, sms = 0, per_sm = 0;
+    unsigned int *d, *h = (unsigned int *)malloc(n * sizeof(unsigned int));
+    void *args[] = { &d, &n };
+    int good = 1;
+
+    CHECK(cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, 0));
+    printf("cooperativeLaunch attribute: %d\n", coop);
+    CHECK(cudaMalloc(&d, n * sizeof(unsigned int)));
+    CHECK(cudaMemset(d, 0, n * sizeof(unsigned int)));
+    CHECK(cudaLaunchCooperativeKernel((const void *)increment, dim3((n + 255) / 256), dim3(256), args, 0, 0));
+    CHECK(cudaMemcpy(h, d, n * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < n; i++)
+        good &= h[i] == 1u + (unsigned int)(i % 7);
+    printf("cooperative launch result: %s\n", good ? "correct" : "WRONG");
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, increment, 256, 0));
+    printf("one block more than resident: %s\n",
+           cudaGetErrorName(cudaLaunchCooperativeKernel((const void *)increment, dim3(per_sm * sms + 1), dim3(256),
+                                                        args, 0, 0)));
+    cudaGetLastError();
+    CHECK(cudaDeviceSynchronize());
+    printf("device usable after the refusal: yes\n");
+    CHECK(cudaFree(d));
+    free(h);
+}
+
 int main()
 {
     profiler();
@@ -245,5 +273,6 @@ int main()
     callbacks();
     streams();
     limits();
+    cooperative();
     return 0;
 }

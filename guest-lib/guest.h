@@ -140,4 +140,10 @@ static inline uint64_t tdm_stream_id(cudaStream_t s)
     return (uint64_t)(uintptr_t)s;
 }
 
+/* ---- runtime (issue 14) ---- */
+/* tdm_launch as call `proc` (TDM_LAUNCH, or the synchronous
+ * TDM_LAUNCH_COOPERATIVE), the arguments packed alike (launch.c). */
+cudaError_t tdm_launch_as(uint32_t proc, tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem,
+                          cudaStream_t stream);
+
 #endif

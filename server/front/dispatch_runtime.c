@@ -77,3 +77,13 @@ bool tdm_serve_FUNC_SET_CACHE_CONFIG(void *ctx, void *args, void *res)
     *(int *)res = tdm_session_func_set_cache_config(ctx, a->func, a->what);
     return true;
 }
+
+bool tdm_serve_LAUNCH_COOPERATIVE(void *ctx, void *args, void *res)
+{
+    tdm_launch_args *a = args;
+    tdm_dim3 g = { a->grid.x, a->grid.y, a->grid.z }, b = { a->block.x, a->block.y, a->block.z };
+
+    *(int *)res = tdm_session_launch_cooperative(ctx, a->func, g, b, a->shared_mem, a->stream,
+                                                 a->params.params_val, a->params.params_len);
+    return true;
+}

@@ -169,7 +169,9 @@ Test(examples, server_refuses_to_start_on_an_occupied_arena)
  * functions and callbacks run in stream order (after the copy before them,
  * before the upload after them) with the stream's status; stream
  * priorities are the device's range, clamped as the driver clamps them;
- * limits read back as set, cache and kernel settings are checked. */
+ * limits read back as set, cache and kernel settings are checked; a
+ * cooperative launch runs, and one block more than can be resident is
+ * refused by the launch itself. */
 Test(examples, runtime_entry_points_behave_as_the_runtime, .init = up, .fini = down)
 {
     const char *argv[] = { th_bin("runtime-check"), NULL };
@@ -228,7 +230,11 @@ Test(examples, runtime_entry_points_behave_as_the_runtime, .init = up, .fini = d
         "attribute of no kernel: cudaErrorInvalidDeviceFunction\n"
         "kernel name: _Z9incrementPji\n"
         "name of no kernel: cudaErrorInvalidDeviceFunction\n"
-        "persisting L2 reset\n";
+        "persisting L2 reset\n"
+        "cooperativeLaunch attribute: 1\n"
+        "cooperative launch result: correct\n"
+        "one block more than resident: cudaErrorCooperativeLaunchTooLarge\n"
+        "device usable after the refusal: yes\n";
 
     for (int i = 0; i < 2; i++) {
         th_result *r = calloc(1, sizeof(*r));

@@ -265,4 +265,5 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .limit_raise = tdm_cuda_limit_raise,
     .func_set_attribute = tdm_cuda_func_set_attribute,
     .func_set_cache_config = tdm_cuda_func_set_cache_config,
+    .launch_cooperative = tdm_cuda_launch_cooperative,
 };

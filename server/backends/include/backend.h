@@ -169,6 +169,10 @@ typedef struct tdm_backend_ops {
     /* A kernel's own settings (cudaFuncAttribute 8..15, cudaFuncCache). */
     int (*func_set_attribute)(tdm_backend *b, tdm_bfunc *f, int attr, int value);
     int (*func_set_cache_config)(tdm_backend *b, tdm_bfunc *f, int config);
+    /* As launch, cooperatively (cuLaunchCooperativeKernel): every block
+     * resident at once, else cudaErrorCooperativeLaunchTooLarge. */
+    int (*launch_cooperative)(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block,
+                              uint32_t shared_mem, tdm_bstream *s, const void *params, size_t params_len);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

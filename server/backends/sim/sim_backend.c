@@ -118,4 +118,5 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .limit_raise = sim_limit_raise,
     .func_set_attribute = sim_func_set_attribute,
     .func_set_cache_config = sim_func_set_cache_config,
+    .launch_cooperative = sim_launch_cooperative,
 };

@@ -177,3 +177,22 @@ int sim_func_set_cache_config(tdm_backend *b, tdm_bfunc *f, int config)
     (void)config; /* a preference, checked by the session layer */
     return 0;
 }
+
+/* The sim runs a grid's blocks one after another, so a cooperative kernel
+ * is an ordinary launch once the driver's check has passed: every block
+ * must be resident at once (occupancy times SMs). */
+int sim_launch_cooperative(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem,
+                           tdm_bstream *s, const void *params, size_t params_len)
+{
+    tdm_device_info dev;
+    uint64_t threads = (uint64_t)block.x * block.y * block.z;
+    int per_sm = 0, err = sim_device_info(b, &dev);
+
+    if (!err && threads && threads <= INT32_MAX)
+        err = sim_occupancy_max_blocks(b, f, (int)threads, shared_mem, 0, &per_sm);
+    if (err)
+        return err;
+    if (per_sm > 0 && (uint64_t)grid.x * grid.y * grid.z > (uint64_t)per_sm * (uint64_t)dev.attrs[cudaDevAttrMultiProcessorCount])
+        return cudaErrorCooperativeLaunchTooLarge;
+    return sim_launch_kernel(b, f, grid, block, shared_mem, s, params, params_len);
+}
