@@ -11,6 +11,7 @@
 // backend runs it with that program's twin.
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 
@@ -266,6 +267,42 @@ static void cooperative(void)
     free(h);
 }
 
+static void identity(void)
+{
+    cudaDeviceProp want;
+    char bus[32] = "";
+    int dev = -1, can = -1, value = -1;
+
+    memset(&want, 0, sizeof(want));
+    want.major = 9;
+    CHECK(cudaChooseDevice(&dev, &want));
+    printf("chosen device: %d\n", dev);
+    CHECK(cudaDeviceGetPCIBusId(bus, sizeof(bus), 0));
+    printf("PCI bus id: %s\n", bus);
+    dev = -1;
+    CHECK(cudaDeviceGetByPCIBusId(&dev, bus));
+    printf("device of that bus id: %d\n", dev);
+    printf("device of another bus id: %s\n", cudaGetErrorName(cudaDeviceGetByPCIBusId(&dev, "00ff:ff:1f.0")));
+    printf("PCI bus id of device 1: %s\n", cudaGetErrorName(cudaDeviceGetPCIBusId(bus, sizeof(bus), 1)));
+    cudaGetLastError();
+    CHECK(cudaDeviceCanAccessPeer(&can, 0, 0));
+    printf("device 0 can access itself as a peer: %d\n", can);
+    printf("peer device 1: %s\n", cudaGetErrorName(cudaDeviceCanAccessPeer(&can, 0, 1)));
+    printf("P2P attribute 0 to 0: %s\n",
+           cudaGetErrorName(cudaDeviceGetP2PAttribute(&value, cudaDevP2PAttrAccessSupported, 0, 0)));
+    printf("enable peer access to 0: %s\n", cudaGetErrorName(cudaDeviceEnablePeerAccess(0, 0)));
+    printf("enable peer access to 1: %s\n", cudaGetErrorName(cudaDeviceEnablePeerAccess(1, 0)));
+    printf("disable peer access to 0: %s\n", cudaGetErrorName(cudaDeviceDisablePeerAccess(0)));
+    cudaGetLastError();
+    printf("flush GPUDirect RDMA writes: %s\n", cudaGetErrorName(cudaDeviceFlushGPUDirectRDMAWrites(
+                                                  cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
+                                                  cudaFlushGPUDirectRDMAWritesToOwner)));
+    printf("flush with a bad scope: %s\n", cudaGetErrorName(cudaDeviceFlushGPUDirectRDMAWrites(
+                                              cudaFlushGPUDirectRDMAWritesTargetCurrentDevice,
+                                              (enum cudaFlushGPUDirectRDMAWritesScope)7)));
+    cudaGetLastError();
+}
+
 int main()
 {
     profiler();
@@ -274,5 +311,6 @@ int main()
     streams();
     limits();
     cooperative();
+    identity();
     return 0;
 }

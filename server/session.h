@@ -176,6 +176,7 @@ int tdm_session_get_limit(tdm_session *s, unsigned limit, uint64_t *value);
 void tdm_session_runtime_reset(tdm_session *s);
 int tdm_session_func_set_attribute(tdm_session *s, uint64_t func, int attr, int value);
 int tdm_session_func_set_cache_config(tdm_session *s, uint64_t func, int config);
+int tdm_session_pci_bus_id(tdm_session *s, char *buf, size_t len);
 /* tdm_session_launch, cooperatively (session.c, beside the plain launch). */
 int tdm_session_launch_cooperative(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 block,
                                    uint32_t shared_mem, uint64_t stream, const void *params, uint32_t params_len);

@@ -116,3 +116,8 @@ int tdm_session_func_set_cache_config(tdm_session *s, uint64_t func, int config)
         return cudaErrorInvalidValue;
     return ops(s)->func_set_cache_config(s->srv->be, f->bf, config);
 }
+
+int tdm_session_pci_bus_id(tdm_session *s, char *buf, size_t len)
+{
+    return ops(s)->pci_bus_id(s->srv->be, buf, len);
+}

@@ -87,3 +87,13 @@ bool tdm_serve_LAUNCH_COOPERATIVE(void *ctx, void *args, void *res)
                                                  a->params.params_val, a->params.params_len);
     return true;
 }
+
+bool tdm_serve_DEVICE_PCI_BUS_ID(void *ctx, void *args, void *res)
+{
+    tdm_pci_bus_id_res *r = res;
+
+    (void)args;
+    r->err = tdm_session_pci_bus_id(ctx, r->id, sizeof(r->id));
+    r->id[sizeof(r->id) - 1] = '\0';
+    return true;
+}

@@ -171,7 +171,8 @@ Test(examples, server_refuses_to_start_on_an_occupied_arena)
  * priorities are the device's range, clamped as the driver clamps them;
  * limits read back as set, cache and kernel settings are checked; a
  * cooperative launch runs, and one block more than can be resident is
- * refused by the launch itself. */
+ * refused by the launch itself; the one device is chosen, named by its PCI
+ * bus id and found by it, and is nobody's peer. */
 Test(examples, runtime_entry_points_behave_as_the_runtime, .init = up, .fini = down)
 {
     const char *argv[] = { th_bin("runtime-check"), NULL };
@@ -234,7 +235,20 @@ Test(examples, runtime_entry_points_behave_as_the_runtime, .init = up, .fini = d
         "cooperativeLaunch attribute: 1\n"
         "cooperative launch result: correct\n"
         "one block more than resident: cudaErrorCooperativeLaunchTooLarge\n"
-        "device usable after the refusal: yes\n";
+        "device usable after the refusal: yes\n"
+        "chosen device: 0\n"
+        "PCI bus id: 0000:00:00.0\n"
+        "device of that bus id: 0\n"
+        "device of another bus id: cudaErrorInvalidDevice\n"
+        "PCI bus id of device 1: cudaErrorInvalidDevice\n"
+        "device 0 can access itself as a peer: 0\n"
+        "peer device 1: cudaErrorInvalidDevice\n"
+        "P2P attribute 0 to 0: cudaErrorInvalidDevice\n"
+        "enable peer access to 0: cudaErrorInvalidDevice\n"
+        "enable peer access to 1: cudaErrorInvalidDevice\n"
+        "disable peer access to 0: cudaErrorPeerAccessNotEnabled\n"
+        "flush GPUDirect RDMA writes: cudaErrorNotSupported\n"
+        "flush with a bad scope: cudaErrorInvalidValue\n";
 
     for (int i = 0; i < 2; i++) {
         th_result *r = calloc(1, sizeof(*r));

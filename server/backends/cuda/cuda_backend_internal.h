@@ -127,6 +127,7 @@ int tdm_cuda_limit_get(tdm_backend *b, int limit, uint64_t *value);
 int tdm_cuda_limit_raise(tdm_backend *b, int limit, uint64_t value);
 int tdm_cuda_func_set_attribute(tdm_backend *b, tdm_bfunc *f, int attr, int value);
 int tdm_cuda_func_set_cache_config(tdm_backend *b, tdm_bfunc *f, int config);
+int tdm_cuda_pci_bus_id(tdm_backend *b, char *buf, size_t len);
 /* cuda_launch.c */
 int tdm_cuda_launch_cooperative(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem,
                                 tdm_bstream *s, const void *params, size_t params_len);

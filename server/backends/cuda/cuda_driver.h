@@ -31,7 +31,7 @@
     X(cuEventSynchronize) X(cuEventElapsedTime)                                          \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) X(cuOccupancyAvailableDynamicSMemPerBlock) \
     X(cuCtxGetStreamPriorityRange) X(cuCtxGetLimit) X(cuCtxSetLimit) X(cuFuncSetAttribute)  \
-    X(cuFuncSetCacheConfig) X(cuLaunchCooperativeKernel)
+    X(cuFuncSetCacheConfig) X(cuLaunchCooperativeKernel) X(cuDeviceGetPCIBusId)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

@@ -119,3 +119,12 @@ int tdm_cuda_func_set_cache_config(tdm_backend *b, tdm_bfunc *f, int config)
     return tdm_cuda_err(tdm_cu.cuFuncSetCacheConfig(tdm_cuda_func_handle(f), (CUfunc_cache)config),
                         "cuFuncSetCacheConfig");
 }
+
+int tdm_cuda_pci_bus_id(tdm_backend *b, char *buf, size_t len)
+{
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    return tdm_cuda_err(tdm_cu.cuDeviceGetPCIBusId(buf, (int)len, b->dev), "cuDeviceGetPCIBusId");
+}

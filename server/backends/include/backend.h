@@ -173,6 +173,9 @@ typedef struct tdm_backend_ops {
      * resident at once, else cudaErrorCooperativeLaunchTooLarge. */
     int (*launch_cooperative)(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block,
                               uint32_t shared_mem, tdm_bstream *s, const void *params, size_t params_len);
+    /* The device's PCI bus id string ("domain:bus:device.function", as the
+     * driver spells it), NUL-terminated in `len` bytes. */
+    int (*pci_bus_id)(tdm_backend *b, char *buf, size_t len);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

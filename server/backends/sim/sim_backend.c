@@ -119,4 +119,5 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .func_set_attribute = sim_func_set_attribute,
     .func_set_cache_config = sim_func_set_cache_config,
     .launch_cooperative = sim_launch_cooperative,
+    .pci_bus_id = sim_pci_bus_id,
 };

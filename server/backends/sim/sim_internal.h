@@ -255,6 +255,7 @@ int sim_limit_get(tdm_backend *b, int limit, uint64_t *value);
 int sim_limit_raise(tdm_backend *b, int limit, uint64_t value);
 int sim_func_set_attribute(tdm_backend *b, tdm_bfunc *f, int attr, int value);
 int sim_func_set_cache_config(tdm_backend *b, tdm_bfunc *f, int config);
+int sim_pci_bus_id(tdm_backend *b, char *buf, size_t len);
 int sim_launch_cooperative(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem,
                            tdm_bstream *s, const void *params, size_t params_len);
 

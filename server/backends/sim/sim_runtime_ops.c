@@ -4,6 +4,8 @@
  * device's limits (sim_device_info): a block's warps, registers and shared
  * memory are rounded up to the hardware's allocation units, and the SM holds
  * as many blocks as the scarcest of the four resources allows. */
+#include <stdio.h>
+
 #include <driver_types.h>
 
 #include "sim_internal.h"
@@ -195,4 +197,18 @@ int sim_launch_cooperative(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3
     if (per_sm > 0 && (uint64_t)grid.x * grid.y * grid.z > (uint64_t)per_sm * (uint64_t)dev.attrs[cudaDevAttrMultiProcessorCount])
         return cudaErrorCooperativeLaunchTooLarge;
     return sim_launch_kernel(b, f, grid, block, shared_mem, s, params, params_len);
+}
+
+/* Spelled from the simulated device's PCI attributes as the driver spells
+ * a real one's. */
+int sim_pci_bus_id(tdm_backend *b, char *buf, size_t len)
+{
+    tdm_device_info dev;
+    int err = sim_device_info(b, &dev);
+
+    if (err)
+        return err;
+    snprintf(buf, len, "%04x:%02x:%02x.0", (unsigned)dev.attrs[cudaDevAttrPciDomainId],
+             (unsigned)dev.attrs[cudaDevAttrPciBusId], (unsigned)dev.attrs[cudaDevAttrPciDeviceId]);
+    return 0;
 }
