@@ -153,4 +153,10 @@ void tdm_output_write(const tdm_output_res *r);
 /* Fetches the session's device output and writes it. */
 void tdm_output_fetch(void);
 
+/* ---- runtime (issue 14) ---- */
+/* tdm_launch as call `proc` (TDM_LAUNCH, or the synchronous
+ * TDM_LAUNCH_COOPERATIVE), the arguments packed alike (launch.c). */
+cudaError_t tdm_launch_as(uint32_t proc, tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem,
+                          cudaStream_t stream);
+
 #endif

@@ -39,6 +39,12 @@ cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sh
 
 cudaError_t tdm_launch(tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream)
 {
+    return tdm_launch_as(TDM_LAUNCH, f, grid, block, args, shmem, stream);
+}
+
+cudaError_t tdm_launch_as(uint32_t proc, tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem,
+                          cudaStream_t stream)
+{
     tdm_launch_args a;
     char small[512];
     char *buf = small;
@@ -62,7 +68,9 @@ cudaError_t tdm_launch(tdm_function *f, dim3 grid, dim3 block, void **args, size
     a.stream = tdm_stream_id(stream);
     a.params.params_val = buf;
     a.params.params_len = f->params_len;
-    err = tdm_post(TDM_LAUNCH, &a);
+    /* A plain launch is one-way; another kind is answered (its errors are
+     * the launch call's, as the driver gives them at once). */
+    err = proc == TDM_LAUNCH ? tdm_post(proc, &a) : tdm_call_err(proc, &a);
     if (buf != small)
         free(buf);
     return tdm_ret(err);

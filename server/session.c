@@ -733,7 +733,10 @@ int tdm_session_func_attrs(tdm_session *s, uint64_t func, tdm_func_attrs *out)
     return ops(s)->func_get_attributes(be(s), f->bf, out);
 }
 
-int tdm_session_launch(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 block,
+typedef int (*launch_op)(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem,
+                         tdm_bstream *s, const void *params, size_t params_len);
+
+static int launch_with(tdm_session *s, launch_op op, uint64_t func, tdm_dim3 grid, tdm_dim3 block,
                        uint32_t shared_mem, uint64_t stream, const void *params, uint32_t params_len)
 {
     const tdm_func_entry *f = tdm_session_func(s, func);
@@ -750,7 +753,20 @@ int tdm_session_launch(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 bl
     if (!st)
         return err;
     err = HOOK_ERR(s, before_launch, &f->params, params, st->bs);
-    return err ? err : ops(s)->launch(be(s), f->bf, grid, block, shared_mem, st->bs, params, params_len);
+    return err ? err : op(be(s), f->bf, grid, block, shared_mem, st->bs, params, params_len);
+}
+
+int tdm_session_launch(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 block,
+                       uint32_t shared_mem, uint64_t stream, const void *params, uint32_t params_len)
+{
+    return launch_with(s, ops(s)->launch, func, grid, block, shared_mem, stream, params, params_len);
+}
+
+/* ---- runtime (issue 14) ---- */
+int tdm_session_launch_cooperative(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 block,
+                                   uint32_t shared_mem, uint64_t stream, const void *params, uint32_t params_len)
+{
+    return launch_with(s, ops(s)->launch_cooperative, func, grid, block, shared_mem, stream, params, params_len);
 }
 
 /* ---- whole device ---- */
@@ -824,6 +840,7 @@ int tdm_session_reset(tdm_session *s)
 {
     tdm_session_release_all(s);
     HOOK0(s, reset);
+    tdm_session_runtime_reset(s);
     s->deferred_err = 0;
     s->null_stream.epoch = 0;
     return 0;

@@ -24,6 +24,8 @@
 #define TDM_STREAM_LEGACY 0x1ull
 #define TDM_STREAM_PER_THREAD 0x2ull
 
+#define TDM_SESSION_LIMITS 7 /* cudaLimit values 0..6 (issue 14, session_runtime.c) */
+
 typedef struct tdm_stream_state {
     tdm_bstream *bs;
     bool blocking;               /* synchronizes with the session's null stream */
@@ -80,6 +82,9 @@ typedef struct tdm_session {
     /* ---- health (issue 14) ---- */
     uint64_t ctx_generation;         /* the device context it was admitted to (health.h) */
     struct tdm_session_layout *layout; /* ---- layout (issue 14): its CUDA arrays (session_layout.c) ---- */
+    /* ---- runtime (issue 14) ---- */
+    uint64_t limits[TDM_SESSION_LIMITS]; /* what the session set with cudaDeviceSetLimit */
+    uint32_t limits_set;                 /* bit per cudaLimit it set */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -210,5 +215,30 @@ int tdm_session_object_create(tdm_session *s, bool surface, const void *res, siz
 int tdm_session_object_destroy(tdm_session *s, bool surface, uint64_t value);
 /* Destroys every array and object of the session (release_all). */
 void tdm_session_layout_release(tdm_session *s);
+
+/* ---- runtime (issue 14): session_runtime.c ---- */
+/* The occupancy calculator on a kernel of the session: cudaErrorInvalid-
+ * DeviceFunction for a kernel it does not have, cudaErrorInvalidValue for a
+ * block size or block count below 1 or unknown flags. */
+int tdm_session_occupancy_max_blocks(tdm_session *s, uint64_t func, int block_size, uint64_t dyn_smem,
+                                     unsigned flags, int *blocks);
+int tdm_session_occupancy_dyn_smem(tdm_session *s, uint64_t func, int num_blocks, int block_size, uint64_t *bytes);
+int tdm_session_stream_priority_range(tdm_session *s, int *least, int *greatest);
+/* The priority the device gives the stream: as created, clamped into the
+ * device's range as the driver clamps it (0 for the default streams). */
+int tdm_session_stream_get_priority(tdm_session *s, uint64_t stream, int *priority);
+/* cudaDeviceSetLimit: the device's limit only grows (every session shares
+ * it); the session reads back what it set, or the limit's default if it
+ * set nothing.  cudaErrorUnsupportedLimit for a limit CUDA does not have. */
+int tdm_session_set_limit(tdm_session *s, unsigned limit, uint64_t value);
+int tdm_session_get_limit(tdm_session *s, unsigned limit, uint64_t *value);
+/* Forgets the limits the session set (cudaDeviceReset). */
+void tdm_session_runtime_reset(tdm_session *s);
+int tdm_session_func_set_attribute(tdm_session *s, uint64_t func, int attr, int value);
+int tdm_session_func_set_cache_config(tdm_session *s, uint64_t func, int config);
+int tdm_session_pci_bus_id(tdm_session *s, char *buf, size_t len);
+/* tdm_session_launch, cooperatively (session.c, beside the plain launch). */
+int tdm_session_launch_cooperative(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 block,
+                                   uint32_t shared_mem, uint64_t stream, const void *params, uint32_t params_len);
 
 #endif

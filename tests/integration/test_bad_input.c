@@ -661,3 +661,101 @@ Test(bad_input, texture_objects_outside_the_session_are_refused, .init = up, .fi
     t->ops->close(t);
     v.t->ops->close(v.t);
 }
+
+/* ---- runtime (issue 14) ---- */
+/* The occupancy calculator on a function handle the session does not have
+ * (never issued, another kind of handle, the legacy stream's) is refused
+ * with cudaErrorInvalidDeviceFunction, whatever the other arguments. */
+Test(bad_input, occupancy_of_an_unknown_function_is_refused, .init = up, .fini = down)
+{
+    tdm_transport *t = guest_open();
+    tdm_handle handles[] = { 0, 1, 0x4600000100000001ull, 0x5300000100000007ull, UINT64_MAX };
+    uint32_t procs[] = { TDM_OCCUPANCY_MAX_BLOCKS, TDM_OCCUPANCY_DYN_SMEM };
+
+    for (size_t p = 0; p < 2; p++)
+        for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++) {
+            tdm_occupancy_args a = { handles[i], 256, 1, 0, 0 };
+            tdm_u64_res r;
+            memset(&r, 0, sizeof(r));
+            cr_assert_eq(t->ops->call(t, procs[p], (xdrproc_t)xdr_tdm_occupancy_args, &a,
+                                      (xdrproc_t)xdr_tdm_u64_res, &r), 0);
+            cr_expect_eq(r.err, cudaErrorInvalidDeviceFunction, "proc %u handle %#llx", procs[p],
+                         (unsigned long long)handles[i]);
+            cr_expect_eq(r.value, 0);
+        }
+    cr_expect_eq(dev_sync(t), 0, "the session is unharmed");
+    t->ops->close(t);
+}
+
+/* A stream's priority (which cudaStreamGetId and cudaStreamGetDevice use to
+ * confirm the stream) for a stream the session does not have. */
+Test(bad_input, priority_of_an_unknown_stream_is_refused, .init = up, .fini = down)
+{
+    tdm_transport *t = guest_open();
+    tdm_handle handles[] = { 3, 0x4500000100000001ull, 0x5300000100000007ull, UINT64_MAX };
+    tdm_int_pair_res r;
+
+    for (size_t i = 0; i < sizeof(handles) / sizeof(handles[0]); i++) {
+        memset(&r, 0, sizeof(r));
+        cr_assert_eq(t->ops->call(t, TDM_STREAM_GET_PRIORITY, (xdrproc_t)xdr_tdm_handle, &handles[i],
+                                  (xdrproc_t)xdr_tdm_int_pair_res, &r), 0);
+        cr_expect_eq(r.err, cudaErrorInvalidResourceHandle, "handle %#llx", (unsigned long long)handles[i]);
+    }
+    t->ops->close(t);
+}
+
+static uint64_t get_limit(tdm_transport *t, unsigned limit, int *err)
+{
+    tdm_u32 l = limit;
+    tdm_u64_res r;
+
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_DEVICE_GET_LIMIT, (xdrproc_t)xdr_tdm_u32, &l, (xdrproc_t)xdr_tdm_u64_res, &r), 0);
+    *err = r.err;
+    return r.value;
+}
+
+static int set_limit(tdm_transport *t, unsigned limit, uint64_t value)
+{
+    tdm_limit_args a = { limit, value };
+
+    return call_err(t, TDM_DEVICE_SET_LIMIT, (xdrproc_t)xdr_tdm_limit_args, &a);
+}
+
+/* Sessions share the device's limits, which only grow (the backends'
+ * limit_raise): whatever another session set, each reads back its own
+ * setting or, having set none, the default (1024 bytes of stack), and a
+ * limit CUDA does not have is refused. */
+Test(bad_input, each_session_reads_back_its_own_limit, .init = up, .fini = down)
+{
+    tdm_transport *a = guest_open(), *b = guest_open(), *c = guest_open();
+    int err = -1;
+
+    cr_expect_eq(set_limit(a, cudaLimitStackSize, 8192), 0);
+    cr_expect_eq(set_limit(b, cudaLimitStackSize, 2048), 0);
+    cr_expect_eq(get_limit(b, cudaLimitStackSize, &err), 2048);
+    cr_expect_eq(err, 0);
+    cr_expect_eq(get_limit(a, cudaLimitStackSize, &err), 8192);
+    cr_expect_eq(get_limit(c, cudaLimitStackSize, &err), 1024, "a session that set nothing reads the default");
+    cr_expect_eq(set_limit(a, 7, 1), cudaErrorUnsupportedLimit);
+    cr_expect_eq(set_limit(a, UINT32_MAX, 1), cudaErrorUnsupportedLimit);
+    get_limit(a, 99, &err);
+    cr_expect_eq(err, cudaErrorUnsupportedLimit);
+    a->ops->close(a);
+    b->ops->close(b);
+    c->ops->close(c);
+}
+
+/* A kernel's settings for a function handle the session does not have. */
+Test(bad_input, settings_of_an_unknown_function_are_refused, .init = up, .fini = down)
+{
+    tdm_transport *t = guest_open();
+    tdm_func_set_args a = { 0x4600000100000001ull, cudaFuncAttributePreferredSharedMemoryCarveout, 50 };
+    tdm_func_set_args c = { 0x4600000100000001ull, cudaFuncCachePreferL1, 0 };
+
+    cr_expect_eq(call_err(t, TDM_FUNC_SET_ATTRIBUTE, (xdrproc_t)xdr_tdm_func_set_args, &a),
+                 cudaErrorInvalidDeviceFunction);
+    cr_expect_eq(call_err(t, TDM_FUNC_SET_CACHE_CONFIG, (xdrproc_t)xdr_tdm_func_set_args, &c),
+                 cudaErrorInvalidDeviceFunction);
+    t->ops->close(t);
+}

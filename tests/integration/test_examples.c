@@ -161,3 +161,100 @@ Test(examples, server_refuses_to_start_on_an_occupied_arena)
     cr_expect(strstr(r->err, "cannot reserve the logical arena") != NULL, "stderr was:\n%s", r->err);
     free(r);
 }
+
+/* ---- runtime (issue 14) ---- */
+/* runtime-check (examples/runtime_check.cu): the profiler switches answer
+ * success; the occupancy calculator gives the sim device's figures for a
+ * 32-register kernel and refuses bad input as the runtime does; host
+ * functions and callbacks run in stream order (after the copy before them,
+ * before the upload after them) with the stream's status; stream
+ * priorities are the device's range, clamped as the driver clamps them;
+ * limits read back as set, cache and kernel settings are checked; a
+ * cooperative launch runs, and one block more than can be resident is
+ * refused by the launch itself; the one device is chosen, named by its PCI
+ * bus id and found by it, and is nobody's peer. */
+Test(examples, runtime_entry_points_behave_as_the_runtime, .init = up, .fini = down)
+{
+    const char *argv[] = { th_bin("runtime-check"), NULL };
+    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
+    const char *want =
+        "cudaProfilerStart: cudaSuccess\n"
+        "cudaProfilerStop: cudaSuccess\n"
+        "max active blocks, 32 threads: 32\n"
+        "max active blocks, 128 threads: 16\n"
+        "max active blocks, 256 threads: 8\n"
+        "max active blocks, 512 threads: 4\n"
+        "max active blocks, 1024 threads: 2\n"
+        "max active blocks, 2048 threads: 0\n"
+        "max active blocks, 256 threads, 40 KiB dynamic shared: 5\n"
+        "max active blocks, 256 threads, caching override disabled: 8\n"
+        "available dynamic shared, 1 block of 256: 49152\n"
+        "available dynamic shared, 16 blocks of 128: 13568\n"
+        "max potential block size: 1024 (min grid 264)\n"
+        "block size 0: cudaErrorInvalidValue\n"
+        "unknown flags: cudaErrorInvalidValue\n"
+        "not a kernel: cudaErrorInvalidDeviceFunction\n"
+        "NULL result: cudaErrorInvalidValue\n"
+        "host function saw the copy before it: yes\n"
+        "later work saw the host function's writes: yes\n"
+        "order: 1 2 3 (3 calls)\n"
+        "callback status: cudaSuccess\n"
+        "default streams: 2 calls\n"
+        "NULL host function: cudaErrorInvalidValue\n"
+        "callback flags 1: cudaErrorInvalidValue\n"
+        "stream priorities: least 0, greatest -5\n"
+        "asked priority -10: got -5\n"
+        "asked priority -3: got -3\n"
+        "asked priority 0: got 0\n"
+        "asked priority 5: got 0\n"
+        "null stream priority: 0\n"
+        "per-thread stream priority: 0\n"
+        "stream ids distinct: yes, stable: yes\n"
+        "stream device: 0\n"
+        "null stream device: 0\n"
+        "NULL priority: cudaErrorInvalidValue\n"
+        "NULL id: cudaErrorInvalidValue\n"
+        "stack size limit: 1024\n"
+        "stack size limit after setting 4096: 4096\n"
+        "malloc heap limit after setting 64 MiB: 67108864\n"
+        "persisting L2 limit: 0\n"
+        "unknown limit: cudaErrorUnsupportedLimit\n"
+        "setting an unknown limit: cudaErrorUnsupportedLimit\n"
+        "NULL limit result: cudaErrorInvalidValue\n"
+        "device cache config: 1\n"
+        "bad cache config: cudaErrorInvalidValue\n"
+        "shared memory bank size: 1\n"
+        "kernel cache config set\n"
+        "kernel attributes set\n"
+        "1 MiB dynamic shared: cudaErrorInvalidValue\n"
+        "read-only attribute: cudaErrorInvalidValue\n"
+        "attribute of no kernel: cudaErrorInvalidDeviceFunction\n"
+        "kernel name: _Z9incrementPji\n"
+        "name of no kernel: cudaErrorInvalidDeviceFunction\n"
+        "persisting L2 reset\n"
+        "cooperativeLaunch attribute: 1\n"
+        "cooperative launch result: correct\n"
+        "one block more than resident: cudaErrorCooperativeLaunchTooLarge\n"
+        "device usable after the refusal: yes\n"
+        "chosen device: 0\n"
+        "PCI bus id: 0000:00:00.0\n"
+        "device of that bus id: 0\n"
+        "device of another bus id: cudaErrorInvalidDevice\n"
+        "PCI bus id of device 1: cudaErrorInvalidDevice\n"
+        "device 0 can access itself as a peer: 0\n"
+        "peer device 1: cudaErrorInvalidDevice\n"
+        "P2P attribute 0 to 0: cudaErrorInvalidDevice\n"
+        "enable peer access to 0: cudaErrorInvalidDevice\n"
+        "enable peer access to 1: cudaErrorInvalidDevice\n"
+        "disable peer access to 0: cudaErrorPeerAccessNotEnabled\n"
+        "flush GPUDirect RDMA writes: cudaErrorNotSupported\n"
+        "flush with a bad scope: cudaErrorInvalidValue\n";
+
+    for (int i = 0; i < 2; i++) {
+        th_result *r = calloc(1, sizeof(*r));
+        th_run_guest(endpoints[i], argv, 60, r);
+        cr_assert_eq(r->status, 0, "runtime-check (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out, r->err);
+        cr_expect_str_eq(r->out, want, "runtime-check (%s) printed\n%s", endpoints[i], r->out);
+        free(r);
+    }
+}

@@ -275,4 +275,14 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .tex_object_destroy = tdm_cuda_tex_object_destroy,
     .surf_object_create = tdm_cuda_surf_object_create,
     .surf_object_destroy = tdm_cuda_surf_object_destroy,
+    /* ---- runtime (issue 14) ---- */
+    .occupancy_max_blocks = tdm_cuda_occupancy_max_blocks,
+    .occupancy_dyn_smem = tdm_cuda_occupancy_dyn_smem,
+    .stream_priority_range = tdm_cuda_stream_priority_range,
+    .limit_get = tdm_cuda_limit_get,
+    .limit_raise = tdm_cuda_limit_raise,
+    .func_set_attribute = tdm_cuda_func_set_attribute,
+    .func_set_cache_config = tdm_cuda_func_set_cache_config,
+    .launch_cooperative = tdm_cuda_launch_cooperative,
+    .pci_bus_id = tdm_cuda_pci_bus_id,
 };

@@ -17,6 +17,8 @@
 /* Everything here is written once by init/arena_reserve and only read
  * afterwards, so the many session threads share it without a lock; the
  * driver itself is thread-safe. */
+#define TDM_CUDA_LIMITS 7 /* cudaLimit values 0..6 (issue 14) */
+
 struct tdm_backend {
     tdm_backend_config cfg;
     CUdevice dev;
@@ -28,6 +30,11 @@ struct tdm_backend {
     int max_threads_per_block;  /* launch limits, to tell a bad launch */
     int max_block[3];           /* configuration from a bad argument */
     int max_grid[3];
+    /* ---- runtime (issue 14) ---- */
+    /* Each limit's value before the first raise (cuda_runtime_ops.c), what
+     * a session that set none reads; bit per limit once known. */
+    uint64_t limit_default[TDM_CUDA_LIMITS];
+    uint32_t limit_default_known;
 };
 
 /* CUresult -> cudaError_t, without logging (for expected outcomes). */
@@ -130,5 +137,20 @@ int tdm_cuda_tex_object_create(tdm_backend *b, const tdm_tex_resource *r, const 
 int tdm_cuda_tex_object_destroy(tdm_backend *b, uint64_t value);
 int tdm_cuda_surf_object_create(tdm_backend *b, const tdm_tex_resource *r, uint64_t *value);
 int tdm_cuda_surf_object_destroy(tdm_backend *b, uint64_t value);
+
+/* ---- runtime (issue 14) ---- */
+/* cuda_runtime_ops.c */
+int tdm_cuda_occupancy_max_blocks(tdm_backend *b, tdm_bfunc *f, int block_size, size_t dyn_smem, unsigned flags,
+                                  int *blocks);
+int tdm_cuda_occupancy_dyn_smem(tdm_backend *b, tdm_bfunc *f, int num_blocks, int block_size, size_t *bytes);
+int tdm_cuda_stream_priority_range(tdm_backend *b, int *least, int *greatest);
+int tdm_cuda_limit_get(tdm_backend *b, int limit, uint64_t *value);
+int tdm_cuda_limit_raise(tdm_backend *b, int limit, uint64_t value);
+int tdm_cuda_func_set_attribute(tdm_backend *b, tdm_bfunc *f, int attr, int value);
+int tdm_cuda_func_set_cache_config(tdm_backend *b, tdm_bfunc *f, int config);
+int tdm_cuda_pci_bus_id(tdm_backend *b, char *buf, size_t len);
+/* cuda_launch.c */
+int tdm_cuda_launch_cooperative(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem,
+                                tdm_bstream *s, const void *params, size_t params_len);
 
 #endif

@@ -16,8 +16,8 @@ static bool config_out_of_range(const tdm_backend *b, tdm_dim3 grid, tdm_dim3 bl
     return (uint64_t)block.x * block.y * block.z > (uint64_t)b->max_threads_per_block;
 }
 
-int tdm_cuda_launch(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block,
-                    uint32_t shared_mem, tdm_bstream *s, const void *params, size_t params_len)
+static int launch(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem,
+                  tdm_bstream *s, const void *params, size_t params_len, bool cooperative)
 {
     const tdm_param_info *p = tdm_cuda_func_params(f);
     void *args[TDM_MAX_KERNEL_PARAMS];
@@ -35,11 +35,28 @@ int tdm_cuda_launch(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block,
      * returns, so pointing into the caller's buffer is enough. */
     for (uint32_t i = 0; i < p->count; i++)
         args[i] = (void *)((uintptr_t)params + p->offset[i]);
-    r = tdm_cu.cuLaunchKernel(tdm_cuda_func_handle(f), grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                       shared_mem, tdm_cuda_stream(s), p->count ? args : NULL, NULL);
+    if (cooperative)
+        r = tdm_cu.cuLaunchCooperativeKernel(tdm_cuda_func_handle(f), grid.x, grid.y, grid.z, block.x, block.y,
+                                             block.z, shared_mem, tdm_cuda_stream(s), p->count ? args : NULL);
+    else
+        r = tdm_cu.cuLaunchKernel(tdm_cuda_func_handle(f), grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                  shared_mem, tdm_cuda_stream(s), p->count ? args : NULL, NULL);
     if (r == CUDA_ERROR_INVALID_VALUE && config_out_of_range(b, grid, block)) {
         tdm_cuda_err(r, "cuLaunchKernel(configuration)");
         return cudaErrorInvalidConfiguration;
     }
     return tdm_cuda_err(r, "cuLaunchKernel");
+}
+
+int tdm_cuda_launch(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block,
+                    uint32_t shared_mem, tdm_bstream *s, const void *params, size_t params_len)
+{
+    return launch(b, f, grid, block, shared_mem, s, params, params_len, false);
+}
+
+/* ---- runtime (issue 14) ---- */
+int tdm_cuda_launch_cooperative(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem,
+                                tdm_bstream *s, const void *params, size_t params_len)
+{
+    return launch(b, f, grid, block, shared_mem, s, params, params_len, true);
 }

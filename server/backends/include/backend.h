@@ -207,6 +207,36 @@ typedef struct tdm_backend_ops {
     int (*tex_object_destroy)(tdm_backend *b, uint64_t value);
     int (*surf_object_create)(tdm_backend *b, const tdm_tex_resource *r, uint64_t *value);
     int (*surf_object_destroy)(tdm_backend *b, uint64_t value);
+
+    /* ---- runtime (issue 14) ---- */
+    /* The occupancy calculator (cuOccupancy*): resident blocks per SM of f
+     * at block_size threads and dyn_smem bytes of dynamic shared memory
+     * (flags: cudaOccupancyDefault or cudaOccupancyDisableCachingOverride),
+     * and the dynamic shared memory per block left when num_blocks blocks of
+     * block_size threads share an SM. */
+    int (*occupancy_max_blocks)(tdm_backend *b, tdm_bfunc *f, int block_size, size_t dyn_smem,
+                                unsigned flags, int *blocks);
+    int (*occupancy_dyn_smem)(tdm_backend *b, tdm_bfunc *f, int num_blocks, int block_size, size_t *bytes);
+    /* The stream priorities the device has: `least` (the default, 0) down
+     * to `greatest` (numerically lowest), as cuCtxGetStreamPriorityRange. */
+    int (*stream_priority_range)(tdm_backend *b, int *least, int *greatest);
+    /* Device limits (cudaLimit values, checked by the session layer).
+     * Every session of the server shares them, so they only grow:
+     * limit_raise sets the limit to `value` when that is more than it is.
+     * limit_get gives the limit's default (its value before any raise),
+     * what a session that set nothing reads, whatever others raised. */
+    int (*limit_get)(tdm_backend *b, int limit, uint64_t *value);
+    int (*limit_raise)(tdm_backend *b, int limit, uint64_t value);
+    /* A kernel's own settings (cudaFuncAttribute 8..15, cudaFuncCache). */
+    int (*func_set_attribute)(tdm_backend *b, tdm_bfunc *f, int attr, int value);
+    int (*func_set_cache_config)(tdm_backend *b, tdm_bfunc *f, int config);
+    /* As launch, cooperatively (cuLaunchCooperativeKernel): every block
+     * resident at once, else cudaErrorCooperativeLaunchTooLarge. */
+    int (*launch_cooperative)(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block,
+                              uint32_t shared_mem, tdm_bstream *s, const void *params, size_t params_len);
+    /* The device's PCI bus id string ("domain:bus:device.function", as the
+     * driver spells it), NUL-terminated in `len` bytes. */
+    int (*pci_bus_id)(tdm_backend *b, char *buf, size_t len);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -122,4 +122,14 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .tex_object_destroy = sim_tex_object_destroy,
     .surf_object_create = sim_surf_object_create,
     .surf_object_destroy = sim_surf_object_destroy,
+    /* ---- runtime (issue 14) ---- */
+    .occupancy_max_blocks = sim_occupancy_max_blocks,
+    .occupancy_dyn_smem = sim_occupancy_dyn_smem,
+    .stream_priority_range = sim_stream_priority_range,
+    .limit_get = sim_limit_get,
+    .limit_raise = sim_limit_raise,
+    .func_set_attribute = sim_func_set_attribute,
+    .func_set_cache_config = sim_func_set_cache_config,
+    .launch_cooperative = sim_launch_cooperative,
+    .pci_bus_id = sim_pci_bus_id,
 };

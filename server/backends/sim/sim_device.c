@@ -61,7 +61,7 @@ static const struct {
     { cudaDevAttrConcurrentManagedAccess, 0 },
     { cudaDevAttrComputePreemptionSupported, 1 },
     { cudaDevAttrCanUseHostPointerForRegisteredMem, 0 },
-    { cudaDevAttrCooperativeLaunch, 0 },
+    { cudaDevAttrCooperativeLaunch, 1 },    /* issue 14: sim_launch_cooperative */
     { cudaDevAttrMaxSharedMemoryPerBlockOptin, (int32_t)SIM_MAX_DYN_SHARED },
     { cudaDevAttrHostRegisterSupported, 0 },
     { cudaDevAttrMaxBlocksPerMultiprocessor, 32 },

@@ -20,6 +20,7 @@
 #define SIM_TOTAL_MEM (16ull << 30)
 #define SIM_DRIVER_VERSION 13000
 #define SIM_MAX_DYN_SHARED (48u << 10) /* without the opt-in attribute, as on the GPU */
+#define SIM_LIMIT_COUNT 7              /* cudaLimit values 0..6 (issue 14, sim_runtime_ops.c) */
 
 /* ---- the mapped-memory table (sim_mapped.c): every access is checked against it ---- */
 
@@ -181,6 +182,8 @@ struct tdm_backend {
     struct sim_mps *mps;     /* the MPS domain joined (sim_mps.c), or NULL */
     /* ---- health (issue 14) ---- */
     int lost_err;            /* the fatal fault that lost this context (sim_health.c); b->lock */
+    /* ---- runtime (issue 14) ---- */
+    uint64_t limits[SIM_LIMIT_COUNT]; /* raised device limits, 0 = default (sim_runtime_ops.c); under lock */
 };
 
 /* The per-launch state behind sim_launch.exec. */
@@ -301,5 +304,19 @@ int sim_tex_object_create(tdm_backend *b, const tdm_tex_resource *r, const struc
 int sim_tex_object_destroy(tdm_backend *b, uint64_t value);
 int sim_surf_object_create(tdm_backend *b, const tdm_tex_resource *r, uint64_t *value);
 int sim_surf_object_destroy(tdm_backend *b, uint64_t value);
+
+/* ---- runtime (issue 14) ---- */
+/* sim_runtime_ops.c */
+int sim_occupancy_max_blocks(tdm_backend *b, tdm_bfunc *f, int block_size, size_t dyn_smem, unsigned flags,
+                             int *blocks);
+int sim_occupancy_dyn_smem(tdm_backend *b, tdm_bfunc *f, int num_blocks, int block_size, size_t *bytes);
+int sim_stream_priority_range(tdm_backend *b, int *least, int *greatest);
+int sim_limit_get(tdm_backend *b, int limit, uint64_t *value);
+int sim_limit_raise(tdm_backend *b, int limit, uint64_t value);
+int sim_func_set_attribute(tdm_backend *b, tdm_bfunc *f, int attr, int value);
+int sim_func_set_cache_config(tdm_backend *b, tdm_bfunc *f, int config);
+int sim_pci_bus_id(tdm_backend *b, char *buf, size_t len);
+int sim_launch_cooperative(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem,
+                           tdm_bstream *s, const void *params, size_t params_len);
 
 #endif
