@@ -146,6 +146,13 @@ typedef struct tdm_backend_ops {
     /* Synchronize every stream of the device: used only by the session
      * layer when it has no narrower choice (device reset). */
     int (*device_synchronize)(tdm_backend *b);
+
+    /* ---- tcp bulk data (issue 14) ---- */
+    /* As memcpy_dtoh_sync, but queued on s and returning at once: `dst`
+     * (memory given to host_register) holds the data once s gets past this
+     * point; the caller records an event after it to learn when.  An error
+     * of the copy itself shows as the stream's error, as in CUDA. */
+    int (*memcpy_dtoh_async)(tdm_backend *b, void *dst, uint64_t src, size_t n, tdm_bstream *s);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -1,0 +1,38 @@
+/* Bulk device-to-host data over a stream transport (TCP): the reply of
+ * MEMCPY_DTOH_STREAM (docs/protocol.md, "Bulk data over TCP").
+ *
+ * On the wire:  int err | unsigned hyper size | size bytes (padded to 4) | int copy_err
+ * The bytes follow only when err is 0.  The server commits to size bytes
+ * before it has copied them all, so an error met while copying goes into
+ * copy_err at the end (the bytes from there on are zeros).
+ *
+ * Hand-written rather than generated, because neither side holds the whole
+ * payload in an XDR array: the server pulls it chunk by chunk from the
+ * device while encoding (the socket send of one chunk overlapping the
+ * device copy of the next), and the guest decodes straight into the
+ * program's buffer. */
+#ifndef TANDEM_PROTO_XDR_STREAM_H
+#define TANDEM_PROTO_XDR_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <rpc/rpc.h>
+
+/* Server: gives the next chunk of the payload at byte offset `off` (at most
+ * `max` bytes), or NULL with *err set when the copy failed (the encoder
+ * then sends zeros for the rest).  The chunk stays valid until the next
+ * call. */
+typedef const void *(*tdm_stream_next_fn)(void *source, uint64_t off, size_t max, size_t *got, int *err);
+
+typedef struct tdm_dtoh_stream_res {
+    int err;                  /* before the payload: nothing follows unless 0 */
+    uint64_t size;            /* guest: what it asked for; server: what it sends */
+    int copy_err;             /* after the payload */
+    char *buf;                /* guest: where the payload goes */
+    tdm_stream_next_fn next;  /* server: where it comes from */
+    void *source;
+} tdm_dtoh_stream_res;
+
+bool_t xdr_tdm_dtoh_stream_res(XDR *xdrs, tdm_dtoh_stream_res *r);
+
+#endif
