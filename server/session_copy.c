@@ -2,13 +2,15 @@
  * session's staging buffers, decoded into by MEMCPY_HTOD and read out by
  * MEMCPY_DTOH_STREAM's reply.
  *
- * Two buffers of TDM_MAX_CHUNK bytes per session, page-aligned and
- * registered with the backend where it can (cuda: pinned, so copies to and
- * from them are asynchronous DMA), each with an event recorded after the
- * last copy that uses it.  With two, the device copy of one chunk overlaps
- * the network transfer of the next, in both directions.  Made on first use,
- * released with the session: whatever a session copies, its staging is
- * bounded by these two buffers. */
+ * Two buffers of TDM_MAX_CHUNK bytes per session for uploads (a whole
+ * MEMCPY_HTOD is decoded into one) and two of DOWN_CHUNK for downloads,
+ * page-aligned and registered with the backend where it can (cuda: pinned,
+ * so copies to and from them are asynchronous DMA), each with an event
+ * recorded after the last copy that uses it.  With two per direction, the
+ * device copy of one chunk overlaps the network transfer of the next; with
+ * separate ones, a download never waits for an upload queued on another
+ * stream.  Made on first use, released with the session: whatever a session
+ * copies, its staging is bounded by these 24 MiB. */
 #include "session.h"
 
 #include <stdlib.h>
@@ -19,15 +21,21 @@
 #include "log.h"
 #include "tandem_rpc.h"
 
-#define NBUF 2
+#define NBUF 2                    /* per direction */
+#define UP(i) (i)                 /* buffer indices: uploads... */
+#define DOWN(i) (NBUF + (i))      /* ...and downloads */
+#define NSTAGE (2 * NBUF)
+/* Download chunks: enough to hide a chunk's fixed costs (an event, a
+ * socket write), small enough to start sending early. */
+#define DOWN_CHUNK ((uint64_t)4 << 20)
 
 typedef struct tdm_copy_staging {
-    void *buf[NBUF];
-    void *reg[NBUF];        /* backend registration handles; NULL where not registered */
-    tdm_bevent *done[NBUF]; /* recorded after the last copy that uses buf[i] */
-    unsigned next;          /* the buffer htod_space gives next */
+    void *buf[NSTAGE];
+    void *reg[NSTAGE];        /* backend registration handles; NULL where not registered */
+    tdm_bevent *done[NSTAGE]; /* recorded after the last copy that uses buf[i] */
+    unsigned next;            /* the upload buffer htod_space tries first */
     /* The streamed device-to-host copy being encoded: chunk k lies in
-     * buf[k % NBUF]; `queued` chunks are queued so far. */
+     * buf[DOWN(k % NBUF)]; `queued` chunks are queued so far. */
     uint64_t src, size, stream, queued_bytes;
     unsigned queued;
 } tdm_copy_staging;
@@ -49,7 +57,7 @@ void tdm_session_copy_staging_release(tdm_session *s)
 
     if (!st)
         return;
-    for (unsigned i = 0; i < NBUF; i++) {
+    for (unsigned i = 0; i < NSTAGE; i++) {
         if (st->done[i]) {
             drain(s, st, i);   /* the device must be done with the memory before it goes */
             ops_of(s)->event_destroy(s->srv->be, st->done[i]);
@@ -74,8 +82,9 @@ static tdm_copy_staging *staging(tdm_session *s, int *err)
         return NULL;
     }
     s->copy_staging = st;
-    for (unsigned i = 0; i < NBUF; i++) {
-        if (posix_memalign(&st->buf[i], 4096, TDM_MAX_CHUNK) != 0) {
+    for (unsigned i = 0; i < NSTAGE; i++) {
+        size_t bytes = i < NBUF ? TDM_MAX_CHUNK : DOWN_CHUNK;
+        if (posix_memalign(&st->buf[i], 4096, bytes) != 0) {
             st->buf[i] = NULL;
             *err = cudaErrorMemoryAllocation;
             goto fail;
@@ -86,7 +95,7 @@ static tdm_copy_staging *staging(tdm_session *s, int *err)
         /* Unregistered staging still works (the backend then copies from
          * pageable memory, synchronously), only slower: logged, not fatal. */
         if (ops_of(s)->host_register &&
-            ops_of(s)->host_register(s->srv->be, st->buf[i], TDM_MAX_CHUNK, &st->reg[i]) != 0) {
+            ops_of(s)->host_register(s->srv->be, st->buf[i], bytes, &st->reg[i]) != 0) {
             tdm_log_session(s->id, "cannot pin a copy staging buffer: bulk copies over TCP go slower");
             st->reg[i] = NULL;
         }
@@ -99,20 +108,24 @@ fail:
 
 /* ---- host to device ---- */
 
+/* Never waits: a buffer whose last copy is still queued (behind a long
+ * kernel on its stream, say) is not handed out, and the upload is decoded
+ * into a fresh allocation as before staging existed (the backend then
+ * copies it from pageable memory).  Waiting instead would hold up every
+ * later call of the session, on every stream, until that stream's work is
+ * done.  When the device keeps up with the network, as for a large copy in
+ * TDM_MAX_CHUNK calls, the buffers alternate. */
 void *tdm_session_htod_space(tdm_session *s)
 {
     int err = 0;
     tdm_copy_staging *st = staging(s, &err);
-    unsigned i;
 
-    if (!st)
-        return NULL;
-    i = st->next;
-    /* A failed wait means the device is lost: the copy that follows fails
-     * on its own, and a fresh allocation is always safe to decode into. */
-    if (drain(s, st, i) != 0)
-        return NULL;
-    return st->buf[i];
+    for (unsigned k = 0; st && k < NBUF; k++) {
+        unsigned i = UP((st->next + k) % NBUF);
+        if (ops_of(s)->event_query(s->srv->be, st->done[i]) == 0)
+            return st->buf[i];
+    }
+    return NULL;
 }
 
 bool tdm_session_is_staging(const tdm_session *s, const void *p)
@@ -120,7 +133,7 @@ bool tdm_session_is_staging(const tdm_session *s, const void *p)
     const tdm_copy_staging *st = s->copy_staging;
 
     for (unsigned i = 0; p && st && i < NBUF; i++)
-        if (p == st->buf[i])
+        if (p == st->buf[UP(i)])
             return true;
     return false;
 }
@@ -130,9 +143,9 @@ int tdm_session_memcpy_htod_bulk(tdm_session *s, uint64_t dst, const void *src, 
     tdm_copy_staging *st = s->copy_staging;
 
     for (unsigned i = 0; st && i < NBUF; i++)
-        if (src == st->buf[i]) {
+        if (src == st->buf[UP(i)]) {
             st->next = (i + 1) % NBUF;
-            return tdm_session_memcpy_htod_fenced(s, dst, src, n, stream, st->done[i]);
+            return tdm_session_memcpy_htod_fenced(s, dst, src, n, stream, st->done[UP(i)]);
         }
     return tdm_session_memcpy_htod(s, dst, src, n, stream);
 }
@@ -143,9 +156,9 @@ int tdm_session_memcpy_htod_bulk(tdm_session *s, uint64_t dst, const void *src, 
  * is done with what that buffer held. */
 static int queue_next(tdm_session *s, tdm_copy_staging *st)
 {
-    unsigned i = st->queued % NBUF;
+    unsigned i = DOWN(st->queued % NBUF);
     uint64_t left = st->size - st->queued_bytes;
-    uint64_t n = left < TDM_MAX_CHUNK ? left : TDM_MAX_CHUNK;
+    uint64_t n = left < DOWN_CHUNK ? left : DOWN_CHUNK;
     int err;
 
     err = tdm_session_memcpy_dtoh_queue(s, st->buf[i], st->src + st->queued_bytes, n, st->stream, st->done[i]);
@@ -164,12 +177,12 @@ static const void *next_chunk(void *source, uint64_t off, size_t max, size_t *go
 {
     tdm_session *s = source;
     tdm_copy_staging *st = s->copy_staging;
-    uint64_t k = off / TDM_MAX_CHUNK;
-    unsigned i = (unsigned)(k % NBUF);
-    uint64_t n = st->size - off < TDM_MAX_CHUNK ? st->size - off : TDM_MAX_CHUNK;
+    uint64_t k = off / DOWN_CHUNK;
+    unsigned i = DOWN((unsigned)(k % NBUF));
+    uint64_t n = st->size - off < DOWN_CHUNK ? st->size - off : DOWN_CHUNK;
     int e = 0;
 
-    if (off % TDM_MAX_CHUNK || k >= st->queued || n > max) {
+    if (off % DOWN_CHUNK || k >= st->queued || n > max) {
         e = cudaErrorUnknown;   /* not how the encoder asks: a bug, reported as one */
         goto fail;
     }
@@ -200,10 +213,10 @@ int tdm_session_dtoh_stream_begin(tdm_session *s, uint64_t src, uint64_t n, uint
         return 0;
     if (!(st = staging(s, &err)))
         return err;
-    /* An earlier stream copy that failed half way may have left a copy
+    /* An earlier streamed copy that failed half way may have left a copy
      * queued into a buffer. */
     for (unsigned i = 0; i < NBUF; i++)
-        if ((err = drain(s, st, i)) != 0)
+        if ((err = drain(s, st, DOWN(i))) != 0)
             return tdm_session_sync_result(s, err);
     st->src = src;
     st->size = n;
