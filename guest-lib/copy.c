@@ -50,7 +50,10 @@ static cudaError_t dtoh(char *dst, uint64_t src, size_t n, uint64_t stream)
 
     if (err)
         return err;
-    return (cudaError_t)(r.err ? r.err : r.copy_err);
+    if (r.err || r.copy_err)
+        return (cudaError_t)(r.err ? r.err : r.copy_err);
+    /* Nothing came, yet no error said why. */
+    return r.got == n ? cudaSuccess : cudaErrorUnknown;
 }
 
 cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream,

@@ -45,22 +45,15 @@ bool_t xdr_tdm_dtoh_stream_res(XDR *xdrs, tdm_dtoh_stream_res *r)
     case XDR_FREE:
         return TRUE;   /* nothing of the payload is ever held by the result */
     case XDR_ENCODE:
-        if (!xdr_int(xdrs, &r->err))
-            return FALSE;
-        if (r->err)
-            return TRUE;
-        if (!xdr_uint64_t(xdrs, &r->size))
+        if (!xdr_int(xdrs, &r->err) || !xdr_uint64_t(xdrs, &r->size))
             return FALSE;
         return encode_payload(xdrs, r);
     case XDR_DECODE:
-        if (!xdr_int(xdrs, &r->err))
-            return FALSE;
-        if (r->err)
-            return TRUE;
-        /* Never more (or less) than the guest asked for: a server that
+        /* Exactly what the guest asked for, or nothing: a server that
          * disagrees is not believed. */
-        if (!xdr_uint64_t(xdrs, &size) || size != r->size)
+        if (!xdr_int(xdrs, &r->err) || !xdr_uint64_t(xdrs, &size) || (size != r->size && size != 0))
             return FALSE;
+        r->got = size;
         /* xdr_opaque takes a u_int: a payload past 4 GiB comes in pieces,
          * each a multiple of 4 but the last, which is the only padded one. */
         for (uint64_t off = 0; off < size;) {

@@ -2,9 +2,12 @@
  * MEMCPY_DTOH_STREAM (docs/protocol.md, "Bulk data over TCP").
  *
  * On the wire:  int err | unsigned hyper size | size bytes (padded to 4) | int copy_err
- * The bytes follow only when err is 0.  The server commits to size bytes
- * before it has copied them all, so an error met while copying goes into
- * copy_err at the end (the bytes from there on are zeros).
+ * size is 0 when the server refused the copy (err says why), else what the
+ * guest asked for.  The coder never looks at err, so flags a layer sets in
+ * it (device output's TDM_ERR_OUTPUT_PENDING) cannot change the framing.
+ * The server commits to size bytes before it has copied them all, so an
+ * error met while copying goes into copy_err at the end (the bytes from
+ * there on are zeros).
  *
  * Hand-written rather than generated, because neither side holds the whole
  * payload in an XDR array: the server pulls it chunk by chunk from the
@@ -25,10 +28,11 @@
 typedef const void *(*tdm_stream_next_fn)(void *source, uint64_t off, size_t max, size_t *got, int *err);
 
 typedef struct tdm_dtoh_stream_res {
-    int err;                  /* before the payload: nothing follows unless 0 */
-    uint64_t size;            /* guest: what it asked for; server: what it sends */
+    int err;                  /* before the payload */
+    uint64_t size;            /* guest: what it asked for; server: what it sends (0: refused) */
     int copy_err;             /* after the payload */
     char *buf;                /* guest: where the payload goes */
+    uint64_t got;             /* guest: what came (size or 0) */
     tdm_stream_next_fn next;  /* server: where it comes from */
     void *source;
 } tdm_dtoh_stream_res;

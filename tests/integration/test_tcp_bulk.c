@@ -79,7 +79,10 @@ static int g_read_stream(tdm_transport *t, uint64_t src, void *dst, uint64_t n, 
 
     cr_assert_eq(t->ops->call(t, TDM_MEMCPY_DTOH_STREAM, (xdrproc_t)xdr_tdm_memcpy_dtoh_args, &a,
                               (xdrproc_t)xdr_tdm_dtoh_stream_res, &r), 0, "transport failed");
-    return r.err ? r.err : r.copy_err;
+    if (r.err || r.copy_err)
+        return r.err ? r.err : r.copy_err;
+    cr_assert_eq(r.got, n, "no bytes came, and no error");
+    return 0;
 }
 
 static void fill(unsigned char *p, size_t n, unsigned seed)

@@ -1,8 +1,8 @@
 /* MEMCPY_DTOH_STREAM's reply coder (proto/xdr_stream.c), table-driven:
  * payload sizes around the source's chunk and 4-byte padding, a source that
- * fails half way (zeros for the rest, its error after the bytes), an error
- * before the payload (nothing follows), and a decoder that refuses a size
- * other than the one it asked for. */
+ * fails half way (zeros for the rest, its error after the bytes), a refused
+ * copy (no bytes, whatever err holds), and a decoder that refuses a size
+ * other than the one it asked for or 0. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,7 +52,9 @@ Test(xdr_stream, encodes_and_decodes_every_row)
         size_t cap = r->size + 64;
         unsigned char *data = malloc(r->size + 1), *wire = malloc(cap), *back = malloc(r->size + 1);
         fake_source f = { data, r->chunk, r->fail_at, 719 };
-        tdm_dtoh_stream_res enc = { .err = r->pre_err, .size = r->size, .next = fake_next, .source = &f };
+        /* A refused copy sends no bytes (the server leaves size at 0). */
+        tdm_dtoh_stream_res enc = { .err = r->pre_err, .size = r->pre_err ? 0 : r->size, .next = fake_next,
+                                    .source = &f };
         tdm_dtoh_stream_res dec = { .size = r->size, .buf = (char *)back };
         XDR x;
 
@@ -63,7 +65,7 @@ Test(xdr_stream, encodes_and_decodes_every_row)
         u_int len = xdr_getpos(&x);
         xdr_destroy(&x);
         if (r->pre_err) {
-            cr_expect_eq(len, 4, "%s: something followed the error", r->name);
+            cr_expect_eq(len, 4 + 8 + 4, "%s: bytes followed the error", r->name);
         } else {
             cr_expect_eq(len, 4 + 8 + ((r->size + 3) & ~(size_t)3) + 4, "%s: wire size", r->name);
         }
@@ -73,6 +75,7 @@ Test(xdr_stream, encodes_and_decodes_every_row)
         cr_assert(xdr_tdm_dtoh_stream_res(&x, &dec), "%s: decode", r->name);
         xdr_destroy(&x);
         cr_expect_eq(dec.err, r->pre_err, "%s", r->name);
+        cr_expect_eq(dec.got, r->pre_err ? 0 : r->size, "%s: got", r->name);
         if (!r->pre_err) {
             size_t good = r->fail_at < r->size ? (size_t)r->fail_at : r->size;
             cr_expect_eq(dec.copy_err, r->fail_at < UINT64_MAX ? 719 : 0, "%s: copy_err", r->name);
