@@ -1,7 +1,11 @@
-/* Copies and memsets.  Over TCP, host-to-device data travels inside the
- * one-way call, so the application's buffer is free again when cudaMemcpy
- * returns, as with CUDA's staged pageable copies; device-to-host is a round
- * trip per chunk.  Over shm, copies go through the shared region instead
+/* Copies and memsets.  Over TCP, host-to-device data travels inside
+ * one-way calls of up to TDM_MAX_CHUNK bytes each, sent back to back (the
+ * server decodes each into pinned staging and copies it to the device while
+ * the next arrives), so the application's buffer is free again when
+ * cudaMemcpy returns, as with CUDA's staged pageable copies.  Device-to-host
+ * is one round trip whatever the size: MEMCPY_DTOH_STREAM's reply streams
+ * the bytes straight into the caller's buffer (docs/protocol.md, "Bulk data
+ * over TCP").  Over shm, copies go through the shared region instead
  * (copy_shm.c). */
 #include <string.h>
 
@@ -38,40 +42,18 @@ static cudaError_t htod(uint64_t dst, const char *src, size_t n, uint64_t stream
     return cudaSuccess;
 }
 
-/* Decodes a tdm_memcpy_dtoh_res straight into the caller's buffer, refusing
- * a reply longer than what was asked for (xdr_bytes into a given buffer
- * would only check the protocol's maximum). */
-typedef struct dtoh_into {
-    int err;
-    char *buf;
-    u_int want, got;
-} dtoh_into;
-
-static bool_t xdr_dtoh_into(XDR *xdrs, dtoh_into *d)
-{
-    if (!xdr_int(xdrs, &d->err) || !xdr_u_int(xdrs, &d->got) || d->got > d->want)
-        return FALSE;
-    return xdr_opaque(xdrs, d->buf, d->got);
-}
-
 static cudaError_t dtoh(char *dst, uint64_t src, size_t n, uint64_t stream)
 {
-    while (n > 0) {
-        size_t chunk = n < TDM_MAX_CHUNK ? n : TDM_MAX_CHUNK;
-        tdm_memcpy_dtoh_args a = { .src = src, .size = chunk, .stream = stream };
-        dtoh_into r = { .buf = dst, .want = (u_int)chunk };
-        cudaError_t err = tdm_call_decode(TDM_MEMCPY_DTOH, &a, (xdrproc_t)xdr_dtoh_into, &r);
-        if (err)
-            return err;
-        if (r.err)
-            return (cudaError_t)r.err;
-        if (r.got != chunk)
-            return cudaErrorUnknown;
-        dst += chunk;
-        src += chunk;
-        n -= chunk;
-    }
-    return cudaSuccess;
+    tdm_memcpy_dtoh_args a = { .src = src, .size = n, .stream = stream };
+    tdm_dtoh_stream_res r = { .size = n, .buf = dst };
+    cudaError_t err = tdm_call_decode(TDM_MEMCPY_DTOH_STREAM, &a, (xdrproc_t)xdr_tdm_dtoh_stream_res, &r);
+
+    if (err)
+        return err;
+    if (r.err || r.copy_err)
+        return (cudaError_t)(r.err ? r.err : r.copy_err);
+    /* Nothing came, yet no error said why. */
+    return r.got == n ? cudaSuccess : cudaErrorUnknown;
 }
 
 cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream,

@@ -157,7 +157,11 @@ int tdm_rpc_serve_one(const tdm_rpc_program *p, void *ctx, const tdm_rpc_io *io,
     }
 
     memset(b->args, 0, proc->args_size);
+    if (p->prepare_args)
+        p->prepare_args(ctx, msg.rm_call.cb_proc, b->args);
     if (!proc->xargs(xdrs, b->args)) {
+        if (p->reclaim_args)
+            p->reclaim_args(ctx, msg.rm_call.cb_proc, b->args);
         xdrs->x_op = XDR_FREE;
         proc->xargs(xdrs, b->args);
         if (io->input_lost(io->arg)) {
@@ -178,6 +182,8 @@ int tdm_rpc_serve_one(const tdm_rpc_program *p, void *ctx, const tdm_rpc_io *io,
     keep = proc->handler(ctx, b->args, b->res);
     if (p->after_call)
         p->after_call(ctx, msg.rm_call.cb_proc, proc->xres ? b->res : NULL);
+    if (p->reclaim_args)
+        p->reclaim_args(ctx, msg.rm_call.cb_proc, b->args);
     xdrs->x_op = XDR_FREE;
     proc->xargs(xdrs, b->args);
     if (proc->xres) {

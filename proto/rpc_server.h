@@ -34,6 +34,14 @@ typedef struct tdm_rpc_program {
      * (NULL for a one-way call). */
     void (*before_call)(void *ctx, uint32_t proc);
     void (*after_call)(void *ctx, uint32_t proc, void *res);
+    /* ---- tcp bulk data (issue 14) ---- */
+    /* When set: called on the zeroed arguments before they are decoded, so
+     * that the program can point a variable-length field at storage of its
+     * own (xdr_bytes then decodes into it instead of allocating); and
+     * before every XDR_FREE of them, to take such storage back (set the
+     * field to NULL) so that it is not freed. */
+    void (*prepare_args)(void *ctx, uint32_t proc, void *args);
+    void (*reclaim_args)(void *ctx, uint32_t proc, void *args);
 } tdm_rpc_program;
 
 typedef enum {

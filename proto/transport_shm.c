@@ -19,6 +19,7 @@
 
 #include "endpoint.h"
 #include "shm_region.h"
+#include "xdr_extra.h"
 #include "shm_ring.h"
 #include "shm_socket.h"
 #include "shm_watch.h"
@@ -79,15 +80,7 @@ static int send_call(shm_transport *st, uint32_t proc, xdrproc_t xargs, void *ar
 
     if (atomic_load(&st->dead))
         return TDM_T_BROKEN;
-    memset(&m, 0, sizeof(m));
-    m.rm_xid = ++st->xid;
-    m.rm_direction = CALL;
-    m.rm_call.cb_rpcvers = RPC_MSG_VERSION;
-    m.rm_call.cb_prog = TANDEM_PROG;
-    m.rm_call.cb_vers = TANDEM_V1;
-    m.rm_call.cb_proc = proc;
-    m.rm_call.cb_cred = _null_auth;
-    m.rm_call.cb_verf = _null_auth;
+    tdm_rpc_call_msg(&m, ++st->xid, proc);
     n = xdr_sizeof((xdrproc_t)xdr_callmsg, &m) + xdr_sizeof(xargs, args);
     if (n > st->cap) {
         char *p = realloc(st->buf, n);

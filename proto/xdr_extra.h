@@ -8,4 +8,9 @@
  * parameters, which cannot be cast to xdrproc_t without a warning. */
 bool_t tdm_xdr_void(XDR *xdrs, void *unused);
 
+/* A call message of the Tandem program (AUTH_NONE) for procedure proc:
+ * what a transport that builds its frames itself encodes ahead of the
+ * arguments. */
+void tdm_rpc_call_msg(struct rpc_msg *m, uint32_t xid, uint32_t proc);
+
 #endif

@@ -516,7 +516,10 @@ static int before_write(tdm_session *s, const tdm_range *r, tdm_stream_state *st
     return HOOK_ERR(s, before_write, r, st->bs);
 }
 
-static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream, bool wait)
+/* done, when given, is recorded on the stream after the copy: the caller
+ * learns from it when src may be written again. */
+static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream, bool wait,
+                tdm_bevent *done)
 {
     tdm_stream_state *st;
     const tdm_range *r;
@@ -535,17 +538,19 @@ static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint6
     err = before_write(s, r, st);
     if (!err)
         err = ops(s)->memcpy_htod(be(s), dev, src, n, st->bs);
+    if (!err && done)
+        err = ops(s)->event_record(be(s), done, st->bs);
     return err || !wait ? err : ops(s)->stream_synchronize(be(s), st->bs);
 }
 
 int tdm_session_memcpy_htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream)
 {
-    return htod(s, dst, src, n, stream, false);
+    return htod(s, dst, src, n, stream, false, NULL);
 }
 
 int tdm_session_memcpy_htod_wait(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream)
 {
-    return htod(s, dst, src, n, stream, true);
+    return htod(s, dst, src, n, stream, true, NULL);
 }
 
 int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n, uint64_t stream)
@@ -565,6 +570,49 @@ int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n,
         return err;
     return tdm_session_sync_result(s, ops(s)->memcpy_dtoh_sync(be(s), dst, dev, n, st->bs));
 }
+
+/* ---- tcp bulk data (issue 14) ---- */
+
+int tdm_session_memcpy_htod_fenced(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream,
+                                   tdm_bevent *done)
+{
+    return htod(s, dst, src, n, stream, false, done);
+}
+
+int tdm_session_memcpy_dtoh_queue(tdm_session *s, void *dst, uint64_t src, uint64_t n, uint64_t stream,
+                                  tdm_bevent *done)
+{
+    tdm_stream_state *st;
+    uint64_t dev;
+    int err;
+
+    if (!resolve(s, src, n, &dev)) {
+        log_bad_range(s, "memcpy source", src, n);
+        return cudaErrorInvalidValue;
+    }
+    st = stream_for_work(s, stream, &err);
+    if (!st)
+        return err;
+    err = ops(s)->memcpy_dtoh_async(be(s), dst, dev, n, st->bs);
+    if (!err)
+        err = ops(s)->event_record(be(s), done, st->bs);
+    return tdm_session_sync_result(s, err);
+}
+
+int tdm_session_check_copy(tdm_session *s, uint64_t addr, uint64_t n, uint64_t stream)
+{
+    uint64_t dev;
+
+    if (n && !resolve(s, addr, n, &dev)) {
+        log_bad_range(s, "memcpy source", addr, n);
+        return cudaErrorInvalidValue;
+    }
+    if (!stream_of(s, stream))
+        return cudaErrorInvalidResourceHandle;
+    return tdm_session_sync_result(s, 0);
+}
+
+/* ---- end tcp bulk data ---- */
 
 int tdm_session_memcpy_dtod(tdm_session *s, uint64_t dst, uint64_t src, uint64_t n, uint64_t stream)
 {
@@ -865,6 +913,7 @@ void tdm_session_destroy(tdm_session *s)
     /* What its kernels print while its work drains is still its own: kept
      * out of the server's stdout, and dropped with its buffer. */
     tdm_device_output_serve(s->output);
+    tdm_session_copy_staging_release(s);
     tdm_session_release_all(s);
     tdm_device_output_serve(NULL);
     HOOK0(s, ended);

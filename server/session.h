@@ -85,6 +85,8 @@ typedef struct tdm_session {
     /* ---- runtime (issue 14) ---- */
     uint64_t limits[TDM_SESSION_LIMITS]; /* what the session set with cudaDeviceSetLimit */
     uint32_t limits_set;                 /* bit per cudaLimit it set */
+    /* ---- tcp bulk data (issue 14) ---- */
+    struct tdm_copy_staging *copy_staging;   /* session_copy.c; NULL until a bulk copy */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -240,5 +242,32 @@ int tdm_session_pci_bus_id(tdm_session *s, char *buf, size_t len);
 /* tdm_session_launch, cooperatively (session.c, beside the plain launch). */
 int tdm_session_launch_cooperative(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 block,
                                    uint32_t shared_mem, uint64_t stream, const void *params, uint32_t params_len);
+
+/* ---- tcp bulk data (issue 14): docs/protocol.md "Bulk data over TCP" ---- */
+struct tdm_dtoh_stream_res;
+/* As memcpy_htod, and records done on the stream after the copy, so the
+ * caller knows when src (host_register'ed staging) may be written again. */
+int tdm_session_memcpy_htod_fenced(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream,
+                                   tdm_bevent *done);
+/* Queues a device-to-host copy into dst (host_register'ed staging) and
+ * records done after it; the data is there once done completes. */
+int tdm_session_memcpy_dtoh_queue(tdm_session *s, void *dst, uint64_t src, uint64_t n, uint64_t stream,
+                                  tdm_bevent *done);
+/* What a copy from [addr, addr+n) on stream would be refused for, checked
+ * before any of it is queued; also hands over a deferred error. */
+int tdm_session_check_copy(tdm_session *s, uint64_t addr, uint64_t n, uint64_t stream);
+/* session_copy.c: the session's staging buffers (two of TDM_MAX_CHUNK,
+ * pinned where the backend can). */
+/* Where the next MEMCPY_HTOD's bytes may be decoded: a staging buffer that
+ * no queued copy still reads, or NULL (then the decoder allocates). */
+void *tdm_session_htod_space(tdm_session *s);
+bool tdm_session_is_staging(const tdm_session *s, const void *p);
+/* MEMCPY_HTOD from src, which may be a staging buffer htod_space gave. */
+int tdm_session_memcpy_htod_bulk(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream);
+/* Starts MEMCPY_DTOH_STREAM: validates, then points r at the source that
+ * copies the bytes through the staging buffers while the reply is sent. */
+int tdm_session_dtoh_stream_begin(tdm_session *s, uint64_t src, uint64_t n, uint64_t stream,
+                                  struct tdm_dtoh_stream_res *r);
+void tdm_session_copy_staging_release(tdm_session *s);
 
 #endif

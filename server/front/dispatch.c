@@ -414,7 +414,8 @@ bool tdm_serve_MEMCPY_HTOD(void *ctx, void *args, void *res)
 {
     tdm_memcpy_htod_args *a = args;
 
-    tdm_session_defer(ctx, tdm_session_memcpy_htod(ctx, a->dst, a->data.data_val, a->data.data_len, a->stream));
+    /* The bytes may lie in the session's staging (prepare_args below). */
+    tdm_session_defer(ctx, tdm_session_memcpy_htod_bulk(ctx, a->dst, a->data.data_val, a->data.data_len, a->stream));
     return true;
 }
 
@@ -527,4 +528,6 @@ const tdm_rpc_program tdm_dispatch_program = {
     .on_garbage_oneway = garbage_oneway,
     .before_call = before_call,
     .after_call = after_call,
+    .prepare_args = tdm_dispatch_prepare_args,
+    .reclaim_args = tdm_dispatch_reclaim_args,
 };

@@ -18,4 +18,10 @@ extern const tdm_rpc_program tdm_dispatch_program;
 #include "calls.def"
 #undef TDM_CALL
 
+/* ---- tcp bulk data (issue 14) ---- */
+/* The program's prepare_args/reclaim_args (dispatch_tcp.c): MEMCPY_HTOD's
+ * bytes are decoded straight into the session's staging. */
+void tdm_dispatch_prepare_args(void *ctx, uint32_t proc, void *args);
+void tdm_dispatch_reclaim_args(void *ctx, uint32_t proc, void *args);
+
 #endif

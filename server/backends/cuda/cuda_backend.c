@@ -259,6 +259,7 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .event_elapsed_ms = tdm_cuda_event_elapsed_ms,
     .memcpy_htod = tdm_cuda_memcpy_htod,
     .memcpy_dtoh_sync = tdm_cuda_memcpy_dtoh_sync,
+    .memcpy_dtoh_async = tdm_cuda_memcpy_dtoh_async,
     .memcpy_dtod = tdm_cuda_memcpy_dtod,
     .memset_d8 = tdm_cuda_memset_d8,
     .launch = tdm_cuda_launch,

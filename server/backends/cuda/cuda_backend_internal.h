@@ -85,6 +85,7 @@ int tdm_cuda_host_register(tdm_backend *b, void *p, size_t n, void **handle);
 int tdm_cuda_host_unregister(tdm_backend *b, void *handle);
 int tdm_cuda_memcpy_htod(tdm_backend *b, uint64_t dst, const void *src, size_t n, tdm_bstream *s);
 int tdm_cuda_memcpy_dtoh_sync(tdm_backend *b, void *dst, uint64_t src, size_t n, tdm_bstream *s);
+int tdm_cuda_memcpy_dtoh_async(tdm_backend *b, void *dst, uint64_t src, size_t n, tdm_bstream *s);
 int tdm_cuda_memcpy_dtod(tdm_backend *b, uint64_t dst, uint64_t src, size_t n, tdm_bstream *s);
 int tdm_cuda_memset_d8(tdm_backend *b, uint64_t dst, uint8_t value, size_t n, tdm_bstream *s);
 

@@ -54,6 +54,16 @@ int tdm_cuda_memcpy_dtoh_sync(tdm_backend *b, void *dst, uint64_t src, size_t n,
     return tdm_cuda_err(tdm_cu.cuStreamSynchronize(cs), "cuStreamSynchronize(dtoh)");
 }
 
+/* Into registered staging (session_copy.c): DMA, truly asynchronous. */
+int tdm_cuda_memcpy_dtoh_async(tdm_backend *b, void *dst, uint64_t src, size_t n, tdm_bstream *s)
+{
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    return tdm_cuda_err(tdm_cu.cuMemcpyDtoHAsync(dst, src, n, tdm_cuda_stream(s)), "cuMemcpyDtoHAsync");
+}
+
 int tdm_cuda_memcpy_dtod(tdm_backend *b, uint64_t dst, uint64_t src, size_t n, tdm_bstream *s)
 {
     int err = tdm_cuda_enter(b);

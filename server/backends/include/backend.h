@@ -237,6 +237,13 @@ typedef struct tdm_backend_ops {
     /* The device's PCI bus id string ("domain:bus:device.function", as the
      * driver spells it), NUL-terminated in `len` bytes. */
     int (*pci_bus_id)(tdm_backend *b, char *buf, size_t len);
+
+    /* ---- tcp bulk data (issue 14) ---- */
+    /* As memcpy_dtoh_sync, but queued on s and returning at once: `dst`
+     * (memory given to host_register) holds the data once s gets past this
+     * point; the caller records an event after it to learn when.  An error
+     * of the copy itself shows as the stream's error, as in CUDA. */
+    int (*memcpy_dtoh_async)(tdm_backend *b, void *dst, uint64_t src, size_t n, tdm_bstream *s);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -106,6 +106,7 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .event_elapsed_ms = sim_event_elapsed_ms,
     .memcpy_htod = sim_memcpy_htod,
     .memcpy_dtoh_sync = sim_memcpy_dtoh_sync,
+    .memcpy_dtoh_async = sim_memcpy_dtoh_async,
     .memcpy_dtod = sim_memcpy_dtod,
     .memset_d8 = sim_memset_d8,
     .launch = sim_launch_kernel,

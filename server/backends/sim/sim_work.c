@@ -68,6 +68,21 @@ int sim_memcpy_dtoh_sync(tdm_backend *b, void *dst, uint64_t src, size_t n, tdm_
     return result;
 }
 
+/* The stream's worker writes dst later; a fault becomes the stream's
+ * sticky error, as for any queued op. */
+int sim_memcpy_dtoh_async(tdm_backend *b, void *dst, uint64_t src, size_t n, tdm_bstream *s)
+{
+    sim_op *op = op_new(SIM_OP_DTOH);
+
+    if (!op)
+        return cudaErrorMemoryAllocation;
+    op->host = dst;
+    op->src = src;
+    op->n = n;
+    sim_enqueue(b, s, op);
+    return 0;
+}
+
 int sim_memcpy_dtod(tdm_backend *b, uint64_t dst, uint64_t src, size_t n, tdm_bstream *s)
 {
     sim_op *op = op_new(SIM_OP_DTOD);

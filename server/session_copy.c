@@ -1,0 +1,234 @@
+/* Bulk copies over TCP (docs/protocol.md, "Bulk data over TCP"): the
+ * session's staging buffers, decoded into by MEMCPY_HTOD and read out by
+ * MEMCPY_DTOH_STREAM's reply.
+ *
+ * Two buffers of TDM_MAX_CHUNK bytes per session for uploads (a whole
+ * MEMCPY_HTOD is decoded into one) and two of DOWN_CHUNK for downloads,
+ * page-aligned and registered with the backend where it can (cuda: pinned,
+ * so copies to and from them are asynchronous DMA), each with an event
+ * recorded after the last copy that uses it.  With two per direction, the
+ * device copy of one chunk overlaps the network transfer of the next; with
+ * separate ones, a download never waits for an upload queued on another
+ * stream.  Made on first use, released with the session: whatever a session
+ * copies, its staging is bounded by these 24 MiB. */
+#include "session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <driver_types.h>
+
+#include "log.h"
+#include "tandem_rpc.h"
+
+#define NBUF 2                    /* per direction */
+#define UP(i) (i)                 /* buffer indices: uploads... */
+#define DOWN(i) (NBUF + (i))      /* ...and downloads */
+#define NSTAGE (2 * NBUF)
+/* Download chunks: enough to hide a chunk's fixed costs (an event, a
+ * socket write), small enough to start sending early. */
+#define DOWN_CHUNK ((uint64_t)4 << 20)
+
+typedef struct tdm_copy_staging {
+    void *buf[NSTAGE];
+    void *reg[NSTAGE];        /* backend registration handles; NULL where not registered */
+    tdm_bevent *done[NSTAGE]; /* recorded after the last copy that uses buf[i] */
+    unsigned next;            /* the upload buffer htod_space tries first */
+    /* The streamed device-to-host copy being encoded: chunk k lies in
+     * buf[DOWN(k % NBUF)]; `queued` chunks are queued so far. */
+    uint64_t src, size, stream, queued_bytes;
+    unsigned queued;
+} tdm_copy_staging;
+
+static const tdm_backend_ops *ops_of(tdm_session *s)
+{
+    return s->srv->ops;
+}
+
+/* Waits until no queued copy uses buffer i. */
+static int drain(tdm_session *s, tdm_copy_staging *st, unsigned i)
+{
+    return ops_of(s)->event_synchronize(s->srv->be, st->done[i]);
+}
+
+void tdm_session_copy_staging_release(tdm_session *s)
+{
+    tdm_copy_staging *st = s->copy_staging;
+
+    if (!st)
+        return;
+    for (unsigned i = 0; i < NSTAGE; i++) {
+        if (st->done[i]) {
+            drain(s, st, i);   /* the device must be done with the memory before it goes */
+            ops_of(s)->event_destroy(s->srv->be, st->done[i]);
+        }
+        if (st->reg[i])
+            ops_of(s)->host_unregister(s->srv->be, st->reg[i]);
+        free(st->buf[i]);
+    }
+    free(st);
+    s->copy_staging = NULL;
+}
+
+static tdm_copy_staging *staging(tdm_session *s, int *err)
+{
+    tdm_copy_staging *st = s->copy_staging;
+
+    if (st)
+        return st;
+    st = calloc(1, sizeof(*st));
+    if (!st) {
+        *err = cudaErrorMemoryAllocation;
+        return NULL;
+    }
+    s->copy_staging = st;
+    for (unsigned i = 0; i < NSTAGE; i++) {
+        size_t bytes = i < NBUF ? TDM_MAX_CHUNK : DOWN_CHUNK;
+        if (posix_memalign(&st->buf[i], 4096, bytes) != 0) {
+            st->buf[i] = NULL;
+            *err = cudaErrorMemoryAllocation;
+            goto fail;
+        }
+        *err = ops_of(s)->event_create(s->srv->be, cudaEventDisableTiming, &st->done[i]);
+        if (*err)
+            goto fail;
+        /* Unregistered staging still works (the backend then copies from
+         * pageable memory, synchronously), only slower: logged, not fatal. */
+        if (ops_of(s)->host_register &&
+            ops_of(s)->host_register(s->srv->be, st->buf[i], bytes, &st->reg[i]) != 0) {
+            tdm_log_session(s->id, "cannot pin a copy staging buffer: bulk copies over TCP go slower");
+            st->reg[i] = NULL;
+        }
+    }
+    return st;
+fail:
+    tdm_session_copy_staging_release(s);
+    return NULL;
+}
+
+/* ---- host to device ---- */
+
+/* Never waits: a buffer whose last copy is still queued (behind a long
+ * kernel on its stream, say) is not handed out, and the upload is decoded
+ * into a fresh allocation as before staging existed (the backend then
+ * copies it from pageable memory).  Waiting instead would hold up every
+ * later call of the session, on every stream, until that stream's work is
+ * done.  When the device keeps up with the network, as for a large copy in
+ * TDM_MAX_CHUNK calls, the buffers alternate. */
+void *tdm_session_htod_space(tdm_session *s)
+{
+    int err = 0;
+    tdm_copy_staging *st = staging(s, &err);
+
+    for (unsigned k = 0; st && k < NBUF; k++) {
+        unsigned i = UP((st->next + k) % NBUF);
+        if (ops_of(s)->event_query(s->srv->be, st->done[i]) == 0)
+            return st->buf[i];
+    }
+    return NULL;
+}
+
+bool tdm_session_is_staging(const tdm_session *s, const void *p)
+{
+    const tdm_copy_staging *st = s->copy_staging;
+
+    for (unsigned i = 0; p && st && i < NBUF; i++)
+        if (p == st->buf[UP(i)])
+            return true;
+    return false;
+}
+
+int tdm_session_memcpy_htod_bulk(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream)
+{
+    tdm_copy_staging *st = s->copy_staging;
+
+    for (unsigned i = 0; st && i < NBUF; i++)
+        if (src == st->buf[UP(i)]) {
+            st->next = (i + 1) % NBUF;
+            return tdm_session_memcpy_htod_fenced(s, dst, src, n, stream, st->done[UP(i)]);
+        }
+    return tdm_session_memcpy_htod(s, dst, src, n, stream);
+}
+
+/* ---- device to host ---- */
+
+/* Queues the streamed copy's next chunk into its buffer, once the encoder
+ * is done with what that buffer held. */
+static int queue_next(tdm_session *s, tdm_copy_staging *st)
+{
+    unsigned i = DOWN(st->queued % NBUF);
+    uint64_t left = st->size - st->queued_bytes;
+    uint64_t n = left < DOWN_CHUNK ? left : DOWN_CHUNK;
+    int err;
+
+    err = tdm_session_memcpy_dtoh_queue(s, st->buf[i], st->src + st->queued_bytes, n, st->stream, st->done[i]);
+    if (err)
+        return err;
+    st->queued++;
+    st->queued_bytes += n;
+    return 0;
+}
+
+/* tdm_stream_next_fn.  The encoder asks for the chunks in order, each after
+ * it has sent the one before (its bytes are in the socket's buffers, the
+ * staging buffer is free again): queue the chunk after this one, then wait
+ * for this one. */
+static const void *next_chunk(void *source, uint64_t off, size_t max, size_t *got, int *err)
+{
+    tdm_session *s = source;
+    tdm_copy_staging *st = s->copy_staging;
+    uint64_t k = off / DOWN_CHUNK;
+    unsigned i = DOWN((unsigned)(k % NBUF));
+    uint64_t n = st->size - off < DOWN_CHUNK ? st->size - off : DOWN_CHUNK;
+    int e = 0;
+
+    if (off % DOWN_CHUNK || k >= st->queued || n > max) {
+        e = cudaErrorUnknown;   /* not how the encoder asks: a bug, reported as one */
+        goto fail;
+    }
+    if (st->queued_bytes < st->size && (e = queue_next(s, st)) != 0)
+        goto fail;
+    if ((e = drain(s, st, i)) != 0)
+        goto fail;
+    /* The last chunk: the copies' own errors (a fault shows as the
+     * stream's error, not the event's) and any deferred one. */
+    if (off + n == st->size && (e = tdm_session_stream_synchronize(s, st->stream)) != 0)
+        goto fail;
+    *got = (size_t)n;
+    return st->buf[i];
+fail:
+    *err = e;
+    return NULL;
+}
+
+int tdm_session_dtoh_stream_begin(tdm_session *s, uint64_t src, uint64_t n, uint64_t stream,
+                                  tdm_dtoh_stream_res *r)
+{
+    tdm_copy_staging *st;
+    int err = tdm_session_check_copy(s, src, n, stream);
+
+    if (err)
+        return err;
+    if (n == 0)
+        return 0;
+    if (!(st = staging(s, &err)))
+        return err;
+    /* An earlier streamed copy that failed half way may have left a copy
+     * queued into a buffer. */
+    for (unsigned i = 0; i < NBUF; i++)
+        if ((err = drain(s, st, DOWN(i))) != 0)
+            return tdm_session_sync_result(s, err);
+    st->src = src;
+    st->size = n;
+    st->stream = stream;
+    st->queued = 0;
+    st->queued_bytes = 0;
+    /* The first chunk goes now; each next_chunk queues the one after. */
+    err = queue_next(s, st);
+    if (err)
+        return err;
+    r->size = n;
+    r->next = next_chunk;
+    r->source = s;
+    return 0;
+}
