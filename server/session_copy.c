@@ -227,6 +227,12 @@ int tdm_session_dtoh_stream_begin(tdm_session *s, uint64_t src, uint64_t n, uint
     err = queue_next(s, st);
     if (err)
         return err;
+    /* Wait for the first chunk here rather than while the reply is sent:
+     * the work it waits for may have printed (device printf), and that must
+     * be known before the reply's err is written (device_output.h). */
+    err = drain(s, st, DOWN(0));
+    if (err)
+        return tdm_session_sync_result(s, err);
     r->size = n;
     r->next = next_chunk;
     r->source = s;
