@@ -455,6 +455,7 @@ int tdm_session_free(tdm_session *s, uint64_t addr)
     /* cudaFree waits for work that may still use the memory. */
     err = tdm_session_device_synchronize(s);
     tdm_range_map_remove(&s->ranges, addr, &r);
+    tdm_session_memory_forget(s, addr);
     int uerr = release_alloc(s, &r);
     return err ? err : uerr;
 }
@@ -793,6 +794,7 @@ static void release_all(tdm_session *s)
     void *obj;
     tdm_range r;
 
+    tdm_session_memory_release(s);
     while ((obj = tdm_handles_pop(&s->events, NULL))) {
         ops(s)->event_destroy(be(s), ((tdm_event_entry *)obj)->ev);
         free(obj);
@@ -850,4 +852,18 @@ void tdm_session_destroy(tdm_session *s)
     tdm_range_map_release(&s->ranges);
     atomic_fetch_sub(&s->srv->live_sessions, 1);
     free(s);
+}
+
+/* ---- memory models (issue 14) ---- */
+
+tdm_bstream *tdm_session_work_stream(tdm_session *s, uint64_t stream, int *err)
+{
+    tdm_stream_state *st = stream_for_work(s, stream, err);
+
+    return st ? st->bs : NULL;
+}
+
+int tdm_session_release_alloc(tdm_session *s, tdm_range *r)
+{
+    return release_alloc(s, r);
 }

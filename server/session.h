@@ -75,6 +75,8 @@ typedef struct tdm_session {
     int deferred_err;
     struct tdm_shm_guest *shm;       /* the guest's shared region (shm transport); NULL over TCP */
     void *hook_state;                /* the session hooks' own state for it (session_hooks.h) */
+    /* ---- memory models (issue 14) ---- */
+    struct tdm_session_memory *memory; /* pools and stream-ordered frees (session_memory.c); NULL until used */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -150,5 +152,29 @@ int tdm_session_event_elapsed(tdm_session *s, uint64_t start, uint64_t end, floa
 int tdm_session_device_synchronize(tdm_session *s);
 /* Releases every resource of the session; the session stays usable. */
 int tdm_session_reset(tdm_session *s);
+
+/* ---- memory models (issue 14) ---- */
+/* The backend stream for work on a guest stream, ordered as all work is
+ * (legacy null-stream semantics); NULL with *err set if unknown. */
+tdm_bstream *tdm_session_work_stream(tdm_session *s, uint64_t stream, int *err);
+/* Releases an allocation already taken out of the range map (hooks,
+ * backend, arena, quota). */
+int tdm_session_release_alloc(tdm_session *s, tdm_range *r);
+
+/* session_memory.c: stream-ordered allocation and memory pools. */
+int tdm_session_malloc_async(tdm_session *s, uint64_t size, uint64_t pool, uint64_t stream, uint64_t *addr);
+int tdm_session_free_async(tdm_session *s, uint64_t addr, uint64_t stream);
+int tdm_session_mem_pool_create(tdm_session *s, uint64_t max_size, uint64_t *out);
+int tdm_session_mem_pool_destroy(tdm_session *s, uint64_t pool);
+int tdm_session_mem_pool_set_attr(tdm_session *s, uint64_t pool, int attr, uint64_t value);
+int tdm_session_mem_pool_get_attr(tdm_session *s, uint64_t pool, int attr, uint64_t *value);
+int tdm_session_mem_pool_trim(tdm_session *s, uint64_t pool, uint64_t keep);
+int tdm_session_set_mem_pool(tdm_session *s, uint64_t pool);
+int tdm_session_get_mem_pool(tdm_session *s, uint64_t *pool);
+/* cudaFree of an address: a pool's allocation leaves its pool. */
+void tdm_session_memory_forget(tdm_session *s, uint64_t addr);
+/* After the session's work is done: releases stream-ordered frees still
+ * held and every pool (session end, cudaDeviceReset). */
+void tdm_session_memory_release(tdm_session *s);
 
 #endif

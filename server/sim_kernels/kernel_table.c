@@ -37,6 +37,9 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_bench_sc_init,
     &sim_kernel_bench_sc_gain,
     &sim_kernel_bench_sc_commit,
+    /* ---- memory models (issue 14) ---- */
+    &sim_kernel_pool_fill,
+    &sim_kernel_pool_twice,
 };
 
 static const sim_global_desc *const globals[] = {

@@ -28,4 +28,8 @@ extern const sim_kernel sim_kernel_bench_lud_diagonal, sim_kernel_bench_lud_peri
 extern const sim_kernel sim_kernel_bench_srad_reduce, sim_kernel_bench_srad_coef, sim_kernel_bench_srad_update;
 extern const sim_kernel sim_kernel_bench_sc_init, sim_kernel_bench_sc_gain, sim_kernel_bench_sc_commit;
 
+/* ---- memory models (issue 14) ---- */
+/* mem_pools.c (examples/mem_pools.cu) */
+extern const sim_kernel sim_kernel_pool_fill, sim_kernel_pool_twice;
+
 #endif

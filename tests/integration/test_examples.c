@@ -161,3 +161,36 @@ Test(examples, server_refuses_to_start_on_an_occupied_arena)
     cr_expect(strstr(r->err, "cannot reserve the logical arena") != NULL, "stderr was:\n%s", r->err);
     free(r);
 }
+
+/* ---- memory models (issue 14) ---- */
+
+/* Stream-ordered allocation and pools (examples/mem_pools.cu), over both
+ * transports: memory freed on a stream behind 65 queued kernels that use it
+ * (released at once, the sim's kernels would fault on it), pool attributes,
+ * the device's current pool.  The same lines natively. */
+Test(examples, stream_ordered_allocation_and_pools, .init = up, .fini = down)
+{
+    const char *argv[] = { th_example("mem_pools"), NULL };
+    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
+    const char *want = "memoryPoolsSupported 1\n"
+                       "stream-ordered: b[0]=14 b[65535]=131084 sum=4295819264 c[5]=105\n"
+                       "default pool is current: yes\n"
+                       "default release threshold 1048576\n"
+                       "default reuse follows events 1\n"
+                       "created pool opportunistic reuse 0\n"
+                       "pool in use: used>=size yes reserved>=used yes\n"
+                       "pool after free and trim: used 0 reserved 0 used high>=size yes d[9]=10\n"
+                       "used high after reset 0\n"
+                       "created pool is current: yes\n"
+                       "cudaMallocAsync drew from it: yes\n"
+                       "access from its device: read-write\n";
+
+    for (int i = 0; i < 2; i++) {
+        th_result *r = calloc(1, sizeof(*r));
+        th_run_guest(endpoints[i], argv, 120, r);
+        cr_assert_eq(r->status, 0, "mem_pools (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out, r->err);
+        cr_expect_str_eq(r->out, want, "mem_pools (%s) printed\n%s", endpoints[i], r->out);
+        free(r);
+    }
+    cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
+}

@@ -65,7 +65,7 @@ static const struct {
     { cudaDevAttrMaxPersistingL2CacheSize, 0 },
     { cudaDevAttrMaxAccessPolicyWindowSize, 0 },
     { cudaDevAttrReservedSharedMemoryPerBlock, 1024 },
-    { cudaDevAttrMemoryPoolsSupported, 0 },
+    { cudaDevAttrMemoryPoolsSupported, 1 },   /* stream-ordered allocation is served (session_memory.c) */
     { cudaDevAttrClusterLaunch, 0 },
 };
 
