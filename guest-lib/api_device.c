@@ -47,6 +47,9 @@ out:
 
 static int attr(enum cudaDeviceAttr a)
 {
+    /* Mapped host memory needs memory both sides share (api_mapped.c). */
+    if (a == cudaDevAttrCanMapHostMemory && !tdm_mapped_available())
+        return 0;
     return (unsigned)a < TDM_ATTR_COUNT ? info.attrs[a] : 0;
 }
 
@@ -149,8 +152,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
     p->texturePitchAlignment = (size_t)attr(cudaDevAttrTexturePitchAlignment);
     p->multiProcessorCount = attr(cudaDevAttrMultiProcessorCount);
     p->integrated = attr(cudaDevAttrIntegrated);
-    /* Mapped host memory cannot cross the transport. */
-    p->canMapHostMemory = 0;
+    p->canMapHostMemory = attr(cudaDevAttrCanMapHostMemory);
     p->concurrentKernels = attr(cudaDevAttrConcurrentKernels);
     p->ECCEnabled = attr(cudaDevAttrEccEnabled);
     p->pciBusID = attr(cudaDevAttrPciBusId);

@@ -52,8 +52,9 @@ cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
     if (!pHost || (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined)))
         return tdm_ret(cudaErrorInvalidValue);
-    if (flags & cudaHostAllocMapped) {
-        /* The device cannot reach guest memory over this transport. */
+    if ((flags & cudaHostAllocMapped) && !tdm_shm()) {
+        /* The device cannot reach guest memory over this transport; over
+         * shm it maps the block (api_mapped.c, docs/memory-models.md). */
         tdm_log("cudaHostAlloc(cudaHostAllocMapped) is not supported over this transport");
         return tdm_ret(cudaErrorNotSupported);
     }

@@ -78,6 +78,13 @@ void *tdm_host_alloc(size_t size, unsigned flags);
 cudaError_t tdm_host_free(void *p);
 /* Flags of the pinned allocation containing p, or -1. */
 int tdm_host_lookup(const void *p, void **base);
+/* ---- memory models (issue 14) ---- */
+/* The block of the shm region containing p: its start and the bytes it
+ * takes there; -1 if p is in no block of the region. */
+int tdm_host_region_block(const void *p, void **base, uint64_t *in_region);
+/* Whether the device can map this program's host memory (api_mapped.c):
+ * over shm only. */
+bool tdm_mapped_available(void);
 /* After a takeover over shm: registers every pinned block with the new
  * server on t, which knows none of them.  TDM_T_OK, TDM_T_BROKEN (t died)
  * or TDM_T_REJECTED (refused, or out of memory). */

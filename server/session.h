@@ -176,5 +176,11 @@ void tdm_session_memory_forget(tdm_session *s, uint64_t addr);
 /* After the session's work is done: releases stream-ordered frees still
  * held and every pool (session end, cudaDeviceReset). */
 void tdm_session_memory_release(tdm_session *s);
+/* Zero-copy over shm: maps the registered block [off, off+size) of the
+ * guest's region for kernels (*dev: its device address; the same block
+ * again answers the same address). */
+int tdm_session_shm_host_map(tdm_session *s, uint64_t off, uint64_t size, uint64_t *dev);
+/* The block is being unregistered: its mapping ends first. */
+void tdm_session_shm_host_unmapping(tdm_session *s, uint64_t off, uint64_t size);
 
 #endif

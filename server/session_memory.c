@@ -18,6 +18,7 @@
 
 #include "grow.h"
 #include "log.h"
+#include "shm_guest.h"
 #include "tandem_rpc.h"
 
 enum { TAG_POOL = 0x50 };
@@ -47,7 +48,15 @@ typedef struct pending_free {
     tdm_pool *pool;              /* NULL: a cudaMalloc allocation */
 } pending_free;
 
+/* A block of the shm region mapped for kernels. */
+typedef struct host_mapping {
+    uint64_t off, size, dev;
+    void *p;                     /* where the region holds it in this process */
+} host_mapping;
+
 typedef struct tdm_session_memory {
+    host_mapping *maps;
+    size_t nmaps, cap_maps;
     tdm_pool default_pool;
     tdm_handle_table pools;
     uint64_t current;            /* the device's current pool (cudaDeviceSetMemPool) */
@@ -369,6 +378,9 @@ void tdm_session_memory_release(tdm_session *s)
     if (!m)
         return;
     reap(s, m, true);
+    for (size_t i = 0; i < m->nmaps; i++)
+        ops(s)->host_unmap(be(s), m->maps[i].p, m->maps[i].size);
+    free(m->maps);
     /* The allocations themselves are the range map's, released with it. */
     for (size_t i = 0; i < m->nallocs; i++)
         pool_put(m, m->allocs[i].pool);
@@ -379,4 +391,58 @@ void tdm_session_memory_release(tdm_session *s)
     free(m->pending);
     free(m);
     s->memory = NULL;
+}
+
+/* ---- mapped (zero-copy) host memory over shm ---- */
+
+static bool block_registered(const tdm_shm_guest *g, uint64_t off, uint64_t size)
+{
+    for (size_t i = 0; i < g->nregs; i++)
+        if (g->regs[i].off == off && g->regs[i].size == size)
+            return true;
+    return false;
+}
+
+int tdm_session_shm_host_map(tdm_session *s, uint64_t off, uint64_t size, uint64_t *dev)
+{
+    tdm_session_memory *m = memory_of(s);
+    host_mapping h = { .off = off, .size = size };
+    int err;
+
+    *dev = 0;
+    if (!m)
+        return cudaErrorMemoryAllocation;
+    /* Only pinned blocks of the region (cudaMallocHost/cudaHostAlloc):
+     * their pages stay mapped here, and registered, until unregistered. */
+    if (!s->shm || !block_registered(s->shm, off, size)) {
+        tdm_log_session(s->id, "cannot map [%llu, +%llu) for the device: not a pinned block of the region",
+                        (unsigned long long)off, (unsigned long long)size);
+        return cudaErrorInvalidValue;
+    }
+    for (size_t i = 0; i < m->nmaps; i++)
+        if (m->maps[i].off == off && m->maps[i].size == size) {
+            *dev = m->maps[i].dev;
+            return 0;
+        }
+    if (tdm_grow(&m->maps, &m->cap_maps, m->nmaps + 1, sizeof(*m->maps), 16) != 0)
+        return cudaErrorMemoryAllocation;
+    h.p = tdm_shm_at(&s->shm->conn.region, off);
+    err = ops(s)->host_map(be(s), h.p, size, &h.dev);
+    if (err)
+        return err;
+    m->maps[m->nmaps++] = h;
+    *dev = h.dev;
+    return 0;
+}
+
+void tdm_session_shm_host_unmapping(tdm_session *s, uint64_t off, uint64_t size)
+{
+    tdm_session_memory *m = s->memory;
+
+    for (size_t i = 0; m && i < m->nmaps; i++)
+        if (m->maps[i].off == off && m->maps[i].size == size) {
+            ops(s)->host_unmap(be(s), m->maps[i].p, size);
+            m->maps[i] = m->maps[--m->nmaps];
+            return;
+        }
 }

@@ -83,3 +83,14 @@ bool tdm_serve_DEVICE_GET_MEM_POOL(void *ctx, void *args, void *res)
     r->handle = h;
     return true;
 }
+
+bool tdm_serve_SHM_HOST_MAP(void *ctx, void *args, void *res)
+{
+    tdm_shm_span *a = args;
+    tdm_malloc_res *r = res;
+    uint64_t dev = 0;
+
+    r->err = tdm_session_shm_host_map(ctx, a->offset, a->size, &dev);
+    r->addr = dev;
+    return true;
+}

@@ -40,6 +40,7 @@ static const sim_kernel *const kernels[] = {
     /* ---- memory models (issue 14) ---- */
     &sim_kernel_pool_fill,
     &sim_kernel_pool_twice,
+    &sim_kernel_mapped_scale,
 };
 
 static const sim_global_desc *const globals[] = {

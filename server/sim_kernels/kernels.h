@@ -31,5 +31,7 @@ extern const sim_kernel sim_kernel_bench_sc_init, sim_kernel_bench_sc_gain, sim_
 /* ---- memory models (issue 14) ---- */
 /* mem_pools.c (examples/mem_pools.cu) */
 extern const sim_kernel sim_kernel_pool_fill, sim_kernel_pool_twice;
+/* mapped_memory.c (examples/mapped_memory.cu) */
+extern const sim_kernel sim_kernel_mapped_scale;
 
 #endif

@@ -584,3 +584,22 @@ Test(bad_input, leaving_guest_releases_stream_ordered_memory, .init = up, .fini 
     victim_check(&v);
     v.t->ops->close(v.t);
 }
+
+/* Mapping host memory for the device needs a pinned block of an shm
+ * region: over TCP, or for a span that is no such block, it is refused. */
+Test(bad_input, host_map_needs_a_pinned_block_of_the_region, .init = up, .fini = down)
+{
+    tdm_transport *t = guest_open();
+    tdm_shm_span spans[] = { { 0, 4096 }, { 4096, 1ull << 20 }, { UINT64_MAX - 4095, 4096 } };
+    tdm_malloc_res r;
+
+    for (size_t i = 0; i < sizeof(spans) / sizeof(spans[0]); i++) {
+        memset(&r, 0, sizeof(r));
+        cr_assert_eq(t->ops->call(t, TDM_SHM_HOST_MAP, (xdrproc_t)xdr_tdm_shm_span, &spans[i],
+                                  (xdrproc_t)xdr_tdm_malloc_res, &r), 0);
+        cr_expect_eq(r.err, cudaErrorInvalidValue, "span %zu", i);
+        cr_expect_eq(r.addr, 0);
+    }
+    cr_expect(th_server_log_has(&srv, "not a pinned block of the region"));
+    t->ops->close(t);
+}

@@ -257,4 +257,7 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .memset_d8 = tdm_cuda_memset_d8,
     .launch = tdm_cuda_launch,
     .device_synchronize = cuda_device_synchronize,
+    /* ---- memory models (issue 14) ---- */
+    .host_map = tdm_cuda_host_map,
+    .host_unmap = tdm_cuda_host_unmap,
 };

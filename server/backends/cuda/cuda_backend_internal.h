@@ -110,4 +110,8 @@ int tdm_cuda_event_synchronize(tdm_backend *b, tdm_bevent *e);
 int tdm_cuda_event_query(tdm_backend *b, tdm_bevent *e);
 int tdm_cuda_event_elapsed_ms(tdm_backend *b, tdm_bevent *start, tdm_bevent *end, float *ms);
 
+/* ---- memory models (issue 14): cuda_memory_models.c ---- */
+int tdm_cuda_host_map(tdm_backend *b, void *p, size_t n, uint64_t *dev);
+int tdm_cuda_host_unmap(tdm_backend *b, void *p, size_t n);
+
 #endif

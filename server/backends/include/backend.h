@@ -146,6 +146,15 @@ typedef struct tdm_backend_ops {
     /* Synchronize every stream of the device: used only by the session
      * layer when it has no narrower choice (device reset). */
     int (*device_synchronize)(tdm_backend *b);
+
+    /* ---- memory models (issue 14) ---- */
+    /* Host memory of this process mapped for the device (zero-copy:
+     * cudaHostAllocMapped over shm, docs/memory-models.md): [p, p+n),
+     * page-aligned, already given to host_register where the backend has
+     * it; *dev is the address kernels use for p.  host_unmap before
+     * host_unregister and before the memory is unmapped. */
+    int (*host_map)(tdm_backend *b, void *p, size_t n, uint64_t *dev);
+    int (*host_unmap)(tdm_backend *b, void *p, size_t n);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -110,4 +110,7 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .memset_d8 = sim_memset_d8,
     .launch = sim_launch_kernel,
     .device_synchronize = sim_device_synchronize,
+    /* ---- memory models (issue 14) ---- */
+    .host_map = sim_host_map,
+    .host_unmap = sim_host_unmap,
 };

@@ -242,4 +242,8 @@ void sim_mps_poll_locked(tdm_backend *b, tdm_bstream *s);
 /* sim_device.c */
 int sim_device_info(tdm_backend *b, tdm_device_info *out);
 
+/* ---- memory models (issue 14): sim_memory_models.c ---- */
+int sim_host_map(tdm_backend *b, void *p, size_t n, uint64_t *dev);
+int sim_host_unmap(tdm_backend *b, void *p, size_t n);
+
 #endif
