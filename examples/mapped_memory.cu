@@ -35,8 +35,47 @@ int main()
     CHECK(cudaGetDeviceProperties(&prop, 0));
     CHECK(cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, 0));
     printf("canMapHostMemory %d (attribute %d)\n", prop.canMapHostMemory, can_map);
-    if (!prop.canMapHostMemory)
+
+    // cudaHostRegister'ed memory of the program's own: copies from and to
+    // it, the errors of registering it twice and unregistering it twice.
+    {
+        const size_t bytes = 1 << 20;
+        unsigned char *buf = (unsigned char *)aligned_alloc(4096, bytes), *dev;
+        unsigned int flags = 0;
+        cudaPointerAttributes pa;
+        for (size_t i = 0; i < bytes; i++)
+            buf[i] = (unsigned char)(i * 7);
+        CHECK(cudaHostRegister(buf, bytes, cudaHostRegisterDefault));
+        CHECK(cudaHostGetFlags(&flags, buf + 10));
+        CHECK(cudaPointerGetAttributes(&pa, buf));
+        printf("registered: pointer type host %s\n", pa.type == cudaMemoryTypeHost ? "yes" : "no");
+        printf("registered again: %s\n", cudaGetErrorName(cudaHostRegister(buf + 4096, 4096, 0)));
+        cudaGetLastError();
+        CHECK(cudaMalloc(&dev, bytes));
+        CHECK(cudaMemcpyAsync(dev, buf, bytes, cudaMemcpyHostToDevice, 0));
+        CHECK(cudaMemsetAsync(dev, 0x5a, 16, 0));
+        CHECK(cudaMemcpyAsync(buf, dev, bytes, cudaMemcpyDeviceToHost, 0));
+        CHECK(cudaDeviceSynchronize());
+        uint64_t sum = 0;
+        for (size_t i = 0; i < bytes; i++)
+            sum += buf[i];
+        printf("registered round trip: buf[0]=%u buf[20]=%u sum=%llu\n", buf[0], buf[20], (unsigned long long)sum);
+        CHECK(cudaHostUnregister(buf));
+        printf("unregistered again: %s\n", cudaGetErrorName(cudaHostUnregister(buf)));
+        cudaGetLastError();
+        CHECK(cudaFree(dev));
+        free(buf);
+    }
+    if (!prop.canMapHostMemory) {
+        // As on a device that cannot map host memory: the allocation
+        // succeeds, asking for its device pointer fails.
+        void *p, *d;
+        CHECK(cudaHostAlloc(&p, 4096, cudaHostAllocMapped));
+        printf("device pointer of mapped memory: %s\n", cudaGetErrorName(cudaHostGetDevicePointer(&d, p, 0)));
+        cudaGetLastError();
+        CHECK(cudaFreeHost(p));
         return 0;
+    }
 
     unsigned int *h, *d, *d100;
     unsigned int flags = 0;

@@ -52,12 +52,9 @@ cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
     if (!pHost || (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined)))
         return tdm_ret(cudaErrorInvalidValue);
-    if ((flags & cudaHostAllocMapped) && !tdm_shm()) {
-        /* The device cannot reach guest memory over this transport; over
-         * shm it maps the block (api_mapped.c, docs/memory-models.md). */
-        tdm_log("cudaHostAlloc(cudaHostAllocMapped) is not supported over this transport");
-        return tdm_ret(cudaErrorNotSupported);
-    }
+    /* cudaHostAllocMapped: over shm the device maps the block on request
+     * (api_mapped.c); over TCP, as on a device that cannot map host memory,
+     * the failure is deferred to cudaHostGetDevicePointer. */
     *pHost = tdm_host_alloc(size, flags);
     return *pHost ? cudaSuccess : tdm_ret(cudaErrorMemoryAllocation);
 }
@@ -73,6 +70,8 @@ cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
 {
     int flags = tdm_host_lookup(pHost, NULL);
 
+    if (flags < 0)
+        flags = tdm_host_registered_flags(pHost);   /* cudaHostRegister'ed (api_mapped.c) */
     if (!pFlags || flags < 0)
         return tdm_ret(cudaErrorInvalidValue);
     *pFlags = (unsigned)flags;
@@ -129,7 +128,7 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
     if (tdm_allocs_is_device(ptr)) {
         attributes->type = cudaMemoryTypeDevice;
         attributes->devicePointer = (void *)ptr;
-    } else if (tdm_host_lookup(ptr, &base) >= 0) {
+    } else if (tdm_host_lookup(ptr, &base) >= 0 || tdm_host_registered_flags(ptr) >= 0) {
         attributes->type = cudaMemoryTypeHost;
         attributes->hostPointer = (void *)ptr;
     } else {

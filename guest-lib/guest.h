@@ -85,6 +85,8 @@ int tdm_host_region_block(const void *p, void **base, uint64_t *in_region);
 /* Whether the device can map this program's host memory (api_mapped.c):
  * over shm only. */
 bool tdm_mapped_available(void);
+/* Flags of the cudaHostRegister'ed range containing p, or -1. */
+int tdm_host_registered_flags(const void *p);
 /* After a takeover over shm: registers every pinned block with the new
  * server on t, which knows none of them.  TDM_T_OK, TDM_T_BROKEN (t died)
  * or TDM_T_REJECTED (refused, or out of memory). */

@@ -198,15 +198,23 @@ Test(examples, stream_ordered_allocation_and_pools, .init = up, .fini = down)
 /* Zero-copy host memory (examples/mapped_memory.cu): over shm a kernel
  * updates cudaHostAllocMapped memory in place and the host reads it, and
  * sees a host write, without a copy; over TCP the device cannot map host
- * memory and says so (canMapHostMemory 0). */
-Test(examples, mapped_host_memory_over_shm_only, .init = up, .fini = down)
+ * memory and says so (canMapHostMemory 0, cudaHostGetDevicePointer fails).
+ * cudaHostRegister'ed memory over both. */
+Test(examples, mapped_and_registered_host_memory, .init = up, .fini = down)
 {
     const char *argv[] = { th_example("mapped_memory"), NULL };
-    const char *want_shm = "canMapHostMemory 1 (attribute 1)\n"
-                           "flags include cudaHostAllocMapped: yes\n"
-                           "device pointer of h+100 is d+100: yes\n"
-                           "round 0: h[0]=1 h[65535]=196606 sum=6442418176\n"
-                           "round 1: h[0]=3001 h[65535]=589819 sum=19327323061\n";
+    const char *registered = "registered: pointer type host yes\n"
+                             "registered again: cudaErrorHostMemoryAlreadyRegistered\n"
+                             "registered round trip: buf[0]=90 buf[20]=140 sum=133694040\n"
+                             "unregistered again: cudaErrorHostMemoryNotRegistered\n";
+    char want_shm[1024], want_tcp[1024];
+    snprintf(want_shm, sizeof(want_shm), "canMapHostMemory 1 (attribute 1)\n%s%s", registered,
+             "flags include cudaHostAllocMapped: yes\n"
+             "device pointer of h+100 is d+100: yes\n"
+             "round 0: h[0]=1 h[65535]=196606 sum=6442418176\n"
+             "round 1: h[0]=3001 h[65535]=589819 sum=19327323061\n");
+    snprintf(want_tcp, sizeof(want_tcp), "canMapHostMemory 0 (attribute 0)\n%s%s", registered,
+             "device pointer of mapped memory: cudaErrorMemoryAllocation\n");
     th_result *r = calloc(1, sizeof(*r));
 
     th_run_guest(srv.shm_endpoint, argv, 120, r);
@@ -215,6 +223,6 @@ Test(examples, mapped_host_memory_over_shm_only, .init = up, .fini = down)
     memset(r, 0, sizeof(*r));
     th_run_guest(srv.endpoint, argv, 120, r);
     cr_assert_eq(r->status, 0, "mapped_memory (tcp) exited %d:\n%s%s", r->status, r->out, r->err);
-    cr_expect_str_eq(r->out, "canMapHostMemory 0 (attribute 0)\n", "mapped_memory (tcp) printed\n%s", r->out);
+    cr_expect_str_eq(r->out, want_tcp, "mapped_memory (tcp) printed\n%s", r->out);
     free(r);
 }

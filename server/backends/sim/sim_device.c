@@ -60,7 +60,7 @@ static const struct {
     { cudaDevAttrCanUseHostPointerForRegisteredMem, 0 },
     { cudaDevAttrCooperativeLaunch, 0 },
     { cudaDevAttrMaxSharedMemoryPerBlockOptin, (int32_t)SIM_MAX_DYN_SHARED },
-    { cudaDevAttrHostRegisterSupported, 0 },
+    { cudaDevAttrHostRegisterSupported, 1 },   /* cudaHostRegister is served (api_mapped.c) */
     { cudaDevAttrMaxBlocksPerMultiprocessor, 32 },
     { cudaDevAttrMaxPersistingL2CacheSize, 0 },
     { cudaDevAttrMaxAccessPolicyWindowSize, 0 },
