@@ -50,6 +50,13 @@ static int attr(enum cudaDeviceAttr a)
     /* Mapped host memory needs memory both sides share (api_mapped.c). */
     if (a == cudaDevAttrCanMapHostMemory && !tdm_mapped_available())
         return 0;
+    /* Managed memory is not served yet (cudaMallocManaged is refused), and
+     * the device can never reach the program's pageable memory: programs
+     * that ask take their path without it (docs/memory-models.md). */
+    if (a == cudaDevAttrManagedMemory || a == cudaDevAttrConcurrentManagedAccess ||
+        a == cudaDevAttrPageableMemoryAccess || a == cudaDevAttrPageableMemoryAccessUsesHostPageTables ||
+        a == cudaDevAttrDirectManagedMemAccessFromHost)
+        return 0;
     return (unsigned)a < TDM_ATTR_COUNT ? info.attrs[a] : 0;
 }
 
