@@ -50,10 +50,12 @@ static int attr(enum cudaDeviceAttr a)
     /* Mapped host memory needs memory both sides share (api_mapped.c). */
     if (a == cudaDevAttrCanMapHostMemory && !tdm_mapped_available())
         return 0;
-    /* Managed memory is not served yet (cudaMallocManaged is refused), and
-     * the device can never reach the program's pageable memory: programs
-     * that ask take their path without it (docs/memory-models.md). */
-    if (a == cudaDevAttrManagedMemory || a == cudaDevAttrConcurrentManagedAccess ||
+    /* Managed memory over shm only, where both sides share its pages
+     * (api_managed.c); never concurrent with kernels.  The device can never
+     * reach the program's pageable memory (docs/memory-models.md). */
+    if (a == cudaDevAttrManagedMemory)
+        return tdm_mapped_available();
+    if (a == cudaDevAttrConcurrentManagedAccess ||
         a == cudaDevAttrPageableMemoryAccess || a == cudaDevAttrPageableMemoryAccessUsesHostPageTables ||
         a == cudaDevAttrDirectManagedMemAccessFromHost)
         return 0;
@@ -176,7 +178,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
     p->localL1CacheSupported = attr(cudaDevAttrLocalL1CacheSupported);
     p->sharedMemPerMultiprocessor = (size_t)attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor);
     p->regsPerMultiprocessor = attr(cudaDevAttrMaxRegistersPerMultiprocessor);
-    p->managedMemory = 0;
+    p->managedMemory = attr(cudaDevAttrManagedMemory);
     p->isMultiGpuBoard = attr(cudaDevAttrIsMultiGpuBoard);
     p->multiGpuBoardGroupID = attr(cudaDevAttrMultiGpuBoardGroupID);
     p->computePreemptionSupported = attr(cudaDevAttrComputePreemptionSupported);

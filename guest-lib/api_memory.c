@@ -30,10 +30,14 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
 cudaError_t cudaFree(void *devPtr)
 {
     tdm_addr a = (uint64_t)(uintptr_t)devPtr;
+    bool managed = false;
     cudaError_t err;
 
     if (!devPtr)
         return cudaSuccess;
+    err = tdm_managed_free(devPtr, &managed);
+    if (managed)
+        return tdm_ret(err);
     err = tdm_call_err(TDM_FREE, &a);
     if (err != cudaErrorInvalidValue && err != cudaErrorDevicesUnavailable)
         tdm_allocs_remove(a);
@@ -61,8 +65,13 @@ cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 
 cudaError_t cudaFreeHost(void *ptr)
 {
+    void *base;
+    uint64_t size;
+
     if (!ptr)
         return cudaSuccess;
+    if (tdm_managed_block(ptr, &base, &size))
+        return tdm_ret(cudaErrorInvalidValue);   /* managed memory goes back with cudaFree */
     return tdm_ret(tdm_host_free(ptr));
 }
 
@@ -120,12 +129,17 @@ cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t 
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
 {
     void *base = NULL;
+    uint64_t size = 0;
 
     if (!attributes)
         return tdm_ret(cudaErrorInvalidValue);
     memset(attributes, 0, sizeof(*attributes));
     attributes->device = 0;
-    if (tdm_allocs_is_device(ptr)) {
+    if (tdm_managed_block(ptr, &base, &size)) {
+        attributes->type = cudaMemoryTypeManaged;
+        attributes->devicePointer = (void *)ptr;   /* one pointer serves both sides */
+        attributes->hostPointer = (void *)ptr;
+    } else if (tdm_allocs_is_device(ptr)) {
         attributes->type = cudaMemoryTypeDevice;
         attributes->devicePointer = (void *)ptr;
     } else if (tdm_host_lookup(ptr, &base) >= 0 || tdm_host_registered_flags(ptr) >= 0) {

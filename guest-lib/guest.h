@@ -149,4 +149,14 @@ static inline uint64_t tdm_stream_id(cudaStream_t s)
     return (uint64_t)(uintptr_t)s;
 }
 
+/* ---- managed memory (issue 14) ---- */
+/* Flag of tdm_host_alloc's table marking a managed block (api_managed.c),
+ * outside every cudaHostAlloc flag. */
+#define TDM_HOST_MANAGED 0x80000000u
+/* The managed block containing p: its start and size; false if none. */
+bool tdm_managed_block(const void *p, void **base, uint64_t *size);
+/* cudaFree of managed memory: *was_managed false (and nothing done) if p
+ * is in no managed block. */
+cudaError_t tdm_managed_free(void *p, bool *was_managed);
+
 #endif

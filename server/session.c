@@ -842,6 +842,7 @@ void tdm_session_destroy(tdm_session *s)
         return;
     HOOK0(s, closed);
     tdm_session_release_all(s);
+    tdm_session_managed_release(s);
     HOOK0(s, ended);
     ops(s)->event_destroy(be(s), s->null_stream.order_ev);
     ops(s)->stream_destroy(be(s), s->null_stream.bs);

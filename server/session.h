@@ -77,6 +77,8 @@ typedef struct tdm_session {
     void *hook_state;                /* the session hooks' own state for it (session_hooks.h) */
     /* ---- memory models (issue 14) ---- */
     struct tdm_session_memory *memory; /* pools and stream-ordered frees (session_memory.c); NULL until used */
+    /* ---- managed memory (issue 14) ---- */
+    struct tdm_session_managed *managed; /* managed blocks' aliases (session_managed.c); NULL until used */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -182,5 +184,15 @@ void tdm_session_memory_release(tdm_session *s);
 int tdm_session_shm_host_map(tdm_session *s, uint64_t off, uint64_t size, uint64_t *dev);
 /* The block is being unregistered: its mapping ends first. */
 void tdm_session_shm_host_unmapping(tdm_session *s, uint64_t off, uint64_t size);
+
+/* ---- managed memory (issue 14) ---- */
+/* session_managed.c: over shm, the registered block [off, off+size) of the
+ * guest's region mapped here and for the device at the guest's own address
+ * `addr`, so one pointer serves program and kernels. */
+int tdm_session_shm_managed_map(tdm_session *s, uint64_t off, uint64_t size, uint64_t addr);
+/* The block is being unregistered: its alias ends first. */
+void tdm_session_shm_managed_unmapping(tdm_session *s, uint64_t off, uint64_t size);
+/* Session end, after its work: every alias ends. */
+void tdm_session_managed_release(tdm_session *s);
 
 #endif

@@ -41,6 +41,9 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_pool_fill,
     &sim_kernel_pool_twice,
     &sim_kernel_mapped_scale,
+    /* ---- managed memory (issue 14) ---- */
+    &sim_kernel_managed_scale,
+    &sim_kernel_managed_fill,
 };
 
 static const sim_global_desc *const globals[] = {

@@ -33,5 +33,8 @@ extern const sim_kernel sim_kernel_bench_sc_init, sim_kernel_bench_sc_gain, sim_
 extern const sim_kernel sim_kernel_pool_fill, sim_kernel_pool_twice;
 /* mapped_memory.c (examples/mapped_memory.cu) */
 extern const sim_kernel sim_kernel_mapped_scale;
+/* ---- managed memory (issue 14) ---- */
+/* managed_memory.c (examples/managed_memory.cu) */
+extern const sim_kernel sim_kernel_managed_scale, sim_kernel_managed_fill;
 
 #endif

@@ -226,3 +226,38 @@ Test(examples, mapped_and_registered_host_memory, .init = up, .fini = down)
     cr_expect_str_eq(r->out, want_tcp, "mapped_memory (tcp) printed\n%s", r->out);
     free(r);
 }
+
+/* ---- managed memory (issue 14) ---- */
+/* Managed memory (examples/managed_memory.cu): over shm one pointer serves
+ * host and kernels (a kernel updates what the host wrote, the host reads
+ * what a kernel filled, with no copy), advice and prefetches are reported
+ * back; over TCP the device has no managed memory and cudaMallocManaged
+ * says so. */
+Test(examples, managed_memory, .init = up, .fini = down)
+{
+    const char *argv[] = { th_example("managed_memory"), NULL };
+    const char *want_shm = "managedMemory 1 (attribute 1)\n"
+                           "pointer type managed: yes, device pointer is the pointer: yes\n"
+                           "round 0: p[0]=1 p[65535]=196606 sum=6442418176\n"
+                           "round 1: p[0]=3001 p[65535]=589819 sum=19327323061\n"
+                           "filled: f[0]=7 f[1]=12 f[65535]=327682 sum=10737713152\n"
+                           "copied back: p[1]=37 sum=32213204992\n"
+                           "read mostly: first half 1, whole 0\n"
+                           "preferred location -1, last prefetch location 0\n"
+                           "accessed by 0 -2 -2\n"
+                           "read mostly after unset: 0\n"
+                           "size 0: cudaErrorInvalidValue\n";
+    const char *want_tcp = "managedMemory 0 (attribute 0)\n"
+                           "cudaMallocManaged: cudaErrorNotSupported\n";
+    th_result *r = calloc(1, sizeof(*r));
+
+    th_run_guest(srv.shm_endpoint, argv, 120, r);
+    cr_assert_eq(r->status, 0, "managed_memory (shm) exited %d:\n%s%s", r->status, r->out, r->err);
+    cr_expect_str_eq(r->out, want_shm, "managed_memory (shm) printed\n%s", r->out);
+    memset(r, 0, sizeof(*r));
+    th_run_guest(srv.endpoint, argv, 120, r);
+    cr_assert_eq(r->status, 0, "managed_memory (tcp) exited %d:\n%s%s", r->status, r->out, r->err);
+    cr_expect_str_eq(r->out, want_tcp, "managed_memory (tcp) printed\n%s", r->out);
+    free(r);
+    cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
+}
