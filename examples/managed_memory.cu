@@ -122,7 +122,15 @@ int main()
     printf("accessed by %d %d %d\n", accessed[0], accessed[1], accessed[2]);
     CHECK(cudaMemAdvise(p, bytes / 2, cudaMemAdviseUnsetReadMostly, dev0));
     printf("read mostly after unset: %d\n", range_attr(cudaMemRangeAttributeReadMostly, p, bytes / 2));
-    printf("size 0: %s\n", cudaGetErrorName(cudaMallocManaged((void **)&d, 0)));
+    // Bad input, refused as CUDA refuses it.
+    void *q = NULL;
+    int v = 0;
+    printf("size 0: %s\n", cudaGetErrorName(cudaMallocManaged(&q, 0)));
+    printf("flags 0: %s\n", cudaGetErrorName(cudaMallocManaged(&q, 4096, 0)));
+    printf("advice for device 1: %s\n",
+           cudaGetErrorName(cudaMemAdvise(p, bytes, cudaMemAdviseSetAccessedBy, cudaMemLocation{cudaMemLocationTypeDevice, 1})));
+    printf("range attribute of 0 bytes: %s\n",
+           cudaGetErrorName(cudaMemRangeGetAttribute(&v, sizeof(v), cudaMemRangeAttributeReadMostly, p, 0)));
     cudaGetLastError();
 
     CHECK(cudaFree(d));

@@ -246,7 +246,10 @@ Test(examples, managed_memory, .init = up, .fini = down)
                            "preferred location -1, last prefetch location 0\n"
                            "accessed by 0 -2 -2\n"
                            "read mostly after unset: 0\n"
-                           "size 0: cudaErrorInvalidValue\n";
+                           "size 0: cudaErrorInvalidValue\n"
+                           "flags 0: cudaErrorInvalidValue\n"
+                           "advice for device 1: cudaErrorInvalidDevice\n"
+                           "range attribute of 0 bytes: cudaErrorInvalidValue\n";
     const char *want_tcp = "managedMemory 0 (attribute 0)\n"
                            "cudaMallocManaged: cudaErrorNotSupported\n";
     th_result *r = calloc(1, sizeof(*r));
