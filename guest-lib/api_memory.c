@@ -30,10 +30,14 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
 cudaError_t cudaFree(void *devPtr)
 {
     tdm_addr a = (uint64_t)(uintptr_t)devPtr;
+    bool managed = false;
     cudaError_t err;
 
     if (!devPtr)
         return cudaSuccess;
+    err = tdm_managed_free(devPtr, &managed);
+    if (managed)
+        return tdm_ret(err);
     err = tdm_call_err(TDM_FREE, &a);
     if (err != cudaErrorInvalidValue && err != cudaErrorDevicesUnavailable)
         tdm_allocs_remove(a);
@@ -52,19 +56,22 @@ cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
     if (!pHost || (flags & ~(unsigned)(cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined)))
         return tdm_ret(cudaErrorInvalidValue);
-    if (flags & cudaHostAllocMapped) {
-        /* The device cannot reach guest memory over this transport. */
-        tdm_log("cudaHostAlloc(cudaHostAllocMapped) is not supported over this transport");
-        return tdm_ret(cudaErrorNotSupported);
-    }
+    /* cudaHostAllocMapped: over shm the device maps the block on request
+     * (api_mapped.c); over TCP, as on a device that cannot map host memory,
+     * the failure is deferred to cudaHostGetDevicePointer. */
     *pHost = tdm_host_alloc(size, flags);
     return *pHost ? cudaSuccess : tdm_ret(cudaErrorMemoryAllocation);
 }
 
 cudaError_t cudaFreeHost(void *ptr)
 {
+    void *base;
+    uint64_t size;
+
     if (!ptr)
         return cudaSuccess;
+    if (tdm_managed_block(ptr, &base, &size))
+        return tdm_ret(cudaErrorInvalidValue);   /* managed memory goes back with cudaFree */
     return tdm_ret(tdm_host_free(ptr));
 }
 
@@ -72,6 +79,8 @@ cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
 {
     int flags = tdm_host_lookup(pHost, NULL);
 
+    if (flags < 0)
+        flags = tdm_host_registered_flags(pHost);   /* cudaHostRegister'ed (api_mapped.c) */
     if (!pFlags || flags < 0)
         return tdm_ret(cudaErrorInvalidValue);
     *pFlags = (unsigned)flags;
@@ -120,15 +129,20 @@ cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t 
 cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, const void *ptr)
 {
     void *base = NULL;
+    uint64_t size = 0;
 
     if (!attributes)
         return tdm_ret(cudaErrorInvalidValue);
     memset(attributes, 0, sizeof(*attributes));
     attributes->device = 0;
-    if (tdm_allocs_is_device(ptr)) {
+    if (tdm_managed_block(ptr, &base, &size)) {
+        attributes->type = cudaMemoryTypeManaged;
+        attributes->devicePointer = (void *)ptr;   /* one pointer serves both sides */
+        attributes->hostPointer = (void *)ptr;
+    } else if (tdm_allocs_is_device(ptr)) {
         attributes->type = cudaMemoryTypeDevice;
         attributes->devicePointer = (void *)ptr;
-    } else if (tdm_host_lookup(ptr, &base) >= 0) {
+    } else if (tdm_host_lookup(ptr, &base) >= 0 || tdm_host_registered_flags(ptr) >= 0) {
         attributes->type = cudaMemoryTypeHost;
         attributes->hostPointer = (void *)ptr;
     } else {

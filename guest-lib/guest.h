@@ -78,6 +78,15 @@ void *tdm_host_alloc(size_t size, unsigned flags);
 cudaError_t tdm_host_free(void *p);
 /* Flags of the pinned allocation containing p, or -1. */
 int tdm_host_lookup(const void *p, void **base);
+/* ---- memory models (issue 14) ---- */
+/* The block of the shm region containing p: its start and the bytes it
+ * takes there; -1 if p is in no block of the region. */
+int tdm_host_region_block(const void *p, void **base, uint64_t *in_region);
+/* Whether the device can map this program's host memory (api_mapped.c):
+ * over shm only. */
+bool tdm_mapped_available(void);
+/* Flags of the cudaHostRegister'ed range containing p, or -1. */
+int tdm_host_registered_flags(const void *p);
 /* After a takeover over shm: registers every pinned block with the new
  * server on t, which knows none of them.  TDM_T_OK, TDM_T_BROKEN (t died)
  * or TDM_T_REJECTED (refused, or out of memory). */
@@ -158,5 +167,15 @@ void tdm_output_fetch(void);
  * TDM_LAUNCH_COOPERATIVE), the arguments packed alike (launch.c). */
 cudaError_t tdm_launch_as(uint32_t proc, tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem,
                           cudaStream_t stream);
+
+/* ---- managed memory (issue 14) ---- */
+/* Flag of tdm_host_alloc's table marking a managed block (api_managed.c),
+ * outside every cudaHostAlloc flag. */
+#define TDM_HOST_MANAGED 0x80000000u
+/* The managed block containing p: its start and size; false if none. */
+bool tdm_managed_block(const void *p, void **base, uint64_t *size);
+/* cudaFree of managed memory: *was_managed false (and nothing done) if p
+ * is in no managed block. */
+cudaError_t tdm_managed_free(void *p, bool *was_managed);
 
 #endif

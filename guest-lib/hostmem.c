@@ -202,3 +202,24 @@ int tdm_host_lookup(const void *p, void **base)
     pthread_mutex_unlock(&lock);
     return flags;
 }
+
+/* ---- memory models (issue 14) ---- */
+
+int tdm_host_region_block(const void *p, void **base, uint64_t *in_region)
+{
+    int rc = -1;
+    uintptr_t a = (uintptr_t)p;
+
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nblocks; i++) {
+        uintptr_t b = (uintptr_t)blocks[i].base;
+        if (blocks[i].in_region && a >= b && a - b < blocks[i].in_region) {
+            *base = blocks[i].base;
+            *in_region = blocks[i].in_region;
+            rc = 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}

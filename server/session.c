@@ -459,6 +459,7 @@ int tdm_session_free(tdm_session *s, uint64_t addr)
     /* cudaFree waits for work that may still use the memory. */
     err = tdm_session_device_synchronize(s);
     tdm_range_map_remove(&s->ranges, addr, &r);
+    tdm_session_memory_forget(s, addr);
     int uerr = release_alloc(s, &r);
     return err ? err : uerr;
 }
@@ -861,6 +862,7 @@ static void release_all(tdm_session *s)
     void *obj;
     tdm_range r;
 
+    tdm_session_memory_release(s);
     while ((obj = tdm_handles_pop(&s->events, NULL))) {
         ops(s)->event_destroy(be(s), ((tdm_event_entry *)obj)->ev);
         free(obj);
@@ -916,6 +918,7 @@ void tdm_session_destroy(tdm_session *s)
     tdm_session_copy_staging_release(s);
     tdm_session_release_all(s);
     tdm_device_output_serve(NULL);
+    tdm_session_managed_release(s);
     HOOK0(s, ended);
     ops(s)->event_destroy(be(s), s->null_stream.order_ev);
     ops(s)->stream_destroy(be(s), s->null_stream.bs);
@@ -957,4 +960,18 @@ int tdm_session_stream_work(tdm_session *s, uint64_t stream, const tdm_range *wr
         return err;
     *bs = st->bs;
     return 0;
+}
+
+/* ---- memory models (issue 14) ---- */
+
+tdm_bstream *tdm_session_work_stream(tdm_session *s, uint64_t stream, int *err)
+{
+    tdm_stream_state *st = stream_for_work(s, stream, err);
+
+    return st ? st->bs : NULL;
+}
+
+int tdm_session_release_alloc(tdm_session *s, tdm_range *r)
+{
+    return release_alloc(s, r);
 }

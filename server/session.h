@@ -87,6 +87,10 @@ typedef struct tdm_session {
     uint32_t limits_set;                 /* bit per cudaLimit it set */
     /* ---- tcp bulk data (issue 14) ---- */
     struct tdm_copy_staging *copy_staging;   /* session_copy.c; NULL until a bulk copy */
+    /* ---- memory models (issue 14) ---- */
+    struct tdm_session_memory *memory; /* pools and stream-ordered frees (session_memory.c); NULL until used */
+    /* ---- managed memory (issue 14) ---- */
+    struct tdm_session_managed *managed; /* managed blocks' aliases (session_managed.c); NULL until used */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -269,5 +273,45 @@ int tdm_session_memcpy_htod_bulk(tdm_session *s, uint64_t dst, const void *src, 
 int tdm_session_dtoh_stream_begin(tdm_session *s, uint64_t src, uint64_t n, uint64_t stream,
                                   struct tdm_dtoh_stream_res *r);
 void tdm_session_copy_staging_release(tdm_session *s);
+
+/* ---- memory models (issue 14) ---- */
+/* The backend stream for work on a guest stream, ordered as all work is
+ * (legacy null-stream semantics); NULL with *err set if unknown. */
+tdm_bstream *tdm_session_work_stream(tdm_session *s, uint64_t stream, int *err);
+/* Releases an allocation already taken out of the range map (hooks,
+ * backend, arena, quota). */
+int tdm_session_release_alloc(tdm_session *s, tdm_range *r);
+
+/* session_memory.c: stream-ordered allocation and memory pools. */
+int tdm_session_malloc_async(tdm_session *s, uint64_t size, uint64_t pool, uint64_t stream, uint64_t *addr);
+int tdm_session_free_async(tdm_session *s, uint64_t addr, uint64_t stream);
+int tdm_session_mem_pool_create(tdm_session *s, uint64_t max_size, uint64_t *out);
+int tdm_session_mem_pool_destroy(tdm_session *s, uint64_t pool);
+int tdm_session_mem_pool_set_attr(tdm_session *s, uint64_t pool, int attr, uint64_t value);
+int tdm_session_mem_pool_get_attr(tdm_session *s, uint64_t pool, int attr, uint64_t *value);
+int tdm_session_mem_pool_trim(tdm_session *s, uint64_t pool, uint64_t keep);
+int tdm_session_set_mem_pool(tdm_session *s, uint64_t pool);
+int tdm_session_get_mem_pool(tdm_session *s, uint64_t *pool);
+/* cudaFree of an address: a pool's allocation leaves its pool. */
+void tdm_session_memory_forget(tdm_session *s, uint64_t addr);
+/* After the session's work is done: releases stream-ordered frees still
+ * held and every pool (session end, cudaDeviceReset). */
+void tdm_session_memory_release(tdm_session *s);
+/* Zero-copy over shm: maps the registered block [off, off+size) of the
+ * guest's region for kernels (*dev: its device address; the same block
+ * again answers the same address). */
+int tdm_session_shm_host_map(tdm_session *s, uint64_t off, uint64_t size, uint64_t *dev);
+/* The block is being unregistered: its mapping ends first. */
+void tdm_session_shm_host_unmapping(tdm_session *s, uint64_t off, uint64_t size);
+
+/* ---- managed memory (issue 14) ---- */
+/* session_managed.c: over shm, the registered block [off, off+size) of the
+ * guest's region mapped here and for the device at the guest's own address
+ * `addr`, so one pointer serves program and kernels. */
+int tdm_session_shm_managed_map(tdm_session *s, uint64_t off, uint64_t size, uint64_t addr);
+/* The block is being unregistered: its alias ends first. */
+void tdm_session_shm_managed_unmapping(tdm_session *s, uint64_t off, uint64_t size);
+/* Session end, after its work: every alias ends. */
+void tdm_session_managed_release(tdm_session *s);
 
 #endif

@@ -88,6 +88,8 @@ int tdm_shm_guest_unregister(tdm_session *s, uint64_t off, uint64_t size)
             continue;
         /* As cudaFreeHost: the device may still be copying from or to it. */
         err = tdm_session_device_synchronize(s);
+        tdm_session_shm_host_unmapping(s, off, size);
+        tdm_session_shm_managed_unmapping(s, off, size);
         if (r.handle)
             uerr = s->srv->ops->host_unregister(s->srv->be, r.handle);
         g->regs[i] = g->regs[--g->nregs];

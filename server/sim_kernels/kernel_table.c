@@ -42,6 +42,13 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_dp_check,
     /* examples/cdp_tree.cu (dynamic parallelism) */
     &sim_kernel_cdp_tree,
+    /* ---- memory models (issue 14) ---- */
+    &sim_kernel_pool_fill,
+    &sim_kernel_pool_twice,
+    &sim_kernel_mapped_scale,
+    /* ---- managed memory (issue 14) ---- */
+    &sim_kernel_managed_scale,
+    &sim_kernel_managed_fill,
 };
 
 static const sim_global_desc *const globals[] = {

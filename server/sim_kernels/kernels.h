@@ -33,4 +33,13 @@ extern const sim_kernel sim_kernel_dp_say, sim_kernel_dp_check;
 /* cdp_tree.c (examples/cdp_tree.cu: dynamic parallelism) */
 extern const sim_kernel sim_kernel_cdp_tree;
 
+/* ---- memory models (issue 14) ---- */
+/* mem_pools.c (examples/mem_pools.cu) */
+extern const sim_kernel sim_kernel_pool_fill, sim_kernel_pool_twice;
+/* mapped_memory.c (examples/mapped_memory.cu) */
+extern const sim_kernel sim_kernel_mapped_scale;
+/* ---- managed memory (issue 14) ---- */
+/* managed_memory.c (examples/managed_memory.cu) */
+extern const sim_kernel sim_kernel_managed_scale, sim_kernel_managed_fill;
+
 #endif

@@ -759,3 +759,192 @@ Test(bad_input, settings_of_an_unknown_function_are_refused, .init = up, .fini =
                  cudaErrorInvalidDeviceFunction);
     t->ops->close(t);
 }
+
+/* ---- memory models (issue 14) ---- */
+
+static uint64_t g_malloc_async(tdm_transport *t, uint64_t size, uint64_t pool, uint64_t stream, int *err)
+{
+    tdm_malloc_async_args a = { .size = size, .pool = pool, .stream = stream };
+    tdm_malloc_res r;
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_MALLOC_ASYNC, (xdrproc_t)xdr_tdm_malloc_async_args, &a,
+                              (xdrproc_t)xdr_tdm_malloc_res, &r), 0);
+    *err = r.err;
+    return r.addr;
+}
+
+static int g_free_async(tdm_transport *t, uint64_t addr, uint64_t stream)
+{
+    tdm_free_async_args a = { .addr = addr, .stream = stream };
+    return call_err(t, TDM_FREE_ASYNC, (xdrproc_t)xdr_tdm_free_async_args, &a);
+}
+
+static uint64_t g_pool_create(tdm_transport *t, uint64_t max_size, int *err)
+{
+    tdm_handle_res r;
+    tdm_u64 m = max_size;
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_MEM_POOL_CREATE, (xdrproc_t)xdr_tdm_u64, &m, (xdrproc_t)xdr_tdm_handle_res, &r),
+                 0);
+    *err = r.err;
+    return r.handle;
+}
+
+static int g_pool_set(tdm_transport *t, uint64_t pool, int attr, uint64_t value)
+{
+    tdm_pool_attr_args a = { .pool = pool, .attr = attr, .value = value };
+    return call_err(t, TDM_MEM_POOL_SET_ATTR, (xdrproc_t)xdr_tdm_pool_attr_args, &a);
+}
+
+static int g_pool_get(tdm_transport *t, uint64_t pool, int attr, uint64_t *value)
+{
+    tdm_pool_attr_args a = { .pool = pool, .attr = attr };
+    tdm_pool_attr_res r;
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_MEM_POOL_GET_ATTR, (xdrproc_t)xdr_tdm_pool_attr_args, &a,
+                              (xdrproc_t)xdr_tdm_pool_attr_res, &r), 0);
+    *value = r.value;
+    return r.err;
+}
+
+/* Unknown pools, streams and addresses, attributes that cannot be set, the
+ * default pool destroyed, a double free: each refused as CUDA refuses it. */
+Test(bad_input, stream_ordered_allocation_refuses_what_is_not_the_sessions, .init = up, .fini = down)
+{
+    victim v;
+    victim_start(&v);
+    int err;
+    uint64_t value, forged = 0x5000000100000007ull, stream_handle = 0x5300000100000007ull;
+
+    g_malloc_async(v.t, 4096, forged, 0, &err);
+    cr_expect_eq(err, cudaErrorInvalidValue, "an unknown pool");
+    g_malloc_async(v.t, 4096, 0, stream_handle, &err);
+    cr_expect_eq(err, cudaErrorInvalidResourceHandle, "an unknown stream");
+    cr_expect_eq(g_free_async(v.t, 0x1234, 0), cudaErrorInvalidValue, "an address never allocated");
+    uint64_t p = g_malloc_async(v.t, 4096, 0, 0, &err);
+    cr_assert_eq(err, 0);
+    cr_expect_eq(g_free_async(v.t, p + 16, 0), cudaErrorInvalidValue, "not the start of the allocation");
+    cr_expect_eq(g_free_async(v.t, p, stream_handle), cudaErrorInvalidResourceHandle, "an unknown stream");
+    cr_expect_eq(g_free_async(v.t, p, 0), 0);
+    cr_expect_eq(g_free_async(v.t, p, 0), cudaErrorInvalidValue, "freed twice");
+    tdm_addr a = p;
+    cr_expect_eq(call_err(v.t, TDM_FREE, (xdrproc_t)xdr_tdm_addr, &a), cudaErrorInvalidValue, "freed again");
+
+    cr_expect_eq(g_pool_get(v.t, forged, cudaMemPoolAttrReleaseThreshold, &value), cudaErrorInvalidValue);
+    cr_expect_eq(g_pool_get(v.t, TDM_DEFAULT_MEM_POOL, 99, &value), cudaErrorInvalidValue, "an unknown attribute");
+    cr_expect_eq(g_pool_set(v.t, TDM_DEFAULT_MEM_POOL, cudaMemPoolAttrUsedMemCurrent, 0), cudaErrorInvalidValue,
+                 "a current value cannot be set");
+    cr_expect_eq(g_pool_set(v.t, TDM_DEFAULT_MEM_POOL, cudaMemPoolAttrUsedMemHigh, 5), cudaErrorInvalidValue,
+                 "a high-water mark is only reset to 0");
+    tdm_handle h = TDM_DEFAULT_MEM_POOL;
+    cr_expect_eq(call_err(v.t, TDM_MEM_POOL_DESTROY, (xdrproc_t)xdr_tdm_handle, &h), cudaErrorInvalidValue,
+                 "the default pool cannot be destroyed");
+    h = forged;
+    cr_expect_eq(call_err(v.t, TDM_MEM_POOL_DESTROY, (xdrproc_t)xdr_tdm_handle, &h), cudaErrorInvalidValue);
+    cr_expect_eq(call_err(v.t, TDM_DEVICE_SET_MEM_POOL, (xdrproc_t)xdr_tdm_handle, &h), cudaErrorInvalidValue);
+    victim_check(&v);
+    v.t->ops->close(v.t);
+}
+
+/* A pool's maximum size and the session's quota bound stream-ordered
+ * allocations; memory freed on a stream comes back once the stream has
+ * passed the free; a destroyed pool's handle is dead at once. */
+Test(bad_input, pools_are_bounded_by_their_size_and_the_quota, .init = up_quota, .fini = down)
+{
+    victim v;
+    victim_start(&v);
+    int err;
+    uint64_t value;
+
+    g_malloc_async(v.t, 8ull << 20, 0, 0, &err);
+    cr_expect_eq(err, cudaErrorMemoryAllocation, "over the session's quota");
+    uint64_t pool = g_pool_create(v.t, 2ull << 20, &err);
+    cr_assert_eq(err, 0);
+    uint64_t p = g_malloc_async(v.t, 2ull << 20, pool, 0, &err);
+    cr_expect_eq(err, 0);
+    g_malloc_async(v.t, 1, pool, 0, &err);
+    cr_expect_eq(err, cudaErrorMemoryAllocation, "over the pool's maximum size");
+    cr_expect_eq(g_pool_get(v.t, pool, cudaMemPoolAttrUsedMemCurrent, &value), 0);
+    cr_expect_eq(value, 2ull << 20);
+    cr_expect_eq(g_free_async(v.t, p, 0), 0);
+    cr_expect_eq(dev_sync(v.t), 0);
+    cr_expect_eq(g_pool_get(v.t, pool, cudaMemPoolAttrReservedMemCurrent, &value), 0);
+    cr_expect_eq(value, 0, "the free is reaped once its stream passed it");
+    p = g_malloc_async(v.t, 2ull << 20, pool, 0, &err);
+    cr_expect_eq(err, 0, "the freed memory is the pool's again");
+    tdm_handle h = pool;
+    cr_expect_eq(call_err(v.t, TDM_MEM_POOL_DESTROY, (xdrproc_t)xdr_tdm_handle, &h), 0,
+                 "destroyed with an allocation outstanding, as CUDA allows");
+    cr_expect_eq(g_pool_get(v.t, pool, cudaMemPoolAttrUsedMemCurrent, &value), cudaErrorInvalidValue);
+    cr_expect_eq(g_free_async(v.t, p, 0), 0, "its allocation is still freed");
+    cr_expect_eq(dev_sync(v.t), 0);
+    victim_check(&v);
+    v.t->ops->close(v.t);
+}
+
+/* A session cannot make the server keep unbounded pool records. */
+Test(bad_input, pool_count_is_bounded, .init = up, .fini = down)
+{
+    tdm_transport *t = guest_open();
+    int err = 0;
+    int made = 0;
+
+    for (; made < 2000; made++) {
+        g_pool_create(t, 0, &err);
+        if (err)
+            break;
+    }
+    cr_expect_eq(err, cudaErrorMemoryAllocation);
+    cr_expect_eq(made, 1024);
+    cr_expect(th_server_log_has(&srv, "already has 1024 pools"));
+    t->ops->close(t);
+}
+
+/* A guest that leaves with allocations, frees still queued behind work and
+ * pools gives all of its memory back. */
+Test(bad_input, leaving_guest_releases_stream_ordered_memory, .init = up, .fini = down)
+{
+    victim v;
+    victim_start(&v);
+    uint64_t before = g_free_bytes(v.t);
+    tdm_transport *t = guest_open();
+    int err;
+
+    uint64_t pool = g_pool_create(t, 0, &err);
+    cr_assert_eq(err, 0);
+    g_malloc_async(t, 8ull << 20, pool, 0, &err);
+    cr_assert_eq(err, 0);
+    uint64_t p = g_malloc_async(t, 16ull << 20, 0, 0, &err);
+    cr_assert_eq(err, 0);
+    static unsigned char chunk[1 << 20];
+    for (int i = 0; i < 16; i++)
+        g_write(t, p + ((uint64_t)i << 20), chunk, sizeof(chunk));
+    cr_expect_eq(g_free_async(t, p, 0), 0);
+    cr_expect_lt(g_free_bytes(v.t), before);
+    t->ops->close(t);
+    uint64_t after = 0;
+    for (int i = 0; i < 100 && (after = g_free_bytes(v.t)) != before; i++)
+        usleep(50000);
+    cr_expect_eq(after, before, "memory of the guest that left was not released");
+    victim_check(&v);
+    v.t->ops->close(v.t);
+}
+
+/* Mapping host memory for the device needs a pinned block of an shm
+ * region: over TCP, or for a span that is no such block, it is refused. */
+Test(bad_input, host_map_needs_a_pinned_block_of_the_region, .init = up, .fini = down)
+{
+    tdm_transport *t = guest_open();
+    tdm_shm_span spans[] = { { 0, 4096 }, { 4096, 1ull << 20 }, { UINT64_MAX - 4095, 4096 } };
+    tdm_malloc_res r;
+
+    for (size_t i = 0; i < sizeof(spans) / sizeof(spans[0]); i++) {
+        memset(&r, 0, sizeof(r));
+        cr_assert_eq(t->ops->call(t, TDM_SHM_HOST_MAP, (xdrproc_t)xdr_tdm_shm_span, &spans[i],
+                                  (xdrproc_t)xdr_tdm_malloc_res, &r), 0);
+        cr_expect_eq(r.err, cudaErrorInvalidValue, "span %zu", i);
+        cr_expect_eq(r.addr, 0);
+    }
+    cr_expect(th_server_log_has(&srv, "not a pinned block of the region"));
+    t->ops->close(t);
+}

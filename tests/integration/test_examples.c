@@ -258,3 +258,106 @@ Test(examples, runtime_entry_points_behave_as_the_runtime, .init = up, .fini = d
         free(r);
     }
 }
+
+/* ---- memory models (issue 14) ---- */
+
+/* Stream-ordered allocation and pools (examples/mem_pools.cu), over both
+ * transports: memory freed on a stream behind 65 queued kernels that use it
+ * (released at once, the sim's kernels would fault on it), pool attributes,
+ * the device's current pool.  The same lines natively. */
+Test(examples, stream_ordered_allocation_and_pools, .init = up, .fini = down)
+{
+    const char *argv[] = { th_example("mem_pools"), NULL };
+    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
+    const char *want = "memoryPoolsSupported 1\n"
+                       "stream-ordered: b[0]=14 b[65535]=131084 sum=4295819264 c[5]=105\n"
+                       "default pool is current: yes\n"
+                       "default release threshold 1048576\n"
+                       "default reuse follows events 1\n"
+                       "created pool opportunistic reuse 0\n"
+                       "pool in use: used>=size yes reserved>=used yes\n"
+                       "pool after free and trim: used 0 reserved 0 used high>=size yes d[9]=10\n"
+                       "used high after reset 0\n"
+                       "created pool is current: yes\n"
+                       "cudaMallocAsync drew from it: yes\n"
+                       "access from its device: read-write\n";
+
+    for (int i = 0; i < 2; i++) {
+        th_result *r = calloc(1, sizeof(*r));
+        th_run_guest(endpoints[i], argv, 120, r);
+        cr_assert_eq(r->status, 0, "mem_pools (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out, r->err);
+        cr_expect_str_eq(r->out, want, "mem_pools (%s) printed\n%s", endpoints[i], r->out);
+        free(r);
+    }
+    cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
+}
+
+/* Zero-copy host memory (examples/mapped_memory.cu): over shm a kernel
+ * updates cudaHostAllocMapped memory in place and the host reads it, and
+ * sees a host write, without a copy; over TCP the device cannot map host
+ * memory and says so (canMapHostMemory 0, cudaHostGetDevicePointer fails).
+ * cudaHostRegister'ed memory over both. */
+Test(examples, mapped_and_registered_host_memory, .init = up, .fini = down)
+{
+    const char *argv[] = { th_example("mapped_memory"), NULL };
+    const char *registered = "registered: pointer type host yes\n"
+                             "registered again: cudaErrorHostMemoryAlreadyRegistered\n"
+                             "registered round trip: buf[0]=90 buf[20]=140 sum=133694040\n"
+                             "unregistered again: cudaErrorHostMemoryNotRegistered\n";
+    char want_shm[1024], want_tcp[1024];
+    snprintf(want_shm, sizeof(want_shm), "canMapHostMemory 1 (attribute 1)\n%s%s", registered,
+             "flags include cudaHostAllocMapped: yes\n"
+             "device pointer of h+100 is d+100: yes\n"
+             "round 0: h[0]=1 h[65535]=196606 sum=6442418176\n"
+             "round 1: h[0]=3001 h[65535]=589819 sum=19327323061\n");
+    snprintf(want_tcp, sizeof(want_tcp), "canMapHostMemory 0 (attribute 0)\n%s%s", registered,
+             "device pointer of mapped memory: cudaErrorMemoryAllocation\n");
+    th_result *r = calloc(1, sizeof(*r));
+
+    th_run_guest(srv.shm_endpoint, argv, 120, r);
+    cr_assert_eq(r->status, 0, "mapped_memory (shm) exited %d:\n%s%s", r->status, r->out, r->err);
+    cr_expect_str_eq(r->out, want_shm, "mapped_memory (shm) printed\n%s", r->out);
+    memset(r, 0, sizeof(*r));
+    th_run_guest(srv.endpoint, argv, 120, r);
+    cr_assert_eq(r->status, 0, "mapped_memory (tcp) exited %d:\n%s%s", r->status, r->out, r->err);
+    cr_expect_str_eq(r->out, want_tcp, "mapped_memory (tcp) printed\n%s", r->out);
+    free(r);
+}
+
+/* ---- managed memory (issue 14) ---- */
+/* Managed memory (examples/managed_memory.cu): over shm one pointer serves
+ * host and kernels (a kernel updates what the host wrote, the host reads
+ * what a kernel filled, with no copy), advice and prefetches are reported
+ * back; over TCP the device has no managed memory and cudaMallocManaged
+ * says so. */
+Test(examples, managed_memory, .init = up, .fini = down)
+{
+    const char *argv[] = { th_example("managed_memory"), NULL };
+    const char *want_shm = "managedMemory 1 (attribute 1)\n"
+                           "pointer type managed: yes, device pointer is the pointer: yes\n"
+                           "round 0: p[0]=1 p[65535]=196606 sum=6442418176\n"
+                           "round 1: p[0]=3001 p[65535]=589819 sum=19327323061\n"
+                           "filled: f[0]=7 f[1]=12 f[65535]=327682 sum=10737713152\n"
+                           "copied back: p[1]=37 sum=32213204992\n"
+                           "read mostly: first half 1, whole 0\n"
+                           "preferred location -1, last prefetch location 0\n"
+                           "accessed by 0 -2 -2\n"
+                           "read mostly after unset: 0\n"
+                           "size 0: cudaErrorInvalidValue\n"
+                           "flags 0: cudaErrorInvalidValue\n"
+                           "advice for device 1: cudaErrorInvalidDevice\n"
+                           "range attribute of 0 bytes: cudaErrorInvalidValue\n";
+    const char *want_tcp = "managedMemory 0 (attribute 0)\n"
+                           "cudaMallocManaged: cudaErrorNotSupported\n";
+    th_result *r = calloc(1, sizeof(*r));
+
+    th_run_guest(srv.shm_endpoint, argv, 120, r);
+    cr_assert_eq(r->status, 0, "managed_memory (shm) exited %d:\n%s%s", r->status, r->out, r->err);
+    cr_expect_str_eq(r->out, want_shm, "managed_memory (shm) printed\n%s", r->out);
+    memset(r, 0, sizeof(*r));
+    th_run_guest(srv.endpoint, argv, 120, r);
+    cr_assert_eq(r->status, 0, "managed_memory (tcp) exited %d:\n%s%s", r->status, r->out, r->err);
+    cr_expect_str_eq(r->out, want_tcp, "managed_memory (tcp) printed\n%s", r->out);
+    free(r);
+    cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
+}

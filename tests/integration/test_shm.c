@@ -425,3 +425,48 @@ Test(shm_copies, every_kind_and_size_round_trips, .init = up, .fini = down)
     free(tcp);
     free(shm);
 }
+
+/* ---- managed memory (issue 14) ---- */
+static int managed_call(tdm_transport *t, uint64_t off, uint64_t size, uint64_t addr)
+{
+    tdm_managed_map_args a = { off, size, addr };
+    int res = -1;
+
+    cr_assert_eq(t->ops->call(t, TDM_SHM_MANAGED_MAP, (xdrproc_t)xdr_tdm_managed_map_args, &a, (xdrproc_t)xdr_int,
+                              &res), 0);
+    return res;
+}
+
+/* A managed block is a pinned block of the region placed at the guest's
+ * address: other spans, unaligned or impossible addresses, the device
+ * arena's addresses, another address for the same block and TCP are
+ * refused; unregistering the block ends it; one left mapped is released
+ * with the session. */
+Test(shm_robustness, managed_blocks_are_checked, .init = up, .fini = down)
+{
+    tdm_transport *t = guest_open(srv.shm_endpoint), *tcp = guest_open(srv.endpoint);
+    const tdm_shm_region *r = tdm_transport_shm_region(t);
+    uint64_t h = r->g.host_off, at = (uint64_t)(uintptr_t)(r->base + h);
+
+    cr_expect_eq(span_call(t, TDM_SHM_HOST_REGISTER, h, 8192), 0);
+    cr_expect_eq(managed_call(t, h + 8192, 4096, at + 8192), cudaErrorInvalidValue);
+    cr_expect_eq(managed_call(t, h, 4096, at), cudaErrorInvalidValue);
+    cr_expect_eq(managed_call(t, h, 8192, 0), cudaErrorInvalidValue);
+    cr_expect_eq(managed_call(t, h, 8192, at + 100), cudaErrorInvalidValue);
+    cr_expect_eq(managed_call(t, h, 8192, 1ull << 47), cudaErrorInvalidValue);
+    cr_expect_eq(managed_call(t, h, 8192, UINT64_MAX - 4095), cudaErrorInvalidValue);
+    cr_expect_eq(managed_call(t, h, 8192, 0x200000000000ull), cudaErrorInvalidValue);
+    cr_expect_eq(managed_call(tcp, h, 8192, at), cudaErrorInvalidValue);
+    cr_expect_eq(managed_call(t, h, 8192, at), 0);
+    cr_expect_eq(managed_call(t, h, 8192, at), 0, "the same block at the same address again");
+    cr_expect_eq(managed_call(t, h, 8192, at + (1ull << 30)), cudaErrorInvalidValue);
+    cr_expect_eq(span_call(t, TDM_SHM_HOST_UNREGISTER, h, 8192), 0);
+    cr_expect_eq(managed_call(t, h, 8192, at), cudaErrorInvalidValue, "the block is gone");
+    /* Its alias went with it: the block can be placed there again. */
+    cr_expect_eq(span_call(t, TDM_SHM_HOST_REGISTER, h, 8192), 0);
+    cr_expect_eq(managed_call(t, h, 8192, at), 0);
+    wait_log("refusing managed block");
+    expect_victim_fine(t);
+    t->ops->close(t);
+    tcp->ops->close(tcp);
+}

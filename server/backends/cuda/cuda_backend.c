@@ -286,4 +286,7 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .func_set_cache_config = tdm_cuda_func_set_cache_config,
     .launch_cooperative = tdm_cuda_launch_cooperative,
     .pci_bus_id = tdm_cuda_pci_bus_id,
+    /* ---- memory models (issue 14) ---- */
+    .host_map = tdm_cuda_host_map,
+    .host_unmap = tdm_cuda_host_unmap,
 };

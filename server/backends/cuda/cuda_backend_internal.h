@@ -154,4 +154,8 @@ int tdm_cuda_pci_bus_id(tdm_backend *b, char *buf, size_t len);
 int tdm_cuda_launch_cooperative(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem,
                                 tdm_bstream *s, const void *params, size_t params_len);
 
+/* ---- memory models (issue 14): cuda_memory_models.c ---- */
+int tdm_cuda_host_map(tdm_backend *b, void *p, size_t n, uint64_t *dev);
+int tdm_cuda_host_unmap(tdm_backend *b, void *p, size_t n);
+
 #endif

@@ -10,14 +10,16 @@
  * kernel and overwriting the source at once. */
 /* Pins the pages (they are the guest's shm region, mapped here too) and
  * maps them for the device, so cuMemcpy*Async from and to them is DMA and
- * truly asynchronous.  PORTABLE: every context may use them. */
+ * truly asynchronous.  PORTABLE: every context may use them; DEVICEMAP:
+ * kernels may use them too (zero-copy, tdm_cuda_host_map). */
 int tdm_cuda_host_register(tdm_backend *b, void *p, size_t n, void **handle)
 {
     int err = tdm_cuda_enter(b);
 
     if (err)
         return err;
-    err = tdm_cuda_err(tdm_cu.cuMemHostRegister(p, n, CU_MEMHOSTREGISTER_PORTABLE), "cuMemHostRegister");
+    err = tdm_cuda_err(tdm_cu.cuMemHostRegister(p, n, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP),
+                       "cuMemHostRegister");
     if (!err)
         *handle = p;
     return err;

@@ -36,7 +36,9 @@
     X(cuTexObjectCreate) X(cuTexObjectDestroy) X(cuSurfObjectCreate) X(cuSurfObjectDestroy) \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) X(cuOccupancyAvailableDynamicSMemPerBlock) \
     X(cuCtxGetStreamPriorityRange) X(cuCtxGetLimit) X(cuCtxSetLimit) X(cuFuncSetAttribute)  \
-    X(cuFuncSetCacheConfig) X(cuLaunchCooperativeKernel) X(cuDeviceGetPCIBusId)
+    X(cuFuncSetCacheConfig) X(cuLaunchCooperativeKernel) X(cuDeviceGetPCIBusId) \
+    /* ---- memory models (issue 14) ---- */                                            \
+    X(cuMemHostGetDevicePointer)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

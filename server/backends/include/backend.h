@@ -244,6 +244,15 @@ typedef struct tdm_backend_ops {
      * point; the caller records an event after it to learn when.  An error
      * of the copy itself shows as the stream's error, as in CUDA. */
     int (*memcpy_dtoh_async)(tdm_backend *b, void *dst, uint64_t src, size_t n, tdm_bstream *s);
+
+    /* ---- memory models (issue 14) ---- */
+    /* Host memory of this process mapped for the device (zero-copy:
+     * cudaHostAllocMapped over shm, docs/memory-models.md): [p, p+n),
+     * page-aligned, already given to host_register where the backend has
+     * it; *dev is the address kernels use for p.  host_unmap before
+     * host_unregister and before the memory is unmapped. */
+    int (*host_map)(tdm_backend *b, void *p, size_t n, uint64_t *dev);
+    int (*host_unmap)(tdm_backend *b, void *p, size_t n);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -133,4 +133,7 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .func_set_cache_config = sim_func_set_cache_config,
     .launch_cooperative = sim_launch_cooperative,
     .pci_bus_id = sim_pci_bus_id,
+    /* ---- memory models (issue 14) ---- */
+    .host_map = sim_host_map,
+    .host_unmap = sim_host_unmap,
 };

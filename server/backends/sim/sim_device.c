@@ -63,12 +63,12 @@ static const struct {
     { cudaDevAttrCanUseHostPointerForRegisteredMem, 0 },
     { cudaDevAttrCooperativeLaunch, 1 },    /* issue 14: sim_launch_cooperative */
     { cudaDevAttrMaxSharedMemoryPerBlockOptin, (int32_t)SIM_MAX_DYN_SHARED },
-    { cudaDevAttrHostRegisterSupported, 0 },
+    { cudaDevAttrHostRegisterSupported, 1 },   /* cudaHostRegister is served (api_mapped.c) */
     { cudaDevAttrMaxBlocksPerMultiprocessor, 32 },
     { cudaDevAttrMaxPersistingL2CacheSize, 0 },
     { cudaDevAttrMaxAccessPolicyWindowSize, 0 },
     { cudaDevAttrReservedSharedMemoryPerBlock, 1024 },
-    { cudaDevAttrMemoryPoolsSupported, 0 },
+    { cudaDevAttrMemoryPoolsSupported, 1 },   /* stream-ordered allocation is served (session_memory.c) */
     { cudaDevAttrClusterLaunch, 0 },
 };
 
