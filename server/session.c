@@ -97,6 +97,7 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
     tdm_handles_init(&s->events, TAG_EVENT);
     tdm_handles_init(&s->modules, TAG_MODULE);
     tdm_handles_init(&s->funcs, TAG_FUNC);
+    tdm_session_graphs_init(s);
     /* The session's null stream is a stream of its own, not the device's
      * legacy stream, so sessions never wait for each other's work. */
     err = srv->ops->stream_create(srv->be, 0, 0, &s->null_stream.bs);
@@ -135,7 +136,7 @@ static uint64_t add_handle(tdm_session *s, tdm_handle_table *t, void *obj)
 
 /* ---- streams and legacy ordering ---- */
 
-static tdm_stream_state *stream_of(tdm_session *s, uint64_t handle)
+tdm_stream_state *tdm_session_stream_state(tdm_session *s, uint64_t handle)
 {
     if (handle == TDM_STREAM_NULL || handle == TDM_STREAM_LEGACY || handle == TDM_STREAM_PER_THREAD)
         return &s->null_stream;
@@ -155,6 +156,11 @@ static void null_waits_for(void *obj, uint64_t id, void *arg)
 
     if (oc->err || !u->blocking || u->epoch == u->epoch_seen_by_null)
         return;
+    if (tdm_session_capturing(s, u)) {
+        /* As native: the legacy stream would wait for work being captured. */
+        oc->err = cudaErrorStreamCaptureImplicit;
+        return;
+    }
     oc->err = ops(s)->event_record(be(s), u->order_ev, u->bs);
     if (!oc->err)
         oc->err = ops(s)->stream_wait_event(be(s), s->null_stream.bs, u->order_ev);
@@ -169,11 +175,18 @@ static int order_before(tdm_session *s, tdm_stream_state *st)
 {
     int err = 0;
 
+    if (tdm_session_capturing(s, st)) {
+        /* Captured work is ordered by the capture's own edges; an internal
+         * event here would be captured too (docs/graphs.md). */
+        st->epoch++;
+        return 0;
+    }
     if (st == &s->null_stream) {
         order_ctx oc = { s, 0 };
         tdm_handles_each(&s->streams, null_waits_for, &oc);
         err = oc.err;
-    } else if (st->blocking && s->null_stream.epoch != st->null_epoch_seen) {
+    } else if (st->blocking && s->null_stream.epoch != st->null_epoch_seen &&
+               !tdm_session_capturing(s, &s->null_stream)) {
         err = ops(s)->event_record(be(s), s->null_stream.order_ev, s->null_stream.bs);
         if (!err)
             err = ops(s)->stream_wait_event(be(s), st->bs, s->null_stream.order_ev);
@@ -184,9 +197,9 @@ static int order_before(tdm_session *s, tdm_stream_state *st)
 }
 
 /* Resolves a stream handle and orders it; NULL with *err set if unknown. */
-static tdm_stream_state *stream_for_work(tdm_session *s, uint64_t handle, int *err)
+tdm_stream_state *tdm_session_stream_for_work(tdm_session *s, uint64_t handle, int *err)
 {
-    tdm_stream_state *st = stream_of(s, handle);
+    tdm_stream_state *st = tdm_session_stream_state(s, handle);
 
     if (!st) {
         *err = cudaErrorInvalidResourceHandle;
@@ -253,7 +266,7 @@ int tdm_session_stream_destroy(tdm_session *s, uint64_t stream)
 
 int tdm_session_stream_synchronize(tdm_session *s, uint64_t stream)
 {
-    tdm_stream_state *st = stream_of(s, stream);
+    tdm_stream_state *st = tdm_session_stream_state(s, stream);
 
     if (!st)
         return cudaErrorInvalidResourceHandle;
@@ -262,7 +275,7 @@ int tdm_session_stream_synchronize(tdm_session *s, uint64_t stream)
 
 int tdm_session_stream_query(tdm_session *s, uint64_t stream)
 {
-    tdm_stream_state *st = stream_of(s, stream);
+    tdm_stream_state *st = tdm_session_stream_state(s, stream);
     int err;
 
     if (!st)
@@ -273,7 +286,7 @@ int tdm_session_stream_query(tdm_session *s, uint64_t stream)
 
 int tdm_session_stream_get_flags(tdm_session *s, uint64_t stream, unsigned *flags)
 {
-    tdm_stream_state *st = stream_of(s, stream);
+    tdm_stream_state *st = tdm_session_stream_state(s, stream);
 
     if (!st)
         return cudaErrorInvalidResourceHandle;
@@ -296,7 +309,7 @@ int tdm_session_stream_wait_event(tdm_session *s, uint64_t stream, uint64_t even
 
     if (!ev)
         return cudaErrorInvalidResourceHandle;
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
     return ops(s)->stream_wait_event(be(s), st->bs, ev);
@@ -351,7 +364,7 @@ int tdm_session_event_record(tdm_session *s, uint64_t event, uint64_t stream)
 
     if (!ev)
         return cudaErrorInvalidResourceHandle;
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
     return ops(s)->event_record(be(s), ev, st->bs);
@@ -509,10 +522,15 @@ static void log_bad_range(tdm_session *s, const char *what, uint64_t addr, uint6
 /* Before work on st that may write r. */
 static int before_write(tdm_session *s, const tdm_range *r, tdm_stream_state *st)
 {
+    /* A shadow copy queued on a capturing stream would become part of the
+     * graph (and the session is unprotected once it captures anyway). */
+    if (tdm_session_capturing(s, st))
+        return 0;
     return HOOK_ERR(s, before_write, r, st->bs);
 }
 
-static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream, bool wait)
+static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream, bool wait,
+                bool pinned)
 {
     tdm_stream_state *st;
     const tdm_range *r;
@@ -525,9 +543,16 @@ static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint6
         log_bad_range(s, "memcpy destination", dst, n);
         return cudaErrorInvalidValue;
     }
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
+    if (tdm_session_capturing(s, st)) {
+        /* The graph reads src at each launch: unless it is the guest's
+         * pinned memory, it must outlive this call (docs/graphs.md). */
+        if (!pinned && !(src = tdm_session_capture_keep(s, st, src, n, &err)))
+            return err;
+        wait = false;
+    }
     err = before_write(s, r, st);
     if (!err)
         err = ops(s)->memcpy_htod(be(s), dev, src, n, st->bs);
@@ -536,12 +561,17 @@ static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint6
 
 int tdm_session_memcpy_htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream)
 {
-    return htod(s, dst, src, n, stream, false);
+    return htod(s, dst, src, n, stream, false, false);
+}
+
+int tdm_session_memcpy_htod_pinned(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream)
+{
+    return htod(s, dst, src, n, stream, false, true);
 }
 
 int tdm_session_memcpy_htod_wait(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream)
 {
-    return htod(s, dst, src, n, stream, true);
+    return htod(s, dst, src, n, stream, true, false);
 }
 
 int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n, uint64_t stream)
@@ -556,9 +586,12 @@ int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n,
         log_bad_range(s, "memcpy source", src, n);
         return cudaErrorInvalidValue;
     }
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
+    /* The bytes go back in this reply: a graph could not deliver them. */
+    if (tdm_session_capturing(s, st))
+        return cudaErrorStreamCaptureUnsupported;
     return tdm_session_sync_result(s, ops(s)->memcpy_dtoh_sync(be(s), dst, dev, n, st->bs));
 }
 
@@ -576,7 +609,7 @@ int tdm_session_memcpy_dtod(tdm_session *s, uint64_t dst, uint64_t src, uint64_t
         log_bad_range(s, "device-to-device copy", r ? src : dst, n);
         return cudaErrorInvalidValue;
     }
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
     err = before_write(s, r, st);
@@ -596,7 +629,7 @@ int tdm_session_memset(tdm_session *s, uint64_t dst, uint8_t value, uint64_t n, 
         log_bad_range(s, "memset", dst, n);
         return cudaErrorInvalidValue;
     }
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
     err = before_write(s, r, st);
@@ -742,10 +775,10 @@ int tdm_session_launch(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 bl
         return cudaErrorInvalidValue;
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
         return cudaErrorInvalidConfiguration;
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
-    err = HOOK_ERR(s, before_launch, &f->params, params, st->bs);
+    err = tdm_session_capturing(s, st) ? 0 : HOOK_ERR(s, before_launch, &f->params, params, st->bs);
     return err ? err : ops(s)->launch(be(s), f->bf, grid, block, shared_mem, st->bs, params, params_len);
 }
 
@@ -793,6 +826,9 @@ static void release_all(tdm_session *s)
     void *obj;
     tdm_range r;
 
+    /* Graphs first: a capture ends on its stream, and a graph may hold
+     * module references. */
+    tdm_session_graphs_release(s);
     while ((obj = tdm_handles_pop(&s->events, NULL))) {
         ops(s)->event_destroy(be(s), ((tdm_event_entry *)obj)->ev);
         free(obj);
@@ -847,6 +883,9 @@ void tdm_session_destroy(tdm_session *s)
     tdm_handles_release(&s->events);
     tdm_handles_release(&s->modules);
     tdm_handles_release(&s->funcs);
+    tdm_handles_release(&s->graphs);
+    tdm_handles_release(&s->graph_execs);
+    free(s->captures);
     tdm_range_map_release(&s->ranges);
     atomic_fetch_sub(&s->srv->live_sessions, 1);
     free(s);

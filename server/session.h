@@ -75,6 +75,11 @@ typedef struct tdm_session {
     int deferred_err;
     struct tdm_shm_guest *shm;       /* the guest's shared region (shm transport); NULL over TCP */
     void *hook_state;                /* the session hooks' own state for it (session_hooks.h) */
+    /* ---- graphs (issue 14): session_graph.c ---- */
+    tdm_handle_table graphs, graph_execs;
+    struct tdm_capture_entry *captures; /* captures begun on its streams and not ended */
+    size_t ncaptures, captures_cap;
+    uint64_t kept_bytes;             /* host bytes kept for captured copies (bounded) */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -150,5 +155,36 @@ int tdm_session_event_elapsed(tdm_session *s, uint64_t start, uint64_t end, floa
 int tdm_session_device_synchronize(tdm_session *s);
 /* Releases every resource of the session; the session stays usable. */
 int tdm_session_reset(tdm_session *s);
+
+/* ---- graphs (issue 14): session_graph.c (docs/graphs.md) ---- */
+/* Bounds on what one session may hold. */
+#define TDM_SESSION_MAX_GRAPHS 4096        /* graphs, and executable graphs, each */
+#define TDM_SESSION_MAX_KEPT_BYTES (1ull << 30) /* captured host-to-device bytes */
+
+void tdm_session_graphs_init(tdm_session *s);
+/* Ends the session's open captures and destroys its graphs and executable
+ * graphs (before its streams go). */
+void tdm_session_graphs_release(tdm_session *s);
+/* True if st's work is being captured into a graph (cheap while the
+ * session has no capture open). */
+bool tdm_session_capturing(tdm_session *s, const tdm_stream_state *st);
+/* A copy of n bytes at src that lives as long as the graph being captured
+ * on st (a host-to-device copy captured from a buffer that dies with the
+ * call); NULL with *err set. */
+const void *tdm_session_capture_keep(tdm_session *s, tdm_stream_state *st, const void *src, uint64_t n, int *err);
+/* A host-to-device copy from memory that stays the guest's (pinned memory
+ * of its shm region): captured, it reads that memory at each launch. */
+int tdm_session_memcpy_htod_pinned(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream);
+/* Resolves a stream handle and orders it for new work (legacy rules). */
+tdm_stream_state *tdm_session_stream_for_work(tdm_session *s, uint64_t handle, int *err);
+tdm_stream_state *tdm_session_stream_state(tdm_session *s, uint64_t handle);
+
+int tdm_session_begin_capture(tdm_session *s, uint64_t stream, int mode);
+int tdm_session_end_capture(tdm_session *s, uint64_t stream, uint64_t *graph);
+int tdm_session_capture_info(tdm_session *s, uint64_t stream, int *status, uint64_t *id);
+int tdm_session_graph_destroy(tdm_session *s, uint64_t graph);
+int tdm_session_graph_instantiate(tdm_session *s, uint64_t graph, uint64_t flags, uint64_t *exec);
+int tdm_session_graph_exec_destroy(tdm_session *s, uint64_t exec);
+int tdm_session_graph_launch(tdm_session *s, uint64_t exec, uint64_t stream);
 
 #endif

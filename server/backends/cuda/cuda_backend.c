@@ -257,4 +257,12 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .memset_d8 = tdm_cuda_memset_d8,
     .launch = tdm_cuda_launch,
     .device_synchronize = cuda_device_synchronize,
+    /* ---- graphs (issue 14) ---- */
+    .stream_begin_capture = tdm_cuda_stream_begin_capture,
+    .stream_end_capture = tdm_cuda_stream_end_capture,
+    .stream_capture_info = tdm_cuda_stream_capture_info,
+    .graph_destroy = tdm_cuda_graph_destroy,
+    .graph_instantiate = tdm_cuda_graph_instantiate,
+    .graph_exec_destroy = tdm_cuda_graph_exec_destroy,
+    .graph_launch = tdm_cuda_graph_launch,
 };

@@ -110,4 +110,13 @@ int tdm_cuda_event_synchronize(tdm_backend *b, tdm_bevent *e);
 int tdm_cuda_event_query(tdm_backend *b, tdm_bevent *e);
 int tdm_cuda_event_elapsed_ms(tdm_backend *b, tdm_bevent *start, tdm_bevent *end, float *ms);
 
+/* ---- graphs (issue 14): cuda_graph.c ---- */
+int tdm_cuda_stream_begin_capture(tdm_backend *b, tdm_bstream *s, int mode);
+int tdm_cuda_stream_end_capture(tdm_backend *b, tdm_bstream *s, tdm_bgraph **out);
+int tdm_cuda_stream_capture_info(tdm_backend *b, tdm_bstream *s, int *status, uint64_t *id);
+int tdm_cuda_graph_destroy(tdm_backend *b, tdm_bgraph *g);
+int tdm_cuda_graph_instantiate(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bgexec **out);
+int tdm_cuda_graph_exec_destroy(tdm_backend *b, tdm_bgexec *x);
+int tdm_cuda_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s);
+
 #endif

@@ -28,7 +28,10 @@
     X(cuStreamCreate) X(cuStreamCreateWithPriority) X(cuStreamDestroy) X(cuStreamQuery)   \
     X(cuStreamSynchronize) X(cuStreamWaitEvent)                                           \
     X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery)                   \
-    X(cuEventSynchronize) X(cuEventElapsedTime)
+    X(cuEventSynchronize) X(cuEventElapsedTime)                                           \
+    /* ---- graphs (issue 14) ---- */                                                     \
+    X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamGetCaptureInfo)               \
+    X(cuGraphDestroy) X(cuGraphInstantiateWithFlags) X(cuGraphExecDestroy) X(cuGraphLaunch)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

@@ -26,6 +26,8 @@ typedef struct tdm_bevent tdm_bevent;
 typedef struct tdm_bmodule tdm_bmodule;
 typedef struct tdm_bfunc tdm_bfunc;
 typedef struct tdm_bmem tdm_bmem;       /* one physical allocation */
+typedef struct tdm_bgraph tdm_bgraph;   /* a graph (captured) */
+typedef struct tdm_bgexec tdm_bgexec;   /* an executable graph */
 
 #define TDM_MAX_KERNEL_PARAMS 256
 #define TDM_MAX_PARAM_BYTES 32764       /* CUDA 12.1+ kernel parameter limit */
@@ -146,6 +148,22 @@ typedef struct tdm_backend_ops {
     /* Synchronize every stream of the device: used only by the session
      * layer when it has no narrower choice (device reset). */
     int (*device_synchronize)(tdm_backend *b);
+
+    /* ---- graphs (issue 14) ---- */
+    /* Stream capture, as cuStreamBeginCapture/EndCapture: while s captures,
+     * work queued on it (and on streams that joined through an event) is
+     * recorded into a graph instead of running.  mode: a
+     * cudaStreamCaptureMode.  Synchronizing a capturing stream fails with
+     * cudaErrorStreamCaptureUnsupported and invalidates the capture, whose
+     * end then fails with cudaErrorStreamCaptureInvalidated. */
+    int (*stream_begin_capture)(tdm_backend *b, tdm_bstream *s, int mode);
+    int (*stream_end_capture)(tdm_backend *b, tdm_bstream *s, tdm_bgraph **out);
+    /* *status: a cudaStreamCaptureStatus; *id: the capture's id (0 when none). */
+    int (*stream_capture_info)(tdm_backend *b, tdm_bstream *s, int *status, uint64_t *id);
+    int (*graph_destroy)(tdm_backend *b, tdm_bgraph *g);
+    int (*graph_instantiate)(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bgexec **out);
+    int (*graph_exec_destroy)(tdm_backend *b, tdm_bgexec *x);
+    int (*graph_launch)(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

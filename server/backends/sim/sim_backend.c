@@ -110,4 +110,12 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .memset_d8 = sim_memset_d8,
     .launch = sim_launch_kernel,
     .device_synchronize = sim_device_synchronize,
+    /* ---- graphs (issue 14) ---- */
+    .stream_begin_capture = sim_stream_begin_capture,
+    .stream_end_capture = sim_stream_end_capture,
+    .stream_capture_info = sim_stream_capture_info,
+    .graph_destroy = sim_graph_destroy,
+    .graph_instantiate = sim_graph_instantiate,
+    .graph_exec_destroy = sim_graph_exec_destroy,
+    .graph_launch = sim_graph_launch,
 };

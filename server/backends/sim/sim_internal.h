@@ -99,6 +99,8 @@ struct tdm_bstream {
     uint64_t mps_gen;        /* the MPS domain's fault generation at creation */
     bool stop;               /* drain, then exit */
     struct tdm_bstream *next;
+    /* ---- graphs (issue 14) ---- */
+    struct sim_capture *capture; /* the capture its work goes to, or NULL (sim_graph.c) */
 };
 
 struct tdm_bevent {
@@ -108,6 +110,8 @@ struct tdm_bevent {
     uint64_t completed;      /* highest record that ran */
     double t_ms;             /* CLOCK_MONOTONIC when that record ran */
     struct tdm_bevent *prev, *next;
+    /* ---- graphs (issue 14) ---- */
+    struct sim_capture *capture; /* its last record was captured there (sim_graph.c) */
 };
 
 struct tdm_bmodule {
@@ -145,6 +149,8 @@ struct tdm_backend {
     tdm_bmodule *modules;    /* loaded or still referenced */
     tdm_bmem *mems;          /* mapped physical memory */
     struct sim_mps *mps;     /* the MPS domain joined (sim_mps.c), or NULL */
+    /* ---- graphs (issue 14) ---- */
+    uint64_t last_capture_id; /* ids of stream captures, as the driver's: unique per process */
 };
 
 /* The per-launch state behind sim_launch.exec. */
@@ -241,5 +247,28 @@ void sim_mps_poll_locked(tdm_backend *b, tdm_bstream *s);
 
 /* sim_device.c */
 int sim_device_info(tdm_backend *b, tdm_device_info *out);
+
+/* ---- graphs (issue 14): sim_graph.c ---- */
+int sim_stream_begin_capture(tdm_backend *b, tdm_bstream *s, int mode);
+int sim_stream_end_capture(tdm_backend *b, tdm_bstream *s, tdm_bgraph **out);
+int sim_stream_capture_info(tdm_backend *b, tdm_bstream *s, int *status, uint64_t *id);
+int sim_graph_destroy(tdm_backend *b, tdm_bgraph *g);
+int sim_graph_instantiate(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bgexec **out);
+int sim_graph_exec_destroy(tdm_backend *b, tdm_bgexec *x);
+int sim_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s);
+/* b->lock held.  If s captures, op goes into its capture instead of the
+ * queue (true: the op is the capture's now). */
+bool sim_capture_take_locked(tdm_backend *b, tdm_bstream *s, sim_op *op);
+/* b->lock held.  A synchronizing call on s: if s captures, the capture is
+ * invalidated and the call fails with cudaErrorStreamCaptureUnsupported. */
+int sim_capture_refuse_sync_locked(tdm_backend *b, tdm_bstream *s);
+/* b->lock held.  An event record on s: true if s captures (then the
+ * record is a dependency inside the graph, not an operation: e only
+ * remembers the capture, for streams that wait on it to join). */
+bool sim_capture_record_locked(tdm_backend *b, tdm_bevent *e, tdm_bstream *s);
+/* b->lock held.  A wait of s on e: 1 if capture handled it (s joined e's
+ * capture, or both are in it), 0 to queue it as usual, or a cudaError_t
+ * (negated) when it would merge two captures. */
+int sim_capture_wait_locked(tdm_backend *b, tdm_bstream *s, tdm_bevent *e);
 
 #endif

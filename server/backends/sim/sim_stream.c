@@ -136,6 +136,10 @@ uint64_t sim_enqueue(tdm_backend *b, tdm_bstream *s, sim_op *op)
 
     s = sim_stream_or_legacy(b, s);
     pthread_mutex_lock(&b->lock);
+    if (sim_capture_take_locked(b, s, op)) {   /* recorded into a graph, not run */
+        pthread_mutex_unlock(&b->lock);
+        return 0;
+    }
     op->next = NULL;
     op->seq = seq = ++s->enqueued;
     if (s->tail)
@@ -161,6 +165,10 @@ int sim_stream_synchronize(tdm_backend *b, tdm_bstream *s)
 
     s = sim_stream_or_legacy(b, s);
     pthread_mutex_lock(&b->lock);
+    if ((err = sim_capture_refuse_sync_locked(b, s))) {
+        pthread_mutex_unlock(&b->lock);
+        return err;
+    }
     sim_wait_seq_locked(b, s, s->enqueued);
     sim_mps_poll_locked(b, s);
     err = s->sticky;
@@ -175,7 +183,9 @@ int sim_stream_query(tdm_backend *b, tdm_bstream *s)
     s = sim_stream_or_legacy(b, s);
     pthread_mutex_lock(&b->lock);
     sim_mps_poll_locked(b, s);
-    err = s->head ? cudaErrorNotReady : s->sticky;
+    err = sim_capture_refuse_sync_locked(b, s);
+    if (!err)
+        err = s->head ? cudaErrorNotReady : s->sticky;
     pthread_mutex_unlock(&b->lock);
     return err;
 }

@@ -1,0 +1,148 @@
+// Stream capture: one stream forks into a second through an event, both
+// transform half of a buffer uploaded by the capture, the second joins back,
+// a kernel combines the halves and a device-to-device copy keeps the result.
+// The graph is instantiated, the graph itself destroyed, and the executable
+// graph launched several times: every launch must give the same checksum.
+// Then the capture errors a program can meet.  Output is deterministic:
+// error names and checksums only.  Usage: graph_capture [launches]
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cuda_runtime.h>
+
+#define CHECK(call)                                                                    \
+    do {                                                                               \
+        cudaError_t err_ = (call);                                                     \
+        if (err_ != cudaSuccess) {                                                     \
+            fprintf(stderr, "graph_capture: %s failed at %s:%d: %s (%s)\n", #call,     \
+                    __FILE__, __LINE__, cudaGetErrorString(err_), cudaGetErrorName(err_)); \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
+
+// The same kernels as streams_events.cu (the sim backend's twins serve both).
+__global__ void se_transform(unsigned int *x, int n, unsigned int k, unsigned int base)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        x[i] = x[i] * k + ((unsigned int)i + base);
+}
+
+__global__ void se_combine(const unsigned int *a, const unsigned int *b, unsigned int *out, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = (a[i] ^ (b[i] >> 3)) + 7u * (unsigned int)i;
+}
+
+static uint64_t checksum(const unsigned int *v, int n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < 4; k++) {
+            h ^= (v[i] >> (8 * k)) & 0xffu;
+            h *= 1099511628211ull;
+        }
+    return h;
+}
+
+static const char *status_name(cudaStreamCaptureStatus s)
+{
+    return s == cudaStreamCaptureStatusNone ? "none" : s == cudaStreamCaptureStatusActive ? "active" : "invalidated";
+}
+
+static void print_status(const char *what, cudaStream_t s)
+{
+    cudaStreamCaptureStatus st;
+    CHECK(cudaStreamIsCapturing(s, &st));
+    printf("%s: %s\n", what, status_name(st));
+}
+
+// An expected failure: its name, then the last error is cleared.
+static void expect(const char *what, cudaError_t err)
+{
+    printf("%s: %s\n", what, cudaGetErrorName(err));
+    cudaGetLastError();
+}
+
+int main(int argc, char **argv)
+{
+    const int launches = argc > 1 ? atoi(argv[1]) : 5;
+    const int n = 1 << 16, half = n / 2, threads = 256, blocks = (half + threads - 1) / threads;
+    const size_t bytes = (size_t)n * sizeof(unsigned int), half_bytes = bytes / 2;
+    unsigned int *h_in = (unsigned int *)malloc(bytes), *h_out = (unsigned int *)malloc(half_bytes);
+    unsigned int *d_buf, *d_out, *d_keep;
+    cudaStream_t s0, s1;
+    cudaEvent_t fork, join;
+    cudaGraph_t graph, bad;
+    cudaGraphExec_t exec;
+
+    if (!h_in || !h_out)
+        return 1;
+    for (int i = 0; i < n; i++)
+        h_in[i] = (unsigned int)i * 2654435761u;
+    CHECK(cudaSetDevice(0));
+    CHECK(cudaMalloc(&d_buf, bytes));
+    CHECK(cudaMalloc(&d_out, half_bytes));
+    CHECK(cudaMalloc(&d_keep, half_bytes));
+    CHECK(cudaStreamCreateWithFlags(&s0, cudaStreamNonBlocking));
+    CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    CHECK(cudaEventCreateWithFlags(&fork, cudaEventDisableTiming));
+    CHECK(cudaEventCreateWithFlags(&join, cudaEventDisableTiming));
+
+    expect("end capture of a stream not capturing", cudaStreamEndCapture(s0, &bad));
+    expect("begin capture on the legacy stream", cudaStreamBeginCapture(cudaStreamLegacy, cudaStreamCaptureModeGlobal));
+    print_status("before capture", s0);
+
+    CHECK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeGlobal));
+    print_status("origin stream", s0);
+    CHECK(cudaMemcpyAsync(d_buf, h_in, bytes, cudaMemcpyHostToDevice, s0));
+    CHECK(cudaMemsetAsync(d_out, 0, half_bytes, s0));
+    CHECK(cudaEventRecord(fork, s0));
+    CHECK(cudaStreamWaitEvent(s1, fork, 0));
+    print_status("forked stream", s1);
+    se_transform<<<blocks, threads, 0, s0>>>(d_buf, half, 3u, 1u);
+    CHECK(cudaGetLastError());
+    se_transform<<<blocks, threads, 0, s1>>>(d_buf + half, half, 5u, 2u);
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventRecord(join, s1));
+    CHECK(cudaStreamWaitEvent(s0, join, 0));
+    se_combine<<<blocks, threads, 0, s0>>>(d_buf, d_buf + half, d_out, half);
+    CHECK(cudaGetLastError());
+    CHECK(cudaMemcpyAsync(d_keep, d_out, half_bytes, cudaMemcpyDeviceToDevice, s0));
+    CHECK(cudaStreamEndCapture(s0, &graph));
+    print_status("forked stream after the end", s1);
+
+    CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    CHECK(cudaGraphDestroy(graph));   // the executable graph stands alone
+    for (int r = 0; r < launches; r++) {
+        // Spoil the results first: each launch must make them again.
+        CHECK(cudaMemsetAsync(d_buf, 0xff, bytes, s0));
+        CHECK(cudaMemsetAsync(d_keep, 0xff, half_bytes, s0));
+        CHECK(cudaGraphLaunch(exec, s0));
+        CHECK(cudaStreamSynchronize(s0));
+        CHECK(cudaMemcpy(h_out, d_keep, half_bytes, cudaMemcpyDeviceToHost));
+        printf("launch %d: checksum %016llx\n", r, (unsigned long long)checksum(h_out, half));
+    }
+    CHECK(cudaGraphExecDestroy(exec));
+
+    // Synchronizing a capturing stream fails and invalidates the capture.
+    CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+    CHECK(cudaMemsetAsync(d_out, 1, half_bytes, s1));
+    expect("synchronize a capturing stream", cudaStreamSynchronize(s1));
+    print_status("after the synchronize", s1);
+    expect("end the invalidated capture", cudaStreamEndCapture(s1, &bad));
+    print_status("after its end", s1);
+
+    CHECK(cudaEventDestroy(fork));
+    CHECK(cudaEventDestroy(join));
+    CHECK(cudaStreamDestroy(s0));
+    CHECK(cudaStreamDestroy(s1));
+    CHECK(cudaFree(d_buf));
+    CHECK(cudaFree(d_out));
+    CHECK(cudaFree(d_keep));
+    free(h_in);
+    free(h_out);
+    printf("graph_capture: done\n");
+    return 0;
+}

@@ -1,0 +1,225 @@
+/* Stream capture and executable graphs (docs/graphs.md).  Graphs live on
+ * the server as the device's own graphs; cudaGraph_t and cudaGraphExec_t
+ * values are the server's logical handles, as streams and events are.  A
+ * launch is one one-way call: the server launches its executable graph. */
+#include <string.h>
+
+#include "guest.h"
+
+static cudaStream_t per_thread(cudaStream_t s)
+{
+    return s ? s : cudaStreamPerThread;
+}
+
+/* The calling thread's capture mode (cudaThreadExchangeStreamCaptureMode).
+ * Each thread's own, as in CUDA. */
+static _Thread_local enum cudaStreamCaptureMode thread_capture_mode = cudaStreamCaptureModeGlobal;
+
+static bool capture_mode_valid(int mode)
+{
+    return mode >= cudaStreamCaptureModeGlobal && mode <= cudaStreamCaptureModeRelaxed;
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+    tdm_capture_begin_args a = { tdm_stream_id(stream), (int)mode };
+
+    return tdm_ret(tdm_call_err(TDM_STREAM_BEGIN_CAPTURE, &a));
+}
+
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+    return cudaStreamBeginCapture(per_thread(stream), mode);
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+    tdm_handle h = tdm_stream_id(stream);
+    tdm_handle_res r;
+    cudaError_t err;
+
+    if (!pGraph)
+        return tdm_ret(cudaErrorInvalidValue);
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_STREAM_END_CAPTURE, &h, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    *pGraph = err ? NULL : (cudaGraph_t)(uintptr_t)r.handle;
+    return tdm_ret(err);
+}
+
+cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+    return cudaStreamEndCapture(per_thread(stream), pGraph);
+}
+
+static cudaError_t capture_info(cudaStream_t stream, enum cudaStreamCaptureStatus *status, unsigned long long *id)
+{
+    tdm_handle h = tdm_stream_id(stream);
+    tdm_capture_info_res r;
+    cudaError_t err;
+
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_STREAM_CAPTURE_INFO, &h, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (!err) {
+        *status = (enum cudaStreamCaptureStatus)r.status;
+        if (id)
+            *id = r.id;
+    }
+    return err;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
+{
+    if (!pCaptureStatus)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(capture_info(stream, pCaptureStatus, NULL));
+}
+
+cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *pCaptureStatus)
+{
+    return cudaStreamIsCapturing(per_thread(stream), pCaptureStatus);
+}
+
+/* The capture's status and id.  The graph being built and its dependency
+ * set stay on the server: graph_out and dependencies_out are answered
+ * empty (docs/graphs.md). */
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
+                                     unsigned long long *id_out, cudaGraph_t *graph_out,
+                                     const cudaGraphNode_t **dependencies_out,
+                                     const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out)
+{
+    cudaError_t err;
+
+    if (!captureStatus_out)
+        return tdm_ret(cudaErrorInvalidValue);
+    err = capture_info(stream, captureStatus_out, id_out);
+    if (err)
+        return tdm_ret(err);
+    if (graph_out)
+        *graph_out = NULL;
+    if (dependencies_out)
+        *dependencies_out = NULL;
+    if (edgeData_out)
+        *edgeData_out = NULL;
+    if (numDependencies_out)
+        *numDependencies_out = 0;
+    return tdm_ret(cudaSuccess);
+}
+
+cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *captureStatus_out,
+                                          unsigned long long *id_out, cudaGraph_t *graph_out,
+                                          const cudaGraphNode_t **dependencies_out,
+                                          const cudaGraphEdgeData **edgeData_out, size_t *numDependencies_out)
+{
+    return cudaStreamGetCaptureInfo(per_thread(stream), captureStatus_out, id_out, graph_out, dependencies_out,
+                                    edgeData_out, numDependencies_out);
+}
+
+/* The mode only decides which calls a capture forbids on this thread; the
+ * server serves every thread's calls alike, so the guest keeps it. */
+cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
+{
+    enum cudaStreamCaptureMode old;
+
+    if (!mode || !capture_mode_valid((int)*mode))
+        return tdm_ret(cudaErrorInvalidValue);
+    old = thread_capture_mode;
+    thread_capture_mode = *mode;
+    *mode = old;
+    return tdm_ret(cudaSuccess);
+}
+
+static cudaError_t instantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
+{
+    tdm_graph_instantiate_args a = { (uint64_t)(uintptr_t)graph, flags };
+    tdm_handle_res r;
+    cudaError_t err;
+
+    if (!pGraphExec || !graph)
+        return cudaErrorInvalidValue;
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_GRAPH_INSTANTIATE, &a, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (!err)
+        *pGraphExec = (cudaGraphExec_t)(uintptr_t)r.handle;
+    return err;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
+{
+    return tdm_ret(instantiate(pGraphExec, graph, flags));
+}
+
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, unsigned long long flags)
+{
+    return tdm_ret(instantiate(pGraphExec, graph, flags));
+}
+
+cudaError_t cudaGraphInstantiateWithParams(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+                                           cudaGraphInstantiateParams *params)
+{
+    cudaError_t err;
+
+    if (!params)
+        return tdm_ret(cudaErrorInvalidValue);
+    err = instantiate(pGraphExec, graph, params->flags);
+    params->result_out = err ? cudaGraphInstantiateError : cudaGraphInstantiateSuccess;
+    params->errNode_out = NULL;
+    if (!err && (params->flags & cudaGraphInstantiateFlagUpload))
+        err = cudaGraphUpload(*pGraphExec, params->uploadStream);
+    return tdm_ret(err);
+}
+
+cudaError_t cudaGraphInstantiateWithParams_ptsz(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
+                                                cudaGraphInstantiateParams *params)
+{
+    return cudaGraphInstantiateWithParams(pGraphExec, graph, params);
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+    tdm_graph_launch_args a = { (uint64_t)(uintptr_t)graphExec, tdm_stream_id(stream) };
+
+    if (!graphExec)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(tdm_post(TDM_GRAPH_LAUNCH, &a));
+}
+
+cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+    return cudaGraphLaunch(graphExec, per_thread(stream));
+}
+
+/* Upload only moves the first launch's setup earlier; the server's graph
+ * is set up at its first launch, which gives the same results. */
+cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+    return tdm_ret(graphExec ? cudaSuccess : cudaErrorInvalidValue);
+}
+
+cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+    return cudaGraphUpload(graphExec, per_thread(stream));
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
+{
+    tdm_handle h = (uint64_t)(uintptr_t)graphExec;
+
+    if (!graphExec)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(tdm_call_err(TDM_GRAPH_EXEC_DESTROY, &h));
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph)
+{
+    tdm_handle h = (uint64_t)(uintptr_t)graph;
+
+    if (!graph)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(tdm_call_err(TDM_GRAPH_DESTROY, &h));
+}

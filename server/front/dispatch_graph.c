@@ -1,0 +1,68 @@
+/* Stream capture and graphs (docs/graphs.md): the procedures of calls.def's
+ * graphs block, handed to session_graph.c. */
+#include "dispatch.h"
+
+#include "session.h"
+#include "tandem_rpc.h"
+
+bool tdm_serve_STREAM_BEGIN_CAPTURE(void *ctx, void *args, void *res)
+{
+    tdm_capture_begin_args *a = args;
+
+    *(int *)res = tdm_session_begin_capture(ctx, a->stream, a->mode);
+    return true;
+}
+
+bool tdm_serve_STREAM_END_CAPTURE(void *ctx, void *args, void *res)
+{
+    tdm_handle_res *r = res;
+    uint64_t h = 0;
+
+    r->err = tdm_session_end_capture(ctx, *(tdm_handle *)args, &h);
+    r->handle = h;
+    return true;
+}
+
+bool tdm_serve_STREAM_CAPTURE_INFO(void *ctx, void *args, void *res)
+{
+    tdm_capture_info_res *r = res;
+    uint64_t id = 0;
+    int status = 0;
+
+    r->err = tdm_session_capture_info(ctx, *(tdm_handle *)args, &status, &id);
+    r->status = status;
+    r->id = id;
+    return true;
+}
+
+bool tdm_serve_GRAPH_INSTANTIATE(void *ctx, void *args, void *res)
+{
+    tdm_graph_instantiate_args *a = args;
+    tdm_handle_res *r = res;
+    uint64_t h = 0;
+
+    r->err = tdm_session_graph_instantiate(ctx, a->graph, a->flags, &h);
+    r->handle = h;
+    return true;
+}
+
+bool tdm_serve_GRAPH_EXEC_DESTROY(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_graph_exec_destroy(ctx, *(tdm_handle *)args);
+    return true;
+}
+
+bool tdm_serve_GRAPH_DESTROY(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_graph_destroy(ctx, *(tdm_handle *)args);
+    return true;
+}
+
+/* One-way, as a launch: its error surfaces at the next synchronizing call. */
+bool tdm_serve_GRAPH_LAUNCH(void *ctx, void *args, void *res)
+{
+    tdm_graph_launch_args *a = args;
+
+    tdm_session_defer(ctx, tdm_session_graph_launch(ctx, a->exec, a->stream));
+    return true;
+}
