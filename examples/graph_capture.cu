@@ -65,23 +65,72 @@ static void expect(const char *what, cudaError_t err)
     cudaGetLastError();
 }
 
+// The fork/join capture; k0 is the first half's factor.  verbose: say
+// what the streams' capture status is along the way.
+static cudaGraph_t capture(cudaStream_t s0, cudaStream_t s1, cudaEvent_t fork, cudaEvent_t join, unsigned int *d_buf,
+                           unsigned int *d_out, unsigned int *d_keep, const unsigned int *h_in, unsigned int k0,
+                           bool verbose)
+{
+    const int n = 1 << 16, half = n / 2, threads = 256, blocks = (half + threads - 1) / threads;
+    const size_t bytes = (size_t)n * sizeof(unsigned int), half_bytes = bytes / 2;
+    cudaGraph_t graph;
+
+    CHECK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeGlobal));
+    if (verbose)
+        print_status("origin stream", s0);
+    CHECK(cudaMemcpyAsync(d_buf, h_in, bytes, cudaMemcpyHostToDevice, s0));
+    CHECK(cudaMemsetAsync(d_out, 0, half_bytes, s0));
+    CHECK(cudaEventRecord(fork, s0));
+    CHECK(cudaStreamWaitEvent(s1, fork, 0));
+    if (verbose)
+        print_status("forked stream", s1);
+    se_transform<<<blocks, threads, 0, s0>>>(d_buf, half, k0, 1u);
+    CHECK(cudaGetLastError());
+    se_transform<<<blocks, threads, 0, s1>>>(d_buf + half, half, 5u, 2u);
+    CHECK(cudaGetLastError());
+    CHECK(cudaEventRecord(join, s1));
+    CHECK(cudaStreamWaitEvent(s0, join, 0));
+    se_combine<<<blocks, threads, 0, s0>>>(d_buf, d_buf + half, d_out, half);
+    CHECK(cudaGetLastError());
+    CHECK(cudaMemcpyAsync(d_keep, d_out, half_bytes, cudaMemcpyDeviceToDevice, s0));
+    CHECK(cudaStreamEndCapture(s0, &graph));
+    return graph;
+}
+
+// One launch of exec after spoiling every result: the checksum of what it made.
+static uint64_t launch_once(cudaGraphExec_t exec, cudaStream_t s0, unsigned int *d_buf, unsigned int *d_keep,
+                            unsigned int *h_out)
+{
+    const int n = 1 << 16, half = n / 2;
+    const size_t bytes = (size_t)n * sizeof(unsigned int), half_bytes = bytes / 2;
+
+    CHECK(cudaMemsetAsync(d_buf, 0xff, bytes, s0));
+    CHECK(cudaMemsetAsync(d_keep, 0xff, half_bytes, s0));
+    CHECK(cudaGraphLaunch(exec, s0));
+    CHECK(cudaStreamSynchronize(s0));
+    CHECK(cudaMemcpy(h_out, d_keep, half_bytes, cudaMemcpyDeviceToHost));
+    return checksum(h_out, half);
+}
+
 int main(int argc, char **argv)
 {
     const int launches = argc > 1 ? atoi(argv[1]) : 5;
-    const int n = 1 << 16, half = n / 2, threads = 256, blocks = (half + threads - 1) / threads;
+    const int n = 1 << 16;
     const size_t bytes = (size_t)n * sizeof(unsigned int), half_bytes = bytes / 2;
-    unsigned int *h_in = (unsigned int *)malloc(bytes), *h_out = (unsigned int *)malloc(half_bytes);
+    unsigned int *h_in = NULL, *h_out = (unsigned int *)malloc(half_bytes);
     unsigned int *d_buf, *d_out, *d_keep;
     cudaStream_t s0, s1;
     cudaEvent_t fork, join;
     cudaGraph_t graph, bad;
     cudaGraphExec_t exec;
 
-    if (!h_in || !h_out)
+    if (!h_out)
         return 1;
+    CHECK(cudaSetDevice(0));
+    // Pinned, as a captured upload's source should be (simpleCudaGraphs does so).
+    CHECK(cudaMallocHost(&h_in, bytes));
     for (int i = 0; i < n; i++)
         h_in[i] = (unsigned int)i * 2654435761u;
-    CHECK(cudaSetDevice(0));
     CHECK(cudaMalloc(&d_buf, bytes));
     CHECK(cudaMalloc(&d_out, half_bytes));
     CHECK(cudaMalloc(&d_keep, half_bytes));
@@ -94,36 +143,32 @@ int main(int argc, char **argv)
     expect("begin capture on the legacy stream", cudaStreamBeginCapture(cudaStreamLegacy, cudaStreamCaptureModeGlobal));
     print_status("before capture", s0);
 
-    CHECK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeGlobal));
-    print_status("origin stream", s0);
-    CHECK(cudaMemcpyAsync(d_buf, h_in, bytes, cudaMemcpyHostToDevice, s0));
-    CHECK(cudaMemsetAsync(d_out, 0, half_bytes, s0));
-    CHECK(cudaEventRecord(fork, s0));
-    CHECK(cudaStreamWaitEvent(s1, fork, 0));
-    print_status("forked stream", s1);
-    se_transform<<<blocks, threads, 0, s0>>>(d_buf, half, 3u, 1u);
-    CHECK(cudaGetLastError());
-    se_transform<<<blocks, threads, 0, s1>>>(d_buf + half, half, 5u, 2u);
-    CHECK(cudaGetLastError());
-    CHECK(cudaEventRecord(join, s1));
-    CHECK(cudaStreamWaitEvent(s0, join, 0));
-    se_combine<<<blocks, threads, 0, s0>>>(d_buf, d_buf + half, d_out, half);
-    CHECK(cudaGetLastError());
-    CHECK(cudaMemcpyAsync(d_keep, d_out, half_bytes, cudaMemcpyDeviceToDevice, s0));
-    CHECK(cudaStreamEndCapture(s0, &graph));
+    graph = capture(s0, s1, fork, join, d_buf, d_out, d_keep, h_in, 3u, true);
     print_status("forked stream after the end", s1);
 
     CHECK(cudaGraphInstantiate(&exec, graph, 0));
     CHECK(cudaGraphDestroy(graph));   // the executable graph stands alone
-    for (int r = 0; r < launches; r++) {
-        // Spoil the results first: each launch must make them again.
-        CHECK(cudaMemsetAsync(d_buf, 0xff, bytes, s0));
-        CHECK(cudaMemsetAsync(d_keep, 0xff, half_bytes, s0));
-        CHECK(cudaGraphLaunch(exec, s0));
-        CHECK(cudaStreamSynchronize(s0));
-        CHECK(cudaMemcpy(h_out, d_keep, half_bytes, cudaMemcpyDeviceToHost));
-        printf("launch %d: checksum %016llx\n", r, (unsigned long long)checksum(h_out, half));
-    }
+    for (int r = 0; r < launches; r++)
+        printf("launch %d: checksum %016llx\n", r, (unsigned long long)launch_once(exec, s0, d_buf, d_keep, h_out));
+
+    // The same topology with another factor updates the executable graph.
+    cudaGraphExecUpdateResultInfo info;
+    graph = capture(s0, s1, fork, join, d_buf, d_out, d_keep, h_in, 7u, false);
+    cudaError_t uerr = cudaGraphExecUpdate(exec, graph, &info);
+    printf("update, same topology: %s (result %d)\n", cudaGetErrorName(uerr), (int)info.result);
+    CHECK(cudaGraphDestroy(graph));
+    printf("launch after the update: checksum %016llx\n",
+           (unsigned long long)launch_once(exec, s0, d_buf, d_keep, h_out));
+    // Another topology (one memset) cannot update it; it stays as it was.
+    CHECK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeGlobal));
+    CHECK(cudaMemsetAsync(d_out, 2, half_bytes, s0));
+    CHECK(cudaStreamEndCapture(s0, &graph));
+    uerr = cudaGraphExecUpdate(exec, graph, &info);
+    printf("update, other topology: %s (result %d)\n", cudaGetErrorName(uerr), (int)info.result);
+    cudaGetLastError();
+    CHECK(cudaGraphDestroy(graph));
+    printf("launch after the refused update: checksum %016llx\n",
+           (unsigned long long)launch_once(exec, s0, d_buf, d_keep, h_out));
     CHECK(cudaGraphExecDestroy(exec));
 
     // Synchronizing a capturing stream fails and invalidates the capture.
@@ -141,7 +186,7 @@ int main(int argc, char **argv)
     CHECK(cudaFree(d_buf));
     CHECK(cudaFree(d_out));
     CHECK(cudaFree(d_keep));
-    free(h_in);
+    CHECK(cudaFreeHost(h_in));
     free(h_out);
     printf("graph_capture: done\n");
     return 0;

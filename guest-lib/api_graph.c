@@ -223,3 +223,23 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph)
         return tdm_ret(cudaErrorInvalidValue);
     return tdm_ret(tdm_call_err(TDM_GRAPH_DESTROY, &h));
 }
+
+cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
+                                cudaGraphExecUpdateResultInfo *resultInfo)
+{
+    tdm_graph_exec_update_args a = { (uint64_t)(uintptr_t)hGraphExec, (uint64_t)(uintptr_t)hGraph };
+    tdm_graph_exec_update_res r;
+    cudaError_t err;
+
+    if (!hGraphExec || !hGraph || !resultInfo)
+        return tdm_ret(cudaErrorInvalidValue);
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_GRAPH_EXEC_UPDATE, &a, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    /* The nodes stay on the server: errorNode is not named (docs/graphs.md). */
+    resultInfo->result = (enum cudaGraphExecUpdateResult)r.result;
+    resultInfo->errorNode = NULL;
+    resultInfo->errorFromNode = NULL;
+    return tdm_ret(err);
+}

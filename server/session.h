@@ -186,5 +186,7 @@ int tdm_session_graph_destroy(tdm_session *s, uint64_t graph);
 int tdm_session_graph_instantiate(tdm_session *s, uint64_t graph, uint64_t flags, uint64_t *exec);
 int tdm_session_graph_exec_destroy(tdm_session *s, uint64_t exec);
 int tdm_session_graph_launch(tdm_session *s, uint64_t exec, uint64_t stream);
+/* *result: a cudaGraphExecUpdateResult. */
+int tdm_session_graph_exec_update(tdm_session *s, uint64_t exec, uint64_t graph, int *result);
 
 #endif

@@ -296,3 +296,23 @@ void tdm_session_graphs_release(tdm_session *s)
         free(g);
     }
 }
+
+int tdm_session_graph_exec_update(tdm_session *s, uint64_t exec, uint64_t graph, int *result)
+{
+    exec_entry *x = tdm_handles_get(&s->graph_execs, exec);
+    graph_entry *g = tdm_handles_get(&s->graphs, graph);
+    int err;
+
+    *result = cudaGraphExecUpdateError;
+    if (!x || !g)
+        return cudaErrorInvalidValue;
+    err = ops(s)->graph_exec_update(be(s), x->bx, g->bg, result);
+    if (err)
+        return err;
+    /* The exec now reads what g's captured copies read. */
+    if (g->kept)
+        g->kept->refs++;
+    kept_unref(s, x->kept);
+    x->kept = g->kept;
+    return 0;
+}

@@ -66,3 +66,14 @@ bool tdm_serve_GRAPH_LAUNCH(void *ctx, void *args, void *res)
     tdm_session_defer(ctx, tdm_session_graph_launch(ctx, a->exec, a->stream));
     return true;
 }
+
+bool tdm_serve_GRAPH_EXEC_UPDATE(void *ctx, void *args, void *res)
+{
+    tdm_graph_exec_update_args *a = args;
+    tdm_graph_exec_update_res *r = res;
+    int result = 0;
+
+    r->err = tdm_session_graph_exec_update(ctx, a->exec, a->graph, &result);
+    r->result = result;
+    return true;
+}

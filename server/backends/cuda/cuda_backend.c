@@ -265,4 +265,5 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .graph_instantiate = tdm_cuda_graph_instantiate,
     .graph_exec_destroy = tdm_cuda_graph_exec_destroy,
     .graph_launch = tdm_cuda_graph_launch,
+    .graph_exec_update = tdm_cuda_graph_exec_update,
 };

@@ -118,5 +118,6 @@ int tdm_cuda_graph_destroy(tdm_backend *b, tdm_bgraph *g);
 int tdm_cuda_graph_instantiate(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bgexec **out);
 int tdm_cuda_graph_exec_destroy(tdm_backend *b, tdm_bgexec *x);
 int tdm_cuda_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s);
+int tdm_cuda_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *result);
 
 #endif

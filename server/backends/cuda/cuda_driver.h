@@ -31,7 +31,8 @@
     X(cuEventSynchronize) X(cuEventElapsedTime)                                           \
     /* ---- graphs (issue 14) ---- */                                                     \
     X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamGetCaptureInfo)               \
-    X(cuGraphDestroy) X(cuGraphInstantiateWithFlags) X(cuGraphExecDestroy) X(cuGraphLaunch)
+    X(cuGraphDestroy) X(cuGraphInstantiateWithFlags) X(cuGraphExecDestroy) X(cuGraphLaunch) \
+    X(cuGraphExecUpdate)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

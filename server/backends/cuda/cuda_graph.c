@@ -79,3 +79,17 @@ int tdm_cuda_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s)
 
     return err ? err : tdm_cuda_err(tdm_cu.cuGraphLaunch((CUgraphExec)x, tdm_cuda_stream(s)), "cuGraphLaunch");
 }
+
+int tdm_cuda_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *result)
+{
+    CUgraphExecUpdateResultInfo info = { .result = CU_GRAPH_EXEC_UPDATE_SUCCESS };
+    CUresult r;
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    r = tdm_cu.cuGraphExecUpdate((CUgraphExec)x, (CUgraph)g, &info);
+    *result = (int)info.result;   /* cudaGraphExecUpdateResult has the same values */
+    /* A refused update is an answer for the program, not a failure to log. */
+    return r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE ? tdm_cuda_map_error(r) : tdm_cuda_err(r, "cuGraphExecUpdate");
+}

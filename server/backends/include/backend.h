@@ -164,6 +164,10 @@ typedef struct tdm_backend_ops {
     int (*graph_instantiate)(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bgexec **out);
     int (*graph_exec_destroy)(tdm_backend *b, tdm_bgexec *x);
     int (*graph_launch)(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s);
+    /* cudaGraphExecUpdate: x takes g's parameters if g has x's topology;
+     * else cudaErrorGraphExecUpdateFailure with *result (a
+     * cudaGraphExecUpdateResult) saying why, and x as it was. */
+    int (*graph_exec_update)(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *result);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

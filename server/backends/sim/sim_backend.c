@@ -118,4 +118,5 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .graph_instantiate = sim_graph_instantiate,
     .graph_exec_destroy = sim_graph_exec_destroy,
     .graph_launch = sim_graph_launch,
+    .graph_exec_update = sim_graph_exec_update,
 };

@@ -250,3 +250,38 @@ int sim_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s)
     }
     return 0;
 }
+
+/* Same topology: as many ops, each of the same kind (a captured graph is
+ * a chain), a launch of the same kernel. */
+int sim_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *result)
+{
+    const sim_op *a, *n;
+    sim_oplist *old;
+    size_t na = 0, nn = 0;
+
+    /* As the driver: the node count first, then each node. */
+    for (a = x->ops->head; a; a = a->next)
+        na++;
+    for (n = g->ops->head; n; n = n->next)
+        nn++;
+    if (na != nn) {
+        *result = cudaGraphExecUpdateErrorTopologyChanged;
+        return cudaErrorGraphExecUpdateFailure;
+    }
+    *result = cudaGraphExecUpdateSuccess;
+    for (a = x->ops->head, n = g->ops->head; a && n; a = a->next, n = n->next) {
+        if (a->kind != n->kind)
+            *result = cudaGraphExecUpdateErrorNodeTypeChanged;
+        else if (a->kind == SIM_OP_LAUNCH && a->func != n->func)
+            *result = cudaGraphExecUpdateErrorFunctionChanged;
+        if (*result != cudaGraphExecUpdateSuccess)
+            return cudaErrorGraphExecUpdateFailure;
+    }
+    pthread_mutex_lock(&b->lock);
+    g->ops->refs++;
+    pthread_mutex_unlock(&b->lock);
+    old = x->ops;
+    x->ops = g->ops;
+    oplist_unref(b, old);
+    return 0;
+}

@@ -256,6 +256,7 @@ int sim_graph_destroy(tdm_backend *b, tdm_bgraph *g);
 int sim_graph_instantiate(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bgexec **out);
 int sim_graph_exec_destroy(tdm_backend *b, tdm_bgexec *x);
 int sim_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s);
+int sim_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *result);
 /* b->lock held.  If s captures, op goes into its capture instead of the
  * queue (true: the op is the capture's now). */
 bool sim_capture_take_locked(tdm_backend *b, tdm_bstream *s, sim_op *op);
