@@ -2,6 +2,7 @@
  * the server as the device's own graphs; cudaGraph_t and cudaGraphExec_t
  * values are the server's logical handles, as streams and events are.  A
  * launch is one one-way call: the server launches its executable graph. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "guest.h"
@@ -241,5 +242,191 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
     resultInfo->result = (enum cudaGraphExecUpdateResult)r.result;
     resultInfo->errorNode = NULL;
     resultInfo->errorFromNode = NULL;
+    return tdm_ret(err);
+}
+
+/* ---- explicit construction ---- */
+
+cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
+{
+    tdm_handle_res r;
+    u_int f = flags;
+    cudaError_t err;
+
+    if (!pGraph)
+        return tdm_ret(cudaErrorInvalidValue);
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_GRAPH_CREATE, &f, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (!err)
+        *pGraph = (cudaGraph_t)(uintptr_t)r.handle;
+    return tdm_ret(err);
+}
+
+/* Sends a node to add; a->kind and its fields are the caller's. */
+static cudaError_t add_node(cudaGraphNode_t *pNode, cudaGraph_t graph, const cudaGraphNode_t *deps, size_t ndeps,
+                            tdm_graph_add_node_args *a)
+{
+    tdm_handle_res r;
+    cudaError_t err;
+
+    if (!pNode || !graph || (ndeps && !deps))
+        return cudaErrorInvalidValue;
+    if (ndeps > TDM_MAX_GRAPH_DEPS)
+        return cudaErrorInvalidValue;
+    a->graph = (uint64_t)(uintptr_t)graph;
+    /* cudaGraphNode_t values are the server's node handles. */
+    a->deps.deps_val = (tdm_handle *)(uintptr_t)deps;
+    a->deps.deps_len = (u_int)ndeps;
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_GRAPH_ADD_NODE, a, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (!err)
+        *pNode = (cudaGraphNode_t)(uintptr_t)r.handle;
+    return err;
+}
+
+cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                  size_t numDependencies)
+{
+    tdm_graph_add_node_args a;
+
+    memset(&a, 0, sizeof(a));
+    a.kind = cudaGraphNodeTypeEmpty;
+    return tdm_ret(add_node(pGraphNode, graph, pDependencies, numDependencies, &a));
+}
+
+cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                   size_t numDependencies, const struct cudaKernelNodeParams *p)
+{
+    tdm_graph_add_node_args a;
+    tdm_function *f;
+    cudaError_t err;
+    char *buf;
+
+    if (!p)
+        return tdm_ret(cudaErrorInvalidValue);
+    if (p->extra)   /* the packed-buffer form: its layout is the program's, not ours to read */
+        return tdm_ret(tdm_unsupported("cudaGraphAddKernelNode with kernelParams in extra"));
+    if (!(f = tdm_function_for_host(p->func, &err)))
+        return tdm_ret(err);
+    if (f->nparams && !p->kernelParams)
+        return tdm_ret(cudaErrorInvalidValue);
+    if (!(buf = malloc(f->params_len ? f->params_len : 1)))
+        return tdm_ret(cudaErrorMemoryAllocation);
+    tdm_pack_params(f, p->kernelParams, buf);
+    memset(&a, 0, sizeof(a));
+    a.kind = cudaGraphNodeTypeKernel;
+    a.func = f->handle;
+    a.grid = (tdm_xdim3){ p->gridDim.x, p->gridDim.y, p->gridDim.z };
+    a.block = (tdm_xdim3){ p->blockDim.x, p->blockDim.y, p->blockDim.z };
+    a.shared_mem = p->sharedMemBytes;
+    a.params.params_val = buf;
+    a.params.params_len = f->params_len;
+    err = add_node(pGraphNode, graph, pDependencies, numDependencies, &a);
+    free(buf);
+    return tdm_ret(err);
+}
+
+/* One byte of an element of `size` bytes, when every byte of it is the same;
+ * -1 when the pattern needs wider writes. */
+static int memset_byte(unsigned value, unsigned size)
+{
+    uint8_t b = (uint8_t)value;
+
+    for (unsigned i = 1; i < size; i++)
+        if ((uint8_t)(value >> (8 * i)) != b)
+            return -1;
+    return b;
+}
+
+cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                   size_t numDependencies, const struct cudaMemsetParams *p)
+{
+    tdm_graph_add_node_args a;
+    int byte;
+
+    if (!p || !p->width || !p->height ||
+        (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4))
+        return tdm_ret(cudaErrorInvalidValue);
+    byte = memset_byte(p->value, p->elementSize);
+    /* A pitched 2D memset or a multi-byte pattern: not remoted yet (docs/graphs.md). */
+    if (p->height != 1 || byte < 0)
+        return tdm_ret(tdm_unsupported("cudaGraphAddMemsetNode with a 2D extent or a multi-byte pattern"));
+    memset(&a, 0, sizeof(a));
+    a.kind = cudaGraphNodeTypeMemset;
+    a.dst = (uint64_t)(uintptr_t)p->dst;
+    a.size = (uint64_t)p->width * p->elementSize;
+    a.value = (unsigned)byte;
+    return tdm_ret(add_node(pGraphNode, graph, pDependencies, numDependencies, &a));
+}
+
+cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                     const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst,
+                                     const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    tdm_graph_add_node_args a;
+    bool src_dev, dst_dev;
+
+    if (!dst || !src || !count)
+        return tdm_ret(cudaErrorInvalidValue);
+    src_dev = tdm_allocs_is_device(src);
+    dst_dev = tdm_allocs_is_device(dst);
+    if (kind == cudaMemcpyDefault)
+        kind = src_dev ? (dst_dev ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)
+                       : (dst_dev ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
+    if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice)
+        return tdm_ret(kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost
+                           ? tdm_unsupported("cudaGraphAddMemcpyNode1D into host memory")
+                           : cudaErrorInvalidMemcpyDirection);
+    if (count > TDM_MAX_CHUNK && kind == cudaMemcpyHostToDevice)
+        return tdm_ret(tdm_unsupported("cudaGraphAddMemcpyNode1D of more than 8 MiB from the host"));
+    memset(&a, 0, sizeof(a));
+    a.kind = cudaGraphNodeTypeMemcpy;
+    a.dst = (uint64_t)(uintptr_t)dst;
+    a.size = count;
+    if (kind == cudaMemcpyHostToDevice) {
+        /* The bytes of now travel with the node (docs/graphs.md). */
+        a.data.data_val = (char *)(uintptr_t)src;
+        a.data.data_len = (u_int)count;
+    } else {
+        a.src = (uint64_t)(uintptr_t)src;
+    }
+    return tdm_ret(add_node(pGraphNode, graph, pDependencies, numDependencies, &a));
+}
+
+cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to,
+                                     const cudaGraphEdgeData *edgeData, size_t numDependencies)
+{
+    tdm_graph_deps_args a;
+
+    if (!graph || (numDependencies && (!from || !to)) || numDependencies > TDM_MAX_GRAPH_DEPS)
+        return tdm_ret(cudaErrorInvalidValue);
+    if (edgeData)   /* programmatic edges: not remoted yet (docs/graphs.md) */
+        return tdm_ret(tdm_unsupported("cudaGraphAddDependencies with edge data"));
+    a.graph = (uint64_t)(uintptr_t)graph;
+    a.from.from_val = (tdm_handle *)(uintptr_t)from;
+    a.from.from_len = (u_int)numDependencies;
+    a.to.to_val = (tdm_handle *)(uintptr_t)to;
+    a.to.to_len = (u_int)numDependencies;
+    return tdm_ret(tdm_call_err(TDM_GRAPH_ADD_DEPENDENCIES, &a));
+}
+
+cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType)
+{
+    tdm_handle h = (uint64_t)(uintptr_t)node;
+    tdm_flags_res r;
+    cudaError_t err;
+
+    if (!node || !pType)
+        return tdm_ret(cudaErrorInvalidValue);
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_GRAPH_NODE_GET_TYPE, &h, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (!err)
+        *pType = (enum cudaGraphNodeType)r.flags;
     return tdm_ret(err);
 }

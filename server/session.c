@@ -503,7 +503,7 @@ uint64_t tdm_session_range_dev(const tdm_range *r)
 
 /* The range holding all of [addr, addr+n) and the device address of addr
  * (addr itself except in a variable a standby reloaded); NULL if none. */
-static const tdm_range *resolve(tdm_session *s, uint64_t addr, uint64_t n, uint64_t *dev)
+const tdm_range *tdm_session_resolve(tdm_session *s, uint64_t addr, uint64_t n, uint64_t *dev)
 {
     const tdm_range *r = tdm_range_map_find(&s->ranges, addr);
 
@@ -539,7 +539,7 @@ static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint6
 
     if (n == 0)
         return 0;
-    if (!(r = resolve(s, dst, n, &dev))) {
+    if (!(r = tdm_session_resolve(s, dst, n, &dev))) {
         log_bad_range(s, "memcpy destination", dst, n);
         return cudaErrorInvalidValue;
     }
@@ -582,7 +582,7 @@ int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n,
 
     if (n == 0)
         return tdm_session_sync_result(s, 0);
-    if (!resolve(s, src, n, &dev)) {
+    if (!tdm_session_resolve(s, src, n, &dev)) {
         log_bad_range(s, "memcpy source", src, n);
         return cudaErrorInvalidValue;
     }
@@ -604,8 +604,8 @@ int tdm_session_memcpy_dtod(tdm_session *s, uint64_t dst, uint64_t src, uint64_t
 
     if (n == 0)
         return 0;
-    r = resolve(s, dst, n, &ddev);
-    if (!r || !resolve(s, src, n, &sdev)) {
+    r = tdm_session_resolve(s, dst, n, &ddev);
+    if (!r || !tdm_session_resolve(s, src, n, &sdev)) {
         log_bad_range(s, "device-to-device copy", r ? src : dst, n);
         return cudaErrorInvalidValue;
     }
@@ -625,7 +625,7 @@ int tdm_session_memset(tdm_session *s, uint64_t dst, uint8_t value, uint64_t n, 
 
     if (n == 0)
         return 0;
-    if (!(r = resolve(s, dst, n, &dev))) {
+    if (!(r = tdm_session_resolve(s, dst, n, &dev))) {
         log_bad_range(s, "memset", dst, n);
         return cudaErrorInvalidValue;
     }
@@ -885,6 +885,7 @@ void tdm_session_destroy(tdm_session *s)
     tdm_handles_release(&s->funcs);
     tdm_handles_release(&s->graphs);
     tdm_handles_release(&s->graph_execs);
+    tdm_handles_release(&s->graph_nodes);
     free(s->captures);
     tdm_range_map_release(&s->ranges);
     atomic_fetch_sub(&s->srv->live_sessions, 1);

@@ -76,7 +76,7 @@ typedef struct tdm_session {
     struct tdm_shm_guest *shm;       /* the guest's shared region (shm transport); NULL over TCP */
     void *hook_state;                /* the session hooks' own state for it (session_hooks.h) */
     /* ---- graphs (issue 14): session_graph.c ---- */
-    tdm_handle_table graphs, graph_execs;
+    tdm_handle_table graphs, graph_execs, graph_nodes;
     struct tdm_capture_entry *captures; /* captures begun on its streams and not ended */
     size_t ncaptures, captures_cap;
     uint64_t kept_bytes;             /* host bytes kept for captured copies (bounded) */
@@ -160,6 +160,7 @@ int tdm_session_reset(tdm_session *s);
 /* Bounds on what one session may hold. */
 #define TDM_SESSION_MAX_GRAPHS 4096        /* graphs, and executable graphs, each */
 #define TDM_SESSION_MAX_KEPT_BYTES (1ull << 30) /* captured host-to-device bytes */
+#define TDM_SESSION_MAX_GRAPH_NODES 65536   /* nodes added node by node */
 
 void tdm_session_graphs_init(tdm_session *s);
 /* Ends the session's open captures and destroys its graphs and executable
@@ -188,5 +189,28 @@ int tdm_session_graph_exec_destroy(tdm_session *s, uint64_t exec);
 int tdm_session_graph_launch(tdm_session *s, uint64_t exec, uint64_t stream);
 /* *result: a cudaGraphExecUpdateResult. */
 int tdm_session_graph_exec_update(tdm_session *s, uint64_t exec, uint64_t graph, int *result);
+/* The range of the session's memory holding [addr, addr+n), with the device
+ * address of addr in *dev; NULL if none does. */
+const tdm_range *tdm_session_resolve(tdm_session *s, uint64_t addr, uint64_t n, uint64_t *dev);
+
+/* A node to add (explicit construction): type is a cudaGraphNodeType. */
+typedef struct tdm_node_request {
+    int type;
+    uint64_t func;               /* kernel */
+    tdm_dim3 grid, block;
+    uint32_t shared_mem;
+    const void *params;
+    uint32_t params_len;
+    uint64_t dst, src, n;        /* memcpy (src unused when host is set), memset */
+    const void *host;            /* memcpy: the bytes of a host-to-device copy */
+    uint8_t value;               /* memset */
+} tdm_node_request;
+
+int tdm_session_graph_create(tdm_session *s, unsigned flags, uint64_t *graph);
+int tdm_session_graph_add_node(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps,
+                               const tdm_node_request *req, uint64_t *node);
+int tdm_session_graph_add_dependencies(tdm_session *s, uint64_t graph, const uint64_t *from, const uint64_t *to,
+                                       uint32_t n);
+int tdm_session_graph_node_type(tdm_session *s, uint64_t node, int *type);
 
 #endif

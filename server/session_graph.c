@@ -13,7 +13,7 @@
 #include "grow.h"
 #include "log.h"
 
-enum { TAG_GRAPH = 0x47, TAG_GRAPH_EXEC = 0x58 };
+enum { TAG_GRAPH = 0x47, TAG_GRAPH_EXEC = 0x58, TAG_GRAPH_NODE = 0x4e };
 
 /* Host bytes that captured copies read at each launch: shared by the graph
  * and every executable graph made from it, freed with the last of them. */
@@ -36,6 +36,13 @@ typedef struct graph_entry {
     tdm_kept_bytes *kept;
 } graph_entry;
 
+/* A node added node by node (captured graphs' nodes have no handles). */
+typedef struct node_entry {
+    uint64_t graph;
+    tdm_bgnode *bn;
+    int type;                /* cudaGraphNodeType */
+} node_entry;
+
 typedef struct exec_entry {
     tdm_bgexec *bx;
     tdm_kept_bytes *kept;
@@ -55,6 +62,7 @@ void tdm_session_graphs_init(tdm_session *s)
 {
     tdm_handles_init(&s->graphs, TAG_GRAPH);
     tdm_handles_init(&s->graph_execs, TAG_GRAPH_EXEC);
+    tdm_handles_init(&s->graph_nodes, TAG_GRAPH_NODE);
 }
 
 static void kept_unref(tdm_session *s, tdm_kept_bytes *k)
@@ -92,31 +100,36 @@ static tdm_capture_entry *capture_find(tdm_session *s, uint64_t id)
     return NULL;
 }
 
-const void *tdm_session_capture_keep(tdm_session *s, tdm_stream_state *st, const void *src, uint64_t n, int *err)
+/* A copy of [src, +n) kept in *kp (made on first use); NULL with *err. */
+static const void *kept_add(tdm_session *s, tdm_kept_bytes **kp, const void *src, uint64_t n, int *err)
 {
-    tdm_capture_entry *c = capture_find(s, capture_id(s, st));
     void *copy;
 
-    *err = cudaErrorStreamCaptureInvalidated;
-    if (!c)
-        return NULL;
     *err = cudaErrorMemoryAllocation;
     if (n > TDM_SESSION_MAX_KEPT_BYTES - s->kept_bytes) {
         tdm_log_session(s->id, "captured host-to-device copies would keep more than %llu bytes",
                         (unsigned long long)TDM_SESSION_MAX_KEPT_BYTES);
         return NULL;
     }
-    if (!c->kept && !(c->kept = calloc(1, sizeof(*c->kept))))
+    if (!*kp && !(*kp = calloc(1, sizeof(**kp))))
         return NULL;
-    c->kept->refs = c->kept->refs ? c->kept->refs : 1;
-    if (tdm_grow(&c->kept->v, &c->kept->cap, c->kept->n + 1, sizeof(void *), 8) != 0 || !(copy = malloc(n)))
+    (*kp)->refs = (*kp)->refs ? (*kp)->refs : 1;
+    if (tdm_grow(&(*kp)->v, &(*kp)->cap, (*kp)->n + 1, sizeof(void *), 8) != 0 || !(copy = malloc(n ? n : 1)))
         return NULL;
     memcpy(copy, src, n);
-    c->kept->v[c->kept->n++] = copy;
-    c->kept->bytes += n;
+    (*kp)->v[(*kp)->n++] = copy;
+    (*kp)->bytes += n;
     s->kept_bytes += n;
     *err = 0;
     return copy;
+}
+
+const void *tdm_session_capture_keep(tdm_session *s, tdm_stream_state *st, const void *src, uint64_t n, int *err)
+{
+    tdm_capture_entry *c = capture_find(s, capture_id(s, st));
+
+    *err = cudaErrorStreamCaptureInvalidated;
+    return c ? kept_add(s, &c->kept, src, n, err) : NULL;
 }
 
 int tdm_session_begin_capture(tdm_session *s, uint64_t stream, int mode)
@@ -202,6 +215,33 @@ int tdm_session_capture_info(tdm_session *s, uint64_t stream, int *status, uint6
     return ops(s)->stream_capture_info(be(s), st->bs, status, id);
 }
 
+typedef struct nodes_of_ctx {
+    uint64_t graph;
+    uint64_t *ids;
+    size_t n;
+} nodes_of_ctx;
+
+static void collect_node(void *obj, uint64_t id, void *arg)
+{
+    nodes_of_ctx *c = arg;
+
+    if (((node_entry *)obj)->graph == c->graph)
+        c->ids[c->n++] = id;
+}
+
+/* Forgets the node handles of a graph going away. */
+static void drop_nodes(tdm_session *s, uint64_t graph)
+{
+    nodes_of_ctx c = { graph, NULL, 0 };
+
+    if (!s->graph_nodes.live || !(c.ids = malloc(s->graph_nodes.live * sizeof(*c.ids))))
+        return;
+    tdm_handles_each(&s->graph_nodes, collect_node, &c);
+    for (size_t i = 0; i < c.n; i++)
+        free(tdm_handles_remove(&s->graph_nodes, c.ids[i]));
+    free(c.ids);
+}
+
 int tdm_session_graph_destroy(tdm_session *s, uint64_t graph)
 {
     graph_entry *g = tdm_handles_remove(&s->graphs, graph);
@@ -209,6 +249,7 @@ int tdm_session_graph_destroy(tdm_session *s, uint64_t graph)
 
     if (!g)
         return cudaErrorInvalidValue;     /* as cudaGraphDestroy of a bad graph */
+    drop_nodes(s, graph);
     err = ops(s)->graph_destroy(be(s), g->bg);
     kept_unref(s, g->kept);
     free(g);
@@ -289,6 +330,8 @@ void tdm_session_graphs_release(tdm_session *s)
     }
     while ((obj = tdm_handles_pop(&s->graph_execs, NULL)))
         exec_free(s, obj);
+    while ((obj = tdm_handles_pop(&s->graph_nodes, NULL)))
+        free(obj);
     while ((obj = tdm_handles_pop(&s->graphs, NULL))) {
         graph_entry *g = obj;
         ops(s)->graph_destroy(be(s), g->bg);
@@ -314,5 +357,150 @@ int tdm_session_graph_exec_update(tdm_session *s, uint64_t exec, uint64_t graph,
         g->kept->refs++;
     kept_unref(s, x->kept);
     x->kept = g->kept;
+    return 0;
+}
+
+/* ---- explicit construction ---- */
+
+int tdm_session_graph_create(tdm_session *s, unsigned flags, uint64_t *graph)
+{
+    tdm_bgraph *bg = NULL;
+    graph_entry *g;
+    int err;
+
+    if (flags)
+        return cudaErrorInvalidValue;     /* "must be 0", as cudaGraphCreate says */
+    if (s->graphs.live >= TDM_SESSION_MAX_GRAPHS)
+        return cudaErrorMemoryAllocation;
+    err = ops(s)->graph_create(be(s), &bg);
+    if (err)
+        return err;
+    if ((g = calloc(1, sizeof(*g)))) {
+        g->bg = bg;
+        if ((*graph = tdm_handles_add(&s->graphs, g)))
+            return 0;
+    }
+    free(g);
+    ops(s)->graph_destroy(be(s), bg);
+    return cudaErrorMemoryAllocation;
+}
+
+/* The backend nodes behind n node handles, all of `graph`; false if one is
+ * not (out has room for n). */
+static bool nodes_of(tdm_session *s, uint64_t graph, const uint64_t *ids, uint32_t n, tdm_bgnode **out)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        node_entry *e = tdm_handles_get(&s->graph_nodes, ids[i]);
+        if (!e || e->graph != graph)
+            return false;
+        out[i] = e->bn;
+    }
+    return true;
+}
+
+/* Checks what the guest asks a node to do and fills the backend's
+ * description (device addresses resolved, bytes kept with the graph). */
+static int describe_node(tdm_session *s, graph_entry *g, const tdm_node_request *q, tdm_gnode_desc *d)
+{
+    const tdm_func_entry *f;
+    uint64_t dev, sdev;
+    int err;
+
+    memset(d, 0, sizeof(*d));
+    switch (q->type) {
+    case cudaGraphNodeTypeEmpty:
+        d->kind = TDM_GNODE_EMPTY;
+        return 0;
+    case cudaGraphNodeTypeKernel:
+        if (!(f = tdm_session_func(s, q->func)))
+            return cudaErrorInvalidDeviceFunction;
+        if (q->params_len != f->params_len)
+            return cudaErrorInvalidValue;
+        if (!q->grid.x || !q->grid.y || !q->grid.z || !q->block.x || !q->block.y || !q->block.z)
+            return cudaErrorInvalidConfiguration;
+        *d = (tdm_gnode_desc){ .kind = TDM_GNODE_KERNEL, .func = f->bf, .grid = q->grid, .block = q->block,
+                               .shared_mem = q->shared_mem, .params = q->params, .params_len = q->params_len };
+        return 0;
+    case cudaGraphNodeTypeMemcpy:
+        if (!q->n || !tdm_session_resolve(s, q->dst, q->n, &dev) ||
+            (!q->host && !tdm_session_resolve(s, q->src, q->n, &sdev)))
+            return cudaErrorInvalidValue;
+        if (!q->host) {
+            *d = (tdm_gnode_desc){ .kind = TDM_GNODE_COPY_DTOD, .dst = dev, .src = sdev, .n = q->n };
+            return 0;
+        }
+        *d = (tdm_gnode_desc){ .kind = TDM_GNODE_COPY_HTOD, .dst = dev, .n = q->n };
+        if (q->n > TDM_SESSION_MAX_KEPT_BYTES - s->kept_bytes)
+            return cudaErrorMemoryAllocation;
+        d->host = kept_add(s, &g->kept, q->host, q->n, &err);
+        return d->host ? 0 : err;
+    case cudaGraphNodeTypeMemset:
+        if (!q->n || !tdm_session_resolve(s, q->dst, q->n, &dev))
+            return cudaErrorInvalidValue;
+        *d = (tdm_gnode_desc){ .kind = TDM_GNODE_MEMSET, .dst = dev, .n = q->n, .value = q->value };
+        return 0;
+    default:
+        return cudaErrorInvalidValue;
+    }
+}
+
+int tdm_session_graph_add_node(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps,
+                               const tdm_node_request *req, uint64_t *node)
+{
+    graph_entry *g = tdm_handles_get(&s->graphs, graph);
+    tdm_bgnode **bdeps = NULL, *bn = NULL;
+    tdm_gnode_desc d;
+    node_entry *e = NULL;
+    int err;
+
+    if (!g)
+        return cudaErrorInvalidValue;
+    if (s->graph_nodes.live >= TDM_SESSION_MAX_GRAPH_NODES)
+        return cudaErrorMemoryAllocation;
+    if (ndeps && !(bdeps = malloc(ndeps * sizeof(*bdeps))))
+        return cudaErrorMemoryAllocation;
+    err = nodes_of(s, graph, deps, ndeps, bdeps) ? describe_node(s, g, req, &d) : cudaErrorInvalidValue;
+    if (!err)
+        err = ops(s)->graph_add_node(be(s), g->bg, &d, bdeps, ndeps, &bn);
+    free(bdeps);
+    if (err)
+        return err;
+    /* The backend's node stays in the graph even if no handle can name it. */
+    if (!(e = malloc(sizeof(*e))))
+        return cudaErrorMemoryAllocation;
+    *e = (node_entry){ graph, bn, req->type };
+    if (!(*node = tdm_handles_add(&s->graph_nodes, e))) {
+        free(e);
+        return cudaErrorMemoryAllocation;
+    }
+    return 0;
+}
+
+int tdm_session_graph_add_dependencies(tdm_session *s, uint64_t graph, const uint64_t *from, const uint64_t *to,
+                                       uint32_t n)
+{
+    graph_entry *g = tdm_handles_get(&s->graphs, graph);
+    tdm_bgnode **b = NULL;
+    int err = cudaErrorInvalidValue;
+
+    if (!g)
+        return cudaErrorInvalidValue;
+    if (!n)
+        return 0;
+    if (!(b = malloc(2 * (size_t)n * sizeof(*b))))
+        return cudaErrorMemoryAllocation;
+    if (nodes_of(s, graph, from, n, b) && nodes_of(s, graph, to, n, b + n))
+        err = ops(s)->graph_add_dependencies(be(s), g->bg, b, b + n, n);
+    free(b);
+    return err;
+}
+
+int tdm_session_graph_node_type(tdm_session *s, uint64_t node, int *type)
+{
+    node_entry *e = tdm_handles_get(&s->graph_nodes, node);
+
+    if (!e)
+        return cudaErrorInvalidValue;
+    *type = e->type;
     return 0;
 }

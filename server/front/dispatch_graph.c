@@ -2,6 +2,8 @@
  * graphs block, handed to session_graph.c. */
 #include "dispatch.h"
 
+#include <driver_types.h>
+
 #include "session.h"
 #include "tandem_rpc.h"
 
@@ -75,5 +77,61 @@ bool tdm_serve_GRAPH_EXEC_UPDATE(void *ctx, void *args, void *res)
 
     r->err = tdm_session_graph_exec_update(ctx, a->exec, a->graph, &result);
     r->result = result;
+    return true;
+}
+
+bool tdm_serve_GRAPH_CREATE(void *ctx, void *args, void *res)
+{
+    tdm_handle_res *r = res;
+    uint64_t h = 0;
+
+    r->err = tdm_session_graph_create(ctx, *(tdm_u32 *)args, &h);
+    r->handle = h;
+    return true;
+}
+
+bool tdm_serve_GRAPH_ADD_NODE(void *ctx, void *args, void *res)
+{
+    tdm_graph_add_node_args *a = args;
+    tdm_handle_res *r = res;
+    tdm_node_request q = {
+        .type = a->kind,
+        .func = a->func,
+        .grid = { a->grid.x, a->grid.y, a->grid.z },
+        .block = { a->block.x, a->block.y, a->block.z },
+        .shared_mem = a->shared_mem,
+        .params = a->params.params_val,
+        .params_len = a->params.params_len,
+        .dst = a->dst,
+        .src = a->src,
+        .n = a->data.data_len ? a->data.data_len : a->size,
+        .host = a->data.data_len ? a->data.data_val : NULL,
+        .value = (uint8_t)a->value,
+    };
+    uint64_t h = 0;
+
+    r->err = tdm_session_graph_add_node(ctx, a->graph, a->deps.deps_val, a->deps.deps_len, &q, &h);
+    r->handle = h;
+    return true;
+}
+
+bool tdm_serve_GRAPH_ADD_DEPENDENCIES(void *ctx, void *args, void *res)
+{
+    tdm_graph_deps_args *a = args;
+
+    *(int *)res = a->from.from_len != a->to.to_len
+                      ? cudaErrorInvalidValue
+                      : tdm_session_graph_add_dependencies(ctx, a->graph, a->from.from_val, a->to.to_val,
+                                                           a->from.from_len);
+    return true;
+}
+
+bool tdm_serve_GRAPH_NODE_GET_TYPE(void *ctx, void *args, void *res)
+{
+    tdm_flags_res *r = res;
+    int type = 0;
+
+    r->err = tdm_session_graph_node_type(ctx, *(tdm_handle *)args, &type);
+    r->flags = (unsigned)type;
     return true;
 }

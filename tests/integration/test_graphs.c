@@ -3,7 +3,8 @@
  * the server as one graph, over TCP and shm, against a host reference; the
  * capture errors a program can meet; an executable graph updated from a
  * new capture of the same shape, and not from another shape; forged and
- * stale graph handles refused; and a session that makes a graph is
+ * stale graph handles refused; a graph built node by node (graph_explicit);
+ * and a session that makes a graph is
  * no longer protected by its standby while one without graphs stays so. */
 #include <criterion/criterion.h>
 #include <driver_types.h>
@@ -95,6 +96,39 @@ Test(graphs_shm, capture_across_two_streams_replays_identically, .init = up, .fi
 {
     expect_capture_replays(srv.shm_endpoint);
     cr_expect(th_server_log_has(&srv, "opened by shm:"), "the session did not go over shm; see %s", srv.log);
+}
+
+/* A graph built node by node (graph_explicit): the same computation, so the
+ * same checksum, whatever order the independent nodes run in. */
+static void expect_explicit_graph(const char *endpoint)
+{
+    const char *argv[] = { th_example("graph_explicit"), "3", NULL };
+    th_result *r = calloc(1, sizeof(*r));
+    unsigned long long sum = (unsigned long long)reference_checksum(3u);
+    char want[1024];
+
+    cr_assert(r);
+    snprintf(want, sizeof(want),
+             "node upload: type %d\nnode memset: type %d\nnode transform: type %d\nnode empty: type %d\n"
+             "node combine: type %d\nnode keep: type %d\n"
+             "launch 0: checksum %016llx\nlaunch 1: checksum %016llx\nlaunch 2: checksum %016llx\n"
+             "graph_explicit: done\n",
+             cudaGraphNodeTypeMemcpy, cudaGraphNodeTypeMemset, cudaGraphNodeTypeKernel, cudaGraphNodeTypeEmpty,
+             cudaGraphNodeTypeKernel, cudaGraphNodeTypeMemcpy, sum, sum, sum);
+    th_run_guest(endpoint, argv, 120, r);
+    cr_assert_eq(r->status, 0, "graph_explicit (%s) exited %d:\n%s%s", endpoint, r->status, r->out, r->err);
+    cr_expect_str_eq(r->out, want, "graph_explicit (%s) printed\n%s\nexpected\n%s", endpoint, r->out, want);
+    free(r);
+}
+
+Test(graphs, explicit_graph_replays_identically, .init = up, .fini = down)
+{
+    expect_explicit_graph(srv.endpoint);
+}
+
+Test(graphs_shm, explicit_graph_replays_identically, .init = up, .fini = down)
+{
+    expect_explicit_graph(srv.shm_endpoint);
 }
 
 /* A session without graphs keeps its standby; the first capture ends

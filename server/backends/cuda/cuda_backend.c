@@ -266,4 +266,7 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .graph_exec_destroy = tdm_cuda_graph_exec_destroy,
     .graph_launch = tdm_cuda_graph_launch,
     .graph_exec_update = tdm_cuda_graph_exec_update,
+    .graph_create = tdm_cuda_graph_create,
+    .graph_add_node = tdm_cuda_graph_add_node,
+    .graph_add_dependencies = tdm_cuda_graph_add_dependencies,
 };

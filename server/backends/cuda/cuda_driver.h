@@ -32,7 +32,8 @@
     /* ---- graphs (issue 14) ---- */                                                     \
     X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamGetCaptureInfo)               \
     X(cuGraphDestroy) X(cuGraphInstantiateWithFlags) X(cuGraphExecDestroy) X(cuGraphLaunch) \
-    X(cuGraphExecUpdate)
+    X(cuGraphExecUpdate) X(cuGraphCreate) X(cuGraphAddEmptyNode) X(cuGraphAddKernelNode)          \
+    X(cuGraphAddMemcpyNode) X(cuGraphAddMemsetNode) X(cuGraphAddDependencies)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

@@ -93,3 +93,95 @@ int tdm_cuda_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int
     /* A refused update is an answer for the program, not a failure to log. */
     return r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE ? tdm_cuda_map_error(r) : tdm_cuda_err(r, "cuGraphExecUpdate");
 }
+
+/* ---- explicit construction ---- */
+
+int tdm_cuda_graph_create(tdm_backend *b, tdm_bgraph **out)
+{
+    CUgraph g = NULL;
+    int err = tdm_cuda_enter(b);
+
+    *out = NULL;
+    if (err)
+        return err;
+    err = tdm_cuda_err(tdm_cu.cuGraphCreate(&g, 0), "cuGraphCreate");
+    if (!err)
+        *out = (tdm_bgraph *)g;
+    return err;
+}
+
+static CUresult add_kernel(CUgraphNode *n, CUgraph g, const CUgraphNode *deps, size_t ndeps, const tdm_gnode_desc *d)
+{
+    const tdm_param_info *p = tdm_cuda_func_params(d->func);
+    void *args[TDM_MAX_KERNEL_PARAMS];
+    CUDA_KERNEL_NODE_PARAMS kp = {
+        .func = tdm_cuda_func_handle(d->func),
+        .gridDimX = d->grid.x, .gridDimY = d->grid.y, .gridDimZ = d->grid.z,
+        .blockDimX = d->block.x, .blockDimY = d->block.y, .blockDimZ = d->block.z,
+        .sharedMemBytes = d->shared_mem,
+        .kernelParams = p->count ? args : NULL,
+    };
+
+    /* The driver copies each argument when the node is made, as a launch does. */
+    for (uint32_t i = 0; i < p->count; i++)
+        args[i] = (void *)((uintptr_t)d->params + p->offset[i]);
+    return tdm_cu.cuGraphAddKernelNode(n, g, deps, ndeps, &kp);
+}
+
+int tdm_cuda_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc *d, tdm_bgnode *const *deps,
+                            size_t ndeps, tdm_bgnode **out)
+{
+    const CUgraphNode *cdeps = (const CUgraphNode *)deps;
+    CUgraph cg = (CUgraph)g;
+    CUgraphNode n = NULL;
+    CUresult r = CUDA_ERROR_INVALID_VALUE;
+    int err = tdm_cuda_enter(b);
+
+    *out = NULL;
+    if (err)
+        return err;
+    switch (d->kind) {
+    case TDM_GNODE_EMPTY:
+        r = tdm_cu.cuGraphAddEmptyNode(&n, cg, cdeps, ndeps);
+        break;
+    case TDM_GNODE_KERNEL:
+        r = add_kernel(&n, cg, cdeps, ndeps, d);
+        break;
+    case TDM_GNODE_COPY_HTOD:
+    case TDM_GNODE_COPY_DTOD: {
+        CUDA_MEMCPY3D c = {
+            .srcMemoryType = d->kind == TDM_GNODE_COPY_HTOD ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE,
+            .srcHost = d->host,
+            .srcDevice = d->src,
+            .dstMemoryType = CU_MEMORYTYPE_DEVICE,
+            .dstDevice = d->dst,
+            .WidthInBytes = d->n,
+            .Height = 1,
+            .Depth = 1,
+        };
+        r = tdm_cu.cuGraphAddMemcpyNode(&n, cg, cdeps, ndeps, &c, b->ctx);
+        break;
+    }
+    case TDM_GNODE_MEMSET: {
+        CUDA_MEMSET_NODE_PARAMS m = { .dst = d->dst, .value = d->value, .elementSize = 1, .width = d->n, .height = 1 };
+        r = tdm_cu.cuGraphAddMemsetNode(&n, cg, cdeps, ndeps, &m, b->ctx);
+        break;
+    }
+    }
+    err = tdm_cuda_err(r, "cuGraphAdd*Node");
+    if (!err)
+        *out = (tdm_bgnode *)n;
+    return err;
+}
+
+int tdm_cuda_graph_add_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                                    size_t n)
+{
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    return tdm_cuda_err(tdm_cu.cuGraphAddDependencies((CUgraph)g, (const CUgraphNode *)from, (const CUgraphNode *)to,
+                                                      NULL, n),
+                        "cuGraphAddDependencies");
+}

@@ -119,4 +119,7 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .graph_exec_destroy = sim_graph_exec_destroy,
     .graph_launch = sim_graph_launch,
     .graph_exec_update = sim_graph_exec_update,
+    .graph_create = sim_graph_create,
+    .graph_add_node = sim_graph_add_node,
+    .graph_add_dependencies = sim_graph_add_dependencies,
 };

@@ -1,15 +1,18 @@
 /* Stream capture and graphs on the simulated GPU.
  *
- * A capture is a list of the operations its streams were given, in the
- * order the server issued them.  That order already respects every
- * dependency of the capture (a stream that joins through an event only
- * gets its work after the record), so a graph replays its list in order on
- * the launch stream: a valid topological order of the graph CUDA would
- * have built, with less concurrency.  Event records inside a capture are
- * dependencies, not work, so they leave no operation behind. */
+ * A graph is a set of nodes (an operation each, none for an empty node)
+ * with their dependencies.  A capture is a list of the operations its
+ * streams were given, in the order the server issued them; that order
+ * already respects every dependency of the capture (a stream that joins
+ * through an event only gets its work after the record), so a captured
+ * graph is a chain of nodes in that order.  Instantiation puts the nodes
+ * in a topological order, and a launch replays that order on the launch
+ * stream: the graph CUDA would run, with less concurrency.  Event records
+ * inside a capture are dependencies, not work: they leave no node. */
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "sim_internal.h"
 
 typedef struct sim_capture {
@@ -26,8 +29,16 @@ typedef struct sim_oplist {
     sim_op *head;
 } sim_oplist;
 
+struct tdm_bgnode {
+    sim_op *op;              /* NULL: an empty node */
+    struct tdm_bgnode **deps;
+    size_t ndeps, depcap;
+    size_t mark;             /* topological sort: 0 unseen, 1 in progress, 2 done */
+};
+
 struct tdm_bgraph {
-    sim_oplist *ops;
+    tdm_bgnode **nodes;
+    size_t n, cap;
 };
 
 struct tdm_bgexec {
@@ -110,11 +121,43 @@ static void ops_free_locked(tdm_backend *b, sim_op *op)
     }
 }
 
+/* b->lock held (or g not yet shared).  Adds a node running op (owned by
+ * the node from then on; NULL: empty) after deps. */
+static int node_add_locked(tdm_bgraph *g, sim_op *op, tdm_bgnode *const *deps, size_t ndeps)
+{
+    tdm_bgnode *nd = calloc(1, sizeof(*nd));
+
+    if (!nd || tdm_grow(&g->nodes, &g->cap, g->n + 1, sizeof(*g->nodes), 16) != 0 ||
+        (ndeps && tdm_grow(&nd->deps, &nd->depcap, ndeps, sizeof(*nd->deps), 4) != 0)) {
+        if (nd)
+            free(nd->deps);
+        free(nd);
+        return cudaErrorMemoryAllocation;
+    }
+    if (ndeps)
+        memcpy(nd->deps, deps, ndeps * sizeof(*deps));
+    nd->ndeps = ndeps;
+    nd->op = op;
+    g->nodes[g->n++] = nd;
+    return 0;
+}
+
+static void graph_free_locked(tdm_backend *b, tdm_bgraph *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        if (g->nodes[i]->op)
+            sim_op_free_locked(b, g->nodes[i]->op);
+        free(g->nodes[i]->deps);
+        free(g->nodes[i]);
+    }
+    free(g->nodes);
+    free(g);
+}
+
 int sim_stream_end_capture(tdm_backend *b, tdm_bstream *s, tdm_bgraph **out)
 {
     sim_capture *c;
     tdm_bgraph *g = NULL;
-    sim_oplist *l = NULL;
     int err = 0;
 
     *out = NULL;
@@ -135,20 +178,26 @@ int sim_stream_end_capture(tdm_backend *b, tdm_bstream *s, tdm_bgraph **out)
     for (tdm_bevent *e = b->events; e; e = e->next)
         if (e->capture == c)
             e->capture = NULL;
-    if (c->invalidated) {
+    if (c->invalidated)
         err = cudaErrorStreamCaptureInvalidated;
-    } else if (!(g = calloc(1, sizeof(*g))) || !(l = calloc(1, sizeof(*l)))) {
+    else if (!(g = calloc(1, sizeof(*g))))
         err = cudaErrorMemoryAllocation;
-    } else {
-        l->refs = 1;
-        l->head = c->head;
-        c->head = NULL;
-        g->ops = l;
-        *out = g;
+    /* The captured ops become a chain of nodes, each after the one before. */
+    while (!err && c->head) {
+        sim_op *op = c->head;
+        tdm_bgnode *prev = g->n ? g->nodes[g->n - 1] : NULL;
+        c->head = op->next;
+        op->next = NULL;
+        err = node_add_locked(g, op, prev ? &prev : NULL, prev ? 1 : 0);
+        if (err)
+            c->head = op;        /* still ours to free */
     }
     if (err) {
-        free(g);
+        if (g)
+            graph_free_locked(b, g);
         ops_free_locked(b, c->head);
+    } else {
+        *out = g;
     }
     free(c);
 out:
@@ -179,21 +228,75 @@ static void oplist_unref(tdm_backend *b, sim_oplist *l)
 
 int sim_graph_destroy(tdm_backend *b, tdm_bgraph *g)
 {
-    oplist_unref(b, g->ops);
-    free(g);
+    pthread_mutex_lock(&b->lock);
+    graph_free_locked(b, g);
+    pthread_mutex_unlock(&b->lock);
+    return 0;
+}
+
+static sim_op *op_clone(tdm_backend *b, const sim_op *op);
+
+/* Depth-first: nd after everything it depends on.  A cycle is an
+ * invalid graph, as cuGraphInstantiate says. */
+static int topo_visit(tdm_backend *b, tdm_bgnode *nd, sim_op ***tail)
+{
+    if (nd->mark == 2)
+        return 0;
+    if (nd->mark == 1)
+        return cudaErrorInvalidValue;
+    nd->mark = 1;
+    for (size_t i = 0; i < nd->ndeps; i++) {
+        int err = topo_visit(b, nd->deps[i], tail);
+        if (err)
+            return err;
+    }
+    nd->mark = 2;
+    if (nd->op) {
+        sim_op *c = op_clone(b, nd->op);
+        if (!c)
+            return cudaErrorMemoryAllocation;
+        **tail = c;
+        *tail = &c->next;
+    }
+    return 0;
+}
+
+/* The operations of g in a topological order, copied: an executable graph
+ * stands apart from the graph it came from, as in CUDA. */
+static int graph_oplist(tdm_backend *b, tdm_bgraph *g, sim_oplist **out)
+{
+    sim_oplist *l = calloc(1, sizeof(*l));
+    sim_op **tail;
+    int err = 0;
+
+    if (!l)
+        return cudaErrorMemoryAllocation;
+    l->refs = 1;
+    tail = &l->head;
+    for (size_t i = 0; i < g->n; i++)
+        g->nodes[i]->mark = 0;
+    for (size_t i = 0; i < g->n && !err; i++)
+        err = topo_visit(b, g->nodes[i], &tail);
+    if (err) {
+        oplist_unref(b, l);
+        return err;
+    }
+    *out = l;
     return 0;
 }
 
 int sim_graph_instantiate(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bgexec **out)
 {
     tdm_bgexec *x = calloc(1, sizeof(*x));
+    int err;
 
     if (!x)
         return cudaErrorMemoryAllocation;
-    pthread_mutex_lock(&b->lock);
-    g->ops->refs++;
-    pthread_mutex_unlock(&b->lock);
-    x->ops = g->ops;
+    err = graph_oplist(b, g, &x->ops);
+    if (err) {
+        free(x);
+        return err;
+    }
     *out = x;
     return 0;
 }
@@ -256,32 +359,82 @@ int sim_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s)
 int sim_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *result)
 {
     const sim_op *a, *n;
-    sim_oplist *old;
+    sim_oplist *old, *l;
     size_t na = 0, nn = 0;
+    int err = graph_oplist(b, g, &l);
 
+    *result = cudaGraphExecUpdateError;
+    if (err)
+        return err;
     /* As the driver: the node count first, then each node. */
     for (a = x->ops->head; a; a = a->next)
         na++;
-    for (n = g->ops->head; n; n = n->next)
+    for (n = l->head; n; n = n->next)
         nn++;
-    if (na != nn) {
-        *result = cudaGraphExecUpdateErrorTopologyChanged;
-        return cudaErrorGraphExecUpdateFailure;
-    }
-    *result = cudaGraphExecUpdateSuccess;
-    for (a = x->ops->head, n = g->ops->head; a && n; a = a->next, n = n->next) {
+    *result = na != nn ? cudaGraphExecUpdateErrorTopologyChanged : cudaGraphExecUpdateSuccess;
+    for (a = x->ops->head, n = l->head; a && n && *result == cudaGraphExecUpdateSuccess; a = a->next, n = n->next) {
         if (a->kind != n->kind)
             *result = cudaGraphExecUpdateErrorNodeTypeChanged;
         else if (a->kind == SIM_OP_LAUNCH && a->func != n->func)
             *result = cudaGraphExecUpdateErrorFunctionChanged;
-        if (*result != cudaGraphExecUpdateSuccess)
-            return cudaErrorGraphExecUpdateFailure;
     }
-    pthread_mutex_lock(&b->lock);
-    g->ops->refs++;
-    pthread_mutex_unlock(&b->lock);
+    if (*result != cudaGraphExecUpdateSuccess) {
+        oplist_unref(b, l);
+        return cudaErrorGraphExecUpdateFailure;
+    }
     old = x->ops;
-    x->ops = g->ops;
+    x->ops = l;
     oplist_unref(b, old);
+    return 0;
+}
+
+/* ---- explicit construction ---- */
+
+int sim_graph_create(tdm_backend *b, tdm_bgraph **out)
+{
+    *out = calloc(1, sizeof(**out));
+    return *out ? 0 : cudaErrorMemoryAllocation;
+}
+
+/* The operation a node runs, owning its copies (NULL for want of memory). */
+static sim_op *op_of(tdm_backend *b, const tdm_gnode_desc *d)
+{
+    static const sim_op_kind kinds[] = { [TDM_GNODE_KERNEL] = SIM_OP_LAUNCH, [TDM_GNODE_COPY_HTOD] = SIM_OP_HTOD,
+                                         [TDM_GNODE_COPY_DTOD] = SIM_OP_DTOD, [TDM_GNODE_MEMSET] = SIM_OP_MEMSET };
+    sim_op tmp = { .kind = kinds[d->kind], .dst = d->dst, .src = d->src, .n = d->n, .value = d->value,
+                   .host = (void *)d->host, .func = d->func, .grid = d->grid, .block = d->block,
+                   .shared_mem = d->shared_mem, .params = (void *)d->params };
+
+    return op_clone(b, &tmp);
+}
+
+int sim_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc *d, tdm_bgnode *const *deps, size_t ndeps,
+                       tdm_bgnode **out)
+{
+    sim_op *op = NULL;
+    int err;
+
+    if (d->kind == TDM_GNODE_KERNEL && d->params_len != d->func->params_len)
+        return cudaErrorInvalidValue;
+    if (d->kind != TDM_GNODE_EMPTY && !(op = op_of(b, d)))
+        return cudaErrorMemoryAllocation;
+    pthread_mutex_lock(&b->lock);
+    err = node_add_locked(g, op, deps, ndeps);
+    if (err && op)
+        sim_op_free_locked(b, op);
+    pthread_mutex_unlock(&b->lock);
+    *out = err ? NULL : g->nodes[g->n - 1];
+    return err;
+}
+
+int sim_graph_add_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                               size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        tdm_bgnode *t = to[i];
+        if (tdm_grow(&t->deps, &t->depcap, t->ndeps + 1, sizeof(*t->deps), 4) != 0)
+            return cudaErrorMemoryAllocation;
+        t->deps[t->ndeps++] = from[i];
+    }
     return 0;
 }

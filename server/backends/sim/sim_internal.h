@@ -257,6 +257,11 @@ int sim_graph_instantiate(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bge
 int sim_graph_exec_destroy(tdm_backend *b, tdm_bgexec *x);
 int sim_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s);
 int sim_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *result);
+int sim_graph_create(tdm_backend *b, tdm_bgraph **out);
+int sim_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc *d, tdm_bgnode *const *deps, size_t ndeps,
+                       tdm_bgnode **out);
+int sim_graph_add_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                               size_t n);
 /* b->lock held.  If s captures, op goes into its capture instead of the
  * queue (true: the op is the capture's now). */
 bool sim_capture_take_locked(tdm_backend *b, tdm_bstream *s, sim_op *op);
