@@ -19,31 +19,7 @@
         }                                                                              \
     } while (0)
 
-// The same kernels as streams_events.cu (the sim backend's twins serve both).
-__global__ void se_transform(unsigned int *x, int n, unsigned int k, unsigned int base)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        x[i] = x[i] * k + ((unsigned int)i + base);
-}
-
-__global__ void se_combine(const unsigned int *a, const unsigned int *b, unsigned int *out, int n)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        out[i] = (a[i] ^ (b[i] >> 3)) + 7u * (unsigned int)i;
-}
-
-static uint64_t checksum(const unsigned int *v, int n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < n; i++)
-        for (int k = 0; k < 4; k++) {
-            h ^= (v[i] >> (8 * k)) & 0xffu;
-            h *= 1099511628211ull;
-        }
-    return h;
-}
+#include "graph_common.cuh"
 
 static cudaGraphNode_t add_transform(cudaGraph_t g, cudaGraphNode_t dep, unsigned int *x, int n, unsigned int k,
                                      unsigned int base, int blocks, int threads)

@@ -146,6 +146,12 @@ int tdm_session_begin_capture(tdm_session *s, uint64_t stream, int mode)
         return cudaErrorInvalidResourceHandle;
     if (tdm_grow(&s->captures, &s->captures_cap, s->ncaptures + 1, sizeof(*s->captures), 4) != 0)
         return cudaErrorMemoryAllocation;
+    /* One server process serves every tenant: a global-mode capture would
+     * forbid unsafe calls on every session's thread.  This session's calls
+     * all come from its own thread, so thread-local mode forbids exactly
+     * what global mode forbids in the guest's process (docs/graphs.md). */
+    if (mode == cudaStreamCaptureModeGlobal)
+        mode = cudaStreamCaptureModeThreadLocal;
     err = ops(s)->stream_begin_capture(be(s), st->bs, mode);
     if (err)
         return err;
