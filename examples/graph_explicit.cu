@@ -21,19 +21,43 @@
 
 #include "graph_common.cuh"
 
+// se_transform's node parameters, with the argument values they point to.
+struct transform {
+    unsigned int *x;
+    int n;
+    unsigned int k, base;
+    void *args[4];
+    cudaKernelNodeParams p;
+
+    transform(unsigned int *x_, int n_, unsigned int k_, unsigned int base_, int blocks, int threads)
+        : x(x_), n(n_), k(k_), base(base_), args{ &x, &n, &k, &base }, p()
+    {
+        p.func = (void *)se_transform;
+        p.gridDim = dim3(blocks);
+        p.blockDim = dim3(threads);
+        p.kernelParams = args;
+    }
+};
+
 static cudaGraphNode_t add_transform(cudaGraph_t g, cudaGraphNode_t dep, unsigned int *x, int n, unsigned int k,
                                      unsigned int base, int blocks, int threads)
 {
-    void *args[] = { &x, &n, &k, &base };
-    cudaKernelNodeParams p = {};
+    transform t(x, n, k, base, blocks, threads);
     cudaGraphNode_t node;
 
-    p.func = (void *)se_transform;
-    p.gridDim = dim3(blocks);
-    p.blockDim = dim3(threads);
-    p.kernelParams = args;
-    CHECK(cudaGraphAddKernelNode(&node, g, &dep, 1, &p));
+    CHECK(cudaGraphAddKernelNode(&node, g, &dep, 1, &t.p));
     return node;
+}
+
+static uint64_t launch_once(cudaGraphExec_t exec, cudaStream_t s, unsigned int *d_buf, unsigned int *d_keep,
+                            unsigned int *h_out, size_t bytes)
+{
+    CHECK(cudaMemsetAsync(d_buf, 0xff, bytes, s));
+    CHECK(cudaMemsetAsync(d_keep, 0xff, bytes / 2, s));
+    CHECK(cudaGraphLaunch(exec, s));
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaMemcpy(h_out, d_keep, bytes / 2, cudaMemcpyDeviceToHost));
+    return checksum(h_out, (int)(bytes / 2 / sizeof(unsigned int)));
 }
 
 int main(int argc, char **argv)
@@ -94,16 +118,26 @@ int main(int argc, char **argv)
     }
 
     CHECK(cudaGraphInstantiate(&exec, g, 0));
-    CHECK(cudaGraphDestroy(g));
-    for (int r = 0; r < launches; r++) {
-        CHECK(cudaMemsetAsync(d_buf, 0xff, bytes, s));
-        CHECK(cudaMemsetAsync(d_keep, 0xff, half_bytes, s));
-        CHECK(cudaGraphLaunch(exec, s));
-        CHECK(cudaStreamSynchronize(s));
-        CHECK(cudaMemcpy(h_out, d_keep, half_bytes, cudaMemcpyDeviceToHost));
-        printf("launch %d: checksum %016llx\n", r, (unsigned long long)checksum(h_out, half));
-    }
+    for (int r = 0; r < launches; r++)
+        printf("launch %d: checksum %016llx\n", r,
+               (unsigned long long)launch_once(exec, s, d_buf, d_keep, h_out, bytes));
+
+    // New parameters for the graph's node: the exec made before is not changed...
+    transform seven(d_buf, half, 7u, 1u, blocks, threads);
+    CHECK(cudaGraphKernelNodeSetParams(t0, &seven.p));
+    printf("exec after the graph's node changed: checksum %016llx\n",
+           (unsigned long long)launch_once(exec, s, d_buf, d_keep, h_out, bytes));
+    // ...an exec made now is,
+    cudaGraphExec_t exec2;
+    CHECK(cudaGraphInstantiate(&exec2, g, 0));
+    printf("new exec: checksum %016llx\n", (unsigned long long)launch_once(exec2, s, d_buf, d_keep, h_out, bytes));
+    CHECK(cudaGraphExecDestroy(exec2));
+    // and the first exec changes when its own node is given them.
+    CHECK(cudaGraphExecKernelNodeSetParams(exec, t0, &seven.p));
+    printf("exec after its node changed: checksum %016llx\n",
+           (unsigned long long)launch_once(exec, s, d_buf, d_keep, h_out, bytes));
     CHECK(cudaGraphExecDestroy(exec));
+    CHECK(cudaGraphDestroy(g));
     CHECK(cudaStreamDestroy(s));
     CHECK(cudaFree(d_buf));
     CHECK(cudaFree(d_out));

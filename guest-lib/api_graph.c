@@ -298,36 +298,90 @@ cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph
     return tdm_ret(add_node(pGraphNode, graph, pDependencies, numDependencies, &a));
 }
 
+/* A kernel node's configuration, its arguments packed as a launch's into
+ * *buf (the caller frees it). */
+typedef struct kernel_node {
+    tdm_handle func;
+    tdm_xdim3 grid, block;
+    u_int shared_mem;
+    char *buf;
+    u_int len;
+} kernel_node;
+
+static cudaError_t kernel_node_of(const struct cudaKernelNodeParams *p, kernel_node *k)
+{
+    tdm_function *f;
+    cudaError_t err;
+
+    if (!p)
+        return cudaErrorInvalidValue;
+    if (p->extra)   /* the packed-buffer form: its layout is the program's, not ours to read */
+        return tdm_unsupported("kernel node parameters given in extra");
+    if (!(f = tdm_function_for_host(p->func, &err)))
+        return err;
+    if (f->nparams && !p->kernelParams)
+        return cudaErrorInvalidValue;
+    if (!(k->buf = malloc(f->params_len ? f->params_len : 1)))
+        return cudaErrorMemoryAllocation;
+    tdm_pack_params(f, p->kernelParams, k->buf);
+    k->len = f->params_len;
+    k->func = f->handle;
+    k->grid = (tdm_xdim3){ p->gridDim.x, p->gridDim.y, p->gridDim.z };
+    k->block = (tdm_xdim3){ p->blockDim.x, p->blockDim.y, p->blockDim.z };
+    k->shared_mem = p->sharedMemBytes;
+    return cudaSuccess;
+}
+
 cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
                                    size_t numDependencies, const struct cudaKernelNodeParams *p)
 {
     tdm_graph_add_node_args a;
-    tdm_function *f;
-    cudaError_t err;
-    char *buf;
+    kernel_node k;
+    cudaError_t err = kernel_node_of(p, &k);
 
-    if (!p)
-        return tdm_ret(cudaErrorInvalidValue);
-    if (p->extra)   /* the packed-buffer form: its layout is the program's, not ours to read */
-        return tdm_ret(tdm_unsupported("cudaGraphAddKernelNode with kernelParams in extra"));
-    if (!(f = tdm_function_for_host(p->func, &err)))
+    if (err)
         return tdm_ret(err);
-    if (f->nparams && !p->kernelParams)
-        return tdm_ret(cudaErrorInvalidValue);
-    if (!(buf = malloc(f->params_len ? f->params_len : 1)))
-        return tdm_ret(cudaErrorMemoryAllocation);
-    tdm_pack_params(f, p->kernelParams, buf);
     memset(&a, 0, sizeof(a));
     a.kind = cudaGraphNodeTypeKernel;
-    a.func = f->handle;
-    a.grid = (tdm_xdim3){ p->gridDim.x, p->gridDim.y, p->gridDim.z };
-    a.block = (tdm_xdim3){ p->blockDim.x, p->blockDim.y, p->blockDim.z };
-    a.shared_mem = p->sharedMemBytes;
-    a.params.params_val = buf;
-    a.params.params_len = f->params_len;
+    a.func = k.func;
+    a.grid = k.grid;
+    a.block = k.block;
+    a.shared_mem = k.shared_mem;
+    a.params.params_val = k.buf;
+    a.params.params_len = k.len;
     err = add_node(pGraphNode, graph, pDependencies, numDependencies, &a);
-    free(buf);
+    free(k.buf);
     return tdm_ret(err);
+}
+
+static cudaError_t kernel_node_set(cudaGraphExec_t exec, cudaGraphNode_t node, const struct cudaKernelNodeParams *p)
+{
+    tdm_kernel_node_set_args a;
+    kernel_node k;
+    cudaError_t err;
+
+    if (!node)
+        return cudaErrorInvalidValue;
+    if ((err = kernel_node_of(p, &k)))
+        return err;
+    a = (tdm_kernel_node_set_args){ (uint64_t)(uintptr_t)exec, (uint64_t)(uintptr_t)node, k.func, k.grid, k.block,
+                                    k.shared_mem, { k.len, k.buf } };
+    err = tdm_call_err(TDM_GRAPH_KERNEL_NODE_SET_PARAMS, &a);
+    free(k.buf);
+    return err;
+}
+
+cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)
+{
+    return tdm_ret(kernel_node_set(NULL, node, pNodeParams));
+}
+
+cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                             const struct cudaKernelNodeParams *pNodeParams)
+{
+    if (!hGraphExec)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(kernel_node_set(hGraphExec, node, pNodeParams));
 }
 
 /* One byte of an element of `size` bytes, when every byte of it is the same;

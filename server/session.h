@@ -212,5 +212,8 @@ int tdm_session_graph_add_node(tdm_session *s, uint64_t graph, const uint64_t *d
 int tdm_session_graph_add_dependencies(tdm_session *s, uint64_t graph, const uint64_t *from, const uint64_t *to,
                                        uint32_t n);
 int tdm_session_graph_node_type(tdm_session *s, uint64_t node, int *type);
+/* New parameters (req: a kernel) for a kernel node of a graph (exec 0) or
+ * for that node in an exec made from its graph. */
+int tdm_session_kernel_node_set(tdm_session *s, uint64_t exec, uint64_t node, const tdm_node_request *req);
 
 #endif

@@ -46,6 +46,7 @@ typedef struct node_entry {
 typedef struct exec_entry {
     tdm_bgexec *bx;
     tdm_kept_bytes *kept;
+    uint64_t graph;          /* the graph it was made from: its nodes name the exec's */
 } exec_entry;
 
 static const tdm_backend_ops *ops(tdm_session *s)
@@ -280,7 +281,7 @@ int tdm_session_graph_instantiate(tdm_session *s, uint64_t graph, uint64_t flags
         ops(s)->graph_exec_destroy(be(s), bx);
         return cudaErrorMemoryAllocation;
     }
-    *x = (exec_entry){ bx, g->kept };
+    *x = (exec_entry){ bx, g->kept, graph };
     if (!(*exec = tdm_handles_add(&s->graph_execs, x))) {
         ops(s)->graph_exec_destroy(be(s), bx);
         free(x);
@@ -509,4 +510,22 @@ int tdm_session_graph_node_type(tdm_session *s, uint64_t node, int *type)
         return cudaErrorInvalidValue;
     *type = e->type;
     return 0;
+}
+
+int tdm_session_kernel_node_set(tdm_session *s, uint64_t exec, uint64_t node, const tdm_node_request *req)
+{
+    node_entry *e = tdm_handles_get(&s->graph_nodes, node);
+    exec_entry *x = exec ? tdm_handles_get(&s->graph_execs, exec) : NULL;
+    graph_entry *g;
+    tdm_gnode_desc d;
+    int err;
+
+    if (!e || e->type != cudaGraphNodeTypeKernel || req->type != cudaGraphNodeTypeKernel)
+        return cudaErrorInvalidValue;
+    if (exec && (!x || x->graph != e->graph))
+        return cudaErrorInvalidValue;
+    if (!(g = tdm_handles_get(&s->graphs, e->graph)))
+        return cudaErrorInvalidValue;
+    err = describe_node(s, g, req, &d);
+    return err ? err : ops(s)->graph_kernel_node_set(be(s), x ? x->bx : NULL, e->bn, &d);
 }

@@ -135,3 +135,20 @@ bool tdm_serve_GRAPH_NODE_GET_TYPE(void *ctx, void *args, void *res)
     r->flags = (unsigned)type;
     return true;
 }
+
+bool tdm_serve_GRAPH_KERNEL_NODE_SET_PARAMS(void *ctx, void *args, void *res)
+{
+    tdm_kernel_node_set_args *a = args;
+    tdm_node_request q = {
+        .type = cudaGraphNodeTypeKernel,
+        .func = a->func,
+        .grid = { a->grid.x, a->grid.y, a->grid.z },
+        .block = { a->block.x, a->block.y, a->block.z },
+        .shared_mem = a->shared_mem,
+        .params = a->params.params_val,
+        .params_len = a->params.params_len,
+    };
+
+    *(int *)res = tdm_session_kernel_node_set(ctx, a->exec, a->node, &q);
+    return true;
+}

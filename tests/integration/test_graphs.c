@@ -99,12 +99,14 @@ Test(graphs_shm, capture_across_two_streams_replays_identically, .init = up, .fi
 }
 
 /* A graph built node by node (graph_explicit): the same computation, so the
- * same checksum, whatever order the independent nodes run in. */
+ * same checksum, whatever order the independent nodes run in; new kernel
+ * parameters for the graph's node reach execs made after, not before, and
+ * for an exec's node that exec. */
 static void expect_explicit_graph(const char *endpoint)
 {
     const char *argv[] = { th_example("graph_explicit"), "3", NULL };
     th_result *r = calloc(1, sizeof(*r));
-    unsigned long long sum = (unsigned long long)reference_checksum(3u);
+    unsigned long long sum = (unsigned long long)reference_checksum(3u), seven = reference_checksum(7u);
     char want[1024];
 
     cr_assert(r);
@@ -112,9 +114,10 @@ static void expect_explicit_graph(const char *endpoint)
              "node upload: type %d\nnode memset: type %d\nnode transform: type %d\nnode empty: type %d\n"
              "node combine: type %d\nnode keep: type %d\n"
              "launch 0: checksum %016llx\nlaunch 1: checksum %016llx\nlaunch 2: checksum %016llx\n"
-             "graph_explicit: done\n",
+             "exec after the graph's node changed: checksum %016llx\nnew exec: checksum %016llx\n"
+             "exec after its node changed: checksum %016llx\ngraph_explicit: done\n",
              cudaGraphNodeTypeMemcpy, cudaGraphNodeTypeMemset, cudaGraphNodeTypeKernel, cudaGraphNodeTypeEmpty,
-             cudaGraphNodeTypeKernel, cudaGraphNodeTypeMemcpy, sum, sum, sum);
+             cudaGraphNodeTypeKernel, cudaGraphNodeTypeMemcpy, sum, sum, sum, sum, seven, seven);
     th_run_guest(endpoint, argv, 120, r);
     cr_assert_eq(r->status, 0, "graph_explicit (%s) exited %d:\n%s%s", endpoint, r->status, r->out, r->err);
     cr_expect_str_eq(r->out, want, "graph_explicit (%s) printed\n%s\nexpected\n%s", endpoint, r->out, want);

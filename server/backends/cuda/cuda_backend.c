@@ -269,4 +269,5 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .graph_create = tdm_cuda_graph_create,
     .graph_add_node = tdm_cuda_graph_add_node,
     .graph_add_dependencies = tdm_cuda_graph_add_dependencies,
+    .graph_kernel_node_set = tdm_cuda_graph_kernel_node_set,
 };

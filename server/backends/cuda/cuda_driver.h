@@ -33,7 +33,8 @@
     X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamGetCaptureInfo)               \
     X(cuGraphDestroy) X(cuGraphInstantiateWithFlags) X(cuGraphExecDestroy) X(cuGraphLaunch) \
     X(cuGraphExecUpdate) X(cuGraphCreate) X(cuGraphAddEmptyNode) X(cuGraphAddKernelNode)          \
-    X(cuGraphAddMemcpyNode) X(cuGraphAddMemsetNode) X(cuGraphAddDependencies)
+    X(cuGraphAddMemcpyNode) X(cuGraphAddMemsetNode) X(cuGraphAddDependencies)                  \
+    X(cuGraphKernelNodeSetParams) X(cuGraphExecKernelNodeSetParams)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

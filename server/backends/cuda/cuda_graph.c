@@ -110,10 +110,11 @@ int tdm_cuda_graph_create(tdm_backend *b, tdm_bgraph **out)
     return err;
 }
 
-static CUresult add_kernel(CUgraphNode *n, CUgraph g, const CUgraphNode *deps, size_t ndeps, const tdm_gnode_desc *d)
+/* A kernel node's parameters; args (TDM_MAX_KERNEL_PARAMS long) points
+ * into d->params, which the driver copies when it takes them, as a launch. */
+static CUDA_KERNEL_NODE_PARAMS kernel_params(const tdm_gnode_desc *d, void **args)
 {
     const tdm_param_info *p = tdm_cuda_func_params(d->func);
-    void *args[TDM_MAX_KERNEL_PARAMS];
     CUDA_KERNEL_NODE_PARAMS kp = {
         .func = tdm_cuda_func_handle(d->func),
         .gridDimX = d->grid.x, .gridDimY = d->grid.y, .gridDimZ = d->grid.z,
@@ -122,10 +123,31 @@ static CUresult add_kernel(CUgraphNode *n, CUgraph g, const CUgraphNode *deps, s
         .kernelParams = p->count ? args : NULL,
     };
 
-    /* The driver copies each argument when the node is made, as a launch does. */
     for (uint32_t i = 0; i < p->count; i++)
         args[i] = (void *)((uintptr_t)d->params + p->offset[i]);
+    return kp;
+}
+
+static CUresult add_kernel(CUgraphNode *n, CUgraph g, const CUgraphNode *deps, size_t ndeps, const tdm_gnode_desc *d)
+{
+    void *args[TDM_MAX_KERNEL_PARAMS];
+    CUDA_KERNEL_NODE_PARAMS kp = kernel_params(d, args);
+
     return tdm_cu.cuGraphAddKernelNode(n, g, deps, ndeps, &kp);
+}
+
+int tdm_cuda_graph_kernel_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d)
+{
+    void *args[TDM_MAX_KERNEL_PARAMS];
+    CUDA_KERNEL_NODE_PARAMS kp = kernel_params(d, args);
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    if (!x)
+        return tdm_cuda_err(tdm_cu.cuGraphKernelNodeSetParams((CUgraphNode)n, &kp), "cuGraphKernelNodeSetParams");
+    return tdm_cuda_err(tdm_cu.cuGraphExecKernelNodeSetParams((CUgraphExec)x, (CUgraphNode)n, &kp),
+                        "cuGraphExecKernelNodeSetParams");
 }
 
 int tdm_cuda_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc *d, tdm_bgnode *const *deps,

@@ -198,6 +198,9 @@ typedef struct tdm_backend_ops {
                           size_t ndeps, tdm_bgnode **out);
     int (*graph_add_dependencies)(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
                                   size_t n);
+    /* New parameters (d: a TDM_GNODE_KERNEL) for kernel node n of a graph
+     * (x NULL), or for its instance in x, an exec made from n's graph. */
+    int (*graph_kernel_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -122,4 +122,5 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .graph_create = sim_graph_create,
     .graph_add_node = sim_graph_add_node,
     .graph_add_dependencies = sim_graph_add_dependencies,
+    .graph_kernel_node_set = sim_graph_kernel_node_set,
 };

@@ -41,8 +41,19 @@ struct tdm_bgraph {
     size_t n, cap;
 };
 
+/* Which op of an exec's list a graph node became, for setting a node's
+ * parameters in the exec (nodes without an op are left out). */
+typedef struct sim_nodemap {
+    struct {
+        tdm_bgnode *node;
+        sim_op *op;
+    } *v;
+    size_t n, cap;
+} sim_nodemap;
+
 struct tdm_bgexec {
     sim_oplist *ops;
+    sim_nodemap map;
 };
 
 bool sim_capture_take_locked(tdm_backend *b, tdm_bstream *s, sim_op *op)
@@ -238,7 +249,7 @@ static sim_op *op_clone(tdm_backend *b, const sim_op *op);
 
 /* Depth-first: nd after everything it depends on.  A cycle is an
  * invalid graph, as cuGraphInstantiate says. */
-static int topo_visit(tdm_backend *b, tdm_bgnode *nd, sim_op ***tail)
+static int topo_visit(tdm_backend *b, tdm_bgnode *nd, sim_op ***tail, sim_nodemap *map)
 {
     if (nd->mark == 2)
         return 0;
@@ -246,7 +257,7 @@ static int topo_visit(tdm_backend *b, tdm_bgnode *nd, sim_op ***tail)
         return cudaErrorInvalidValue;
     nd->mark = 1;
     for (size_t i = 0; i < nd->ndeps; i++) {
-        int err = topo_visit(b, nd->deps[i], tail);
+        int err = topo_visit(b, nd->deps[i], tail, map);
         if (err)
             return err;
     }
@@ -257,13 +268,23 @@ static int topo_visit(tdm_backend *b, tdm_bgnode *nd, sim_op ***tail)
             return cudaErrorMemoryAllocation;
         **tail = c;
         *tail = &c->next;
+        if (tdm_grow(&map->v, &map->cap, map->n + 1, sizeof(*map->v), 16) != 0)
+            return cudaErrorMemoryAllocation;
+        map->v[map->n].node = nd;
+        map->v[map->n++].op = c;
     }
     return 0;
 }
 
 /* The operations of g in a topological order, copied: an executable graph
  * stands apart from the graph it came from, as in CUDA. */
-static int graph_oplist(tdm_backend *b, tdm_bgraph *g, sim_oplist **out)
+static void nodemap_free(sim_nodemap *m)
+{
+    free(m->v);
+    memset(m, 0, sizeof(*m));
+}
+
+static int graph_oplist(tdm_backend *b, tdm_bgraph *g, sim_oplist **out, sim_nodemap *map)
 {
     sim_oplist *l = calloc(1, sizeof(*l));
     sim_op **tail;
@@ -275,10 +296,12 @@ static int graph_oplist(tdm_backend *b, tdm_bgraph *g, sim_oplist **out)
     tail = &l->head;
     for (size_t i = 0; i < g->n; i++)
         g->nodes[i]->mark = 0;
+    memset(map, 0, sizeof(*map));
     for (size_t i = 0; i < g->n && !err; i++)
-        err = topo_visit(b, g->nodes[i], &tail);
+        err = topo_visit(b, g->nodes[i], &tail, map);
     if (err) {
         oplist_unref(b, l);
+        nodemap_free(map);
         return err;
     }
     *out = l;
@@ -292,7 +315,7 @@ int sim_graph_instantiate(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bge
 
     if (!x)
         return cudaErrorMemoryAllocation;
-    err = graph_oplist(b, g, &x->ops);
+    err = graph_oplist(b, g, &x->ops, &x->map);
     if (err) {
         free(x);
         return err;
@@ -304,6 +327,7 @@ int sim_graph_instantiate(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bge
 int sim_graph_exec_destroy(tdm_backend *b, tdm_bgexec *x)
 {
     oplist_unref(b, x->ops);
+    nodemap_free(&x->map);
     free(x);
     return 0;
 }
@@ -360,8 +384,9 @@ int sim_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *res
 {
     const sim_op *a, *n;
     sim_oplist *old, *l;
+    sim_nodemap map;
     size_t na = 0, nn = 0;
-    int err = graph_oplist(b, g, &l);
+    int err = graph_oplist(b, g, &l, &map);
 
     *result = cudaGraphExecUpdateError;
     if (err)
@@ -380,8 +405,14 @@ int sim_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *res
     }
     if (*result != cudaGraphExecUpdateSuccess) {
         oplist_unref(b, l);
+        nodemap_free(&map);
         return cudaErrorGraphExecUpdateFailure;
     }
+    /* Same shape: the exec's nodes stay those of its own graph, as in CUDA,
+     * and now run the new ops. */
+    for (size_t i = 0; i < x->map.n && i < map.n; i++)
+        x->map.v[i].op = map.v[i].op;
+    nodemap_free(&map);
     old = x->ops;
     x->ops = l;
     oplist_unref(b, old);
@@ -437,4 +468,38 @@ int sim_graph_add_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const 
         t->deps[t->ndeps++] = from[i];
     }
     return 0;
+}
+
+/* Replaces op's kernel configuration with d's (op is a launch). */
+static int set_kernel(tdm_backend *b, sim_op *op, const tdm_gnode_desc *d)
+{
+    void *params;
+
+    if (!op || op->kind != SIM_OP_LAUNCH || d->params_len != d->func->params_len)
+        return cudaErrorInvalidValue;
+    if (!(params = malloc(d->params_len ? d->params_len : 1)))
+        return cudaErrorMemoryAllocation;
+    if (d->params_len)
+        memcpy(params, d->params, d->params_len);
+    pthread_mutex_lock(&b->lock);
+    d->func->m->refs++;
+    sim_module_unref_locked(b, op->func->m);
+    pthread_mutex_unlock(&b->lock);
+    free(op->params);
+    op->params = params;
+    op->func = d->func;
+    op->grid = d->grid;
+    op->block = d->block;
+    op->shared_mem = d->shared_mem;
+    return 0;
+}
+
+int sim_graph_kernel_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d)
+{
+    if (!x)
+        return set_kernel(b, n->op, d);
+    for (size_t i = 0; i < x->map.n; i++)
+        if (x->map.v[i].node == n)
+            return set_kernel(b, x->map.v[i].op, d);
+    return cudaErrorInvalidValue;   /* not a node of the graph x came from */
 }

@@ -258,6 +258,7 @@ int sim_graph_exec_destroy(tdm_backend *b, tdm_bgexec *x);
 int sim_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s);
 int sim_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *result);
 int sim_graph_create(tdm_backend *b, tdm_bgraph **out);
+int sim_graph_kernel_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
 int sim_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc *d, tdm_bgnode *const *deps, size_t ndeps,
                        tdm_bgnode **out);
 int sim_graph_add_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
