@@ -73,21 +73,6 @@ static cudaGraph_t capture(cudaStream_t s0, cudaStream_t s1, cudaEvent_t fork, c
     return graph;
 }
 
-// One launch of exec after spoiling every result: the checksum of what it made.
-static uint64_t launch_once(cudaGraphExec_t exec, cudaStream_t s0, unsigned int *d_buf, unsigned int *d_keep,
-                            unsigned int *h_out)
-{
-    const int n = 1 << 16, half = n / 2;
-    const size_t bytes = (size_t)n * sizeof(unsigned int), half_bytes = bytes / 2;
-
-    CHECK(cudaMemsetAsync(d_buf, 0xff, bytes, s0));
-    CHECK(cudaMemsetAsync(d_keep, 0xff, half_bytes, s0));
-    CHECK(cudaGraphLaunch(exec, s0));
-    CHECK(cudaStreamSynchronize(s0));
-    CHECK(cudaMemcpy(h_out, d_keep, half_bytes, cudaMemcpyDeviceToHost));
-    return checksum(h_out, half);
-}
-
 int main(int argc, char **argv)
 {
     const int launches = argc > 1 ? atoi(argv[1]) : 5;
@@ -125,7 +110,7 @@ int main(int argc, char **argv)
     CHECK(cudaGraphInstantiate(&exec, graph, 0));
     CHECK(cudaGraphDestroy(graph));   // the executable graph stands alone
     for (int r = 0; r < launches; r++)
-        printf("launch %d: checksum %016llx\n", r, (unsigned long long)launch_once(exec, s0, d_buf, d_keep, h_out));
+        printf("launch %d: checksum %016llx\n", r, (unsigned long long)launch_once(exec, s0, d_buf, d_keep, h_out, bytes));
 
     // The same topology with another factor updates the executable graph.
     cudaGraphExecUpdateResultInfo info;
@@ -134,7 +119,7 @@ int main(int argc, char **argv)
     printf("update, same topology: %s (result %d)\n", cudaGetErrorName(uerr), (int)info.result);
     CHECK(cudaGraphDestroy(graph));
     printf("launch after the update: checksum %016llx\n",
-           (unsigned long long)launch_once(exec, s0, d_buf, d_keep, h_out));
+           (unsigned long long)launch_once(exec, s0, d_buf, d_keep, h_out, bytes));
     // Another topology (one memset) cannot update it; it stays as it was.
     CHECK(cudaStreamBeginCapture(s0, cudaStreamCaptureModeGlobal));
     CHECK(cudaMemsetAsync(d_out, 2, half_bytes, s0));
@@ -144,7 +129,7 @@ int main(int argc, char **argv)
     cudaGetLastError();
     CHECK(cudaGraphDestroy(graph));
     printf("launch after the refused update: checksum %016llx\n",
-           (unsigned long long)launch_once(exec, s0, d_buf, d_keep, h_out));
+           (unsigned long long)launch_once(exec, s0, d_buf, d_keep, h_out, bytes));
     CHECK(cudaGraphExecDestroy(exec));
 
     // Synchronizing a capturing stream fails and invalidates the capture.

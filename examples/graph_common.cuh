@@ -1,10 +1,11 @@
 // What graph_capture.cu and graph_explicit.cu share: the kernels (the same
-// as streams_events.cu, so the sim backend's twins serve all three) and the
-// checksum both print.
+// as streams_events.cu, so the sim backend's twins serve all three), the
+// checksum both print and one checked launch.  The includer defines CHECK.
 #ifndef TANDEM_EXAMPLES_GRAPH_COMMON_CUH
 #define TANDEM_EXAMPLES_GRAPH_COMMON_CUH
 
 #include <cstdint>
+#include <cuda_runtime.h>
 
 __global__ void se_transform(unsigned int *x, int n, unsigned int k, unsigned int base)
 {
@@ -29,6 +30,19 @@ static uint64_t checksum(const unsigned int *v, int n)
             h *= 1099511628211ull;
         }
     return h;
+}
+
+// One launch of exec after spoiling every result (d_buf of `bytes`, d_keep
+// of half): the checksum of what it made in d_keep.
+static uint64_t launch_once(cudaGraphExec_t exec, cudaStream_t s, unsigned int *d_buf, unsigned int *d_keep,
+                            unsigned int *h_out, size_t bytes)
+{
+    CHECK(cudaMemsetAsync(d_buf, 0xff, bytes, s));
+    CHECK(cudaMemsetAsync(d_keep, 0xff, bytes / 2, s));
+    CHECK(cudaGraphLaunch(exec, s));
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaMemcpy(h_out, d_keep, bytes / 2, cudaMemcpyDeviceToHost));
+    return checksum(h_out, (int)(bytes / 2 / sizeof(unsigned int)));
 }
 
 #endif

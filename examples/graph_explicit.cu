@@ -49,17 +49,6 @@ static cudaGraphNode_t add_transform(cudaGraph_t g, cudaGraphNode_t dep, unsigne
     return node;
 }
 
-static uint64_t launch_once(cudaGraphExec_t exec, cudaStream_t s, unsigned int *d_buf, unsigned int *d_keep,
-                            unsigned int *h_out, size_t bytes)
-{
-    CHECK(cudaMemsetAsync(d_buf, 0xff, bytes, s));
-    CHECK(cudaMemsetAsync(d_keep, 0xff, bytes / 2, s));
-    CHECK(cudaGraphLaunch(exec, s));
-    CHECK(cudaStreamSynchronize(s));
-    CHECK(cudaMemcpy(h_out, d_keep, bytes / 2, cudaMemcpyDeviceToHost));
-    return checksum(h_out, (int)(bytes / 2 / sizeof(unsigned int)));
-}
-
 int main(int argc, char **argv)
 {
     const int launches = argc > 1 ? atoi(argv[1]) : 3;

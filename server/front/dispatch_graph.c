@@ -90,26 +90,34 @@ bool tdm_serve_GRAPH_CREATE(void *ctx, void *args, void *res)
     return true;
 }
 
+/* A node request's kernel part, as both calls that carry one send it. */
+static tdm_node_request kernel_request(int type, tdm_handle func, tdm_xdim3 grid, tdm_xdim3 block,
+                                       unsigned shared_mem, const char *params, u_int params_len)
+{
+    return (tdm_node_request){
+        .type = type,
+        .func = func,
+        .grid = { grid.x, grid.y, grid.z },
+        .block = { block.x, block.y, block.z },
+        .shared_mem = shared_mem,
+        .params = params,
+        .params_len = params_len,
+    };
+}
+
 bool tdm_serve_GRAPH_ADD_NODE(void *ctx, void *args, void *res)
 {
     tdm_graph_add_node_args *a = args;
     tdm_handle_res *r = res;
-    tdm_node_request q = {
-        .type = a->kind,
-        .func = a->func,
-        .grid = { a->grid.x, a->grid.y, a->grid.z },
-        .block = { a->block.x, a->block.y, a->block.z },
-        .shared_mem = a->shared_mem,
-        .params = a->params.params_val,
-        .params_len = a->params.params_len,
-        .dst = a->dst,
-        .src = a->src,
-        .n = a->data.data_len ? a->data.data_len : a->size,
-        .host = a->data.data_len ? a->data.data_val : NULL,
-        .value = (uint8_t)a->value,
-    };
+    tdm_node_request q = kernel_request(a->kind, a->func, a->grid, a->block, a->shared_mem, a->params.params_val,
+                                        a->params.params_len);
     uint64_t h = 0;
 
+    q.dst = a->dst;
+    q.src = a->src;
+    q.n = a->data.data_len ? a->data.data_len : a->size;
+    q.host = a->data.data_len ? a->data.data_val : NULL;
+    q.value = (uint8_t)a->value;
     r->err = tdm_session_graph_add_node(ctx, a->graph, a->deps.deps_val, a->deps.deps_len, &q, &h);
     r->handle = h;
     return true;
@@ -139,15 +147,8 @@ bool tdm_serve_GRAPH_NODE_GET_TYPE(void *ctx, void *args, void *res)
 bool tdm_serve_GRAPH_KERNEL_NODE_SET_PARAMS(void *ctx, void *args, void *res)
 {
     tdm_kernel_node_set_args *a = args;
-    tdm_node_request q = {
-        .type = cudaGraphNodeTypeKernel,
-        .func = a->func,
-        .grid = { a->grid.x, a->grid.y, a->grid.z },
-        .block = { a->block.x, a->block.y, a->block.z },
-        .shared_mem = a->shared_mem,
-        .params = a->params.params_val,
-        .params_len = a->params.params_len,
-    };
+    tdm_node_request q = kernel_request(cudaGraphNodeTypeKernel, a->func, a->grid, a->block, a->shared_mem,
+                                        a->params.params_val, a->params.params_len);
 
     *(int *)res = tdm_session_kernel_node_set(ctx, a->exec, a->node, &q);
     return true;

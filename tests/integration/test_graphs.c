@@ -73,18 +73,25 @@ static void expected_output(int launches, char *out, size_t cap)
              (unsigned long long)updated);
 }
 
+/* Runs argv through Tandem at endpoint; its output must be want. */
+static void expect_output(const char *endpoint, const char *const *argv, const char *want)
+{
+    th_result *r = calloc(1, sizeof(*r));
+
+    cr_assert(r);
+    th_run_guest(endpoint, argv, 120, r);
+    cr_assert_eq(r->status, 0, "%s (%s) exited %d:\n%s%s", argv[0], endpoint, r->status, r->out, r->err);
+    cr_expect_str_eq(r->out, want, "%s (%s) printed\n%s\nexpected\n%s", argv[0], endpoint, r->out, want);
+    free(r);
+}
+
 static void expect_capture_replays(const char *endpoint)
 {
     const char *argv[] = { th_example("graph_capture"), "4", NULL };
-    th_result *r = calloc(1, sizeof(*r));
     char want[2048];
 
-    cr_assert(r);
     expected_output(4, want, sizeof(want));
-    th_run_guest(endpoint, argv, 120, r);
-    cr_assert_eq(r->status, 0, "graph_capture (%s) exited %d:\n%s%s", endpoint, r->status, r->out, r->err);
-    cr_expect_str_eq(r->out, want, "graph_capture (%s) printed\n%s\nexpected\n%s", endpoint, r->out, want);
-    free(r);
+    expect_output(endpoint, argv, want);
 }
 
 Test(graphs, capture_across_two_streams_replays_identically, .init = up, .fini = down)
@@ -105,11 +112,9 @@ Test(graphs_shm, capture_across_two_streams_replays_identically, .init = up, .fi
 static void expect_explicit_graph(const char *endpoint)
 {
     const char *argv[] = { th_example("graph_explicit"), "3", NULL };
-    th_result *r = calloc(1, sizeof(*r));
     unsigned long long sum = (unsigned long long)reference_checksum(3u), seven = reference_checksum(7u);
     char want[1024];
 
-    cr_assert(r);
     snprintf(want, sizeof(want),
              "node upload: type %d\nnode memset: type %d\nnode transform: type %d\nnode empty: type %d\n"
              "node combine: type %d\nnode keep: type %d\n"
@@ -118,10 +123,7 @@ static void expect_explicit_graph(const char *endpoint)
              "exec after its node changed: checksum %016llx\ngraph_explicit: done\n",
              cudaGraphNodeTypeMemcpy, cudaGraphNodeTypeMemset, cudaGraphNodeTypeKernel, cudaGraphNodeTypeEmpty,
              cudaGraphNodeTypeKernel, cudaGraphNodeTypeMemcpy, sum, sum, sum, sum, seven, seven);
-    th_run_guest(endpoint, argv, 120, r);
-    cr_assert_eq(r->status, 0, "graph_explicit (%s) exited %d:\n%s%s", endpoint, r->status, r->out, r->err);
-    cr_expect_str_eq(r->out, want, "graph_explicit (%s) printed\n%s\nexpected\n%s", endpoint, r->out, want);
-    free(r);
+    expect_output(endpoint, argv, want);
 }
 
 Test(graphs, explicit_graph_replays_identically, .init = up, .fini = down)
