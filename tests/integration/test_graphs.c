@@ -240,5 +240,17 @@ Test(graphs_bad_input, forged_stale_and_wrong_typed_handles_are_refused, .init =
                  "a launch of a destroyed exec reports at the next synchronizing call");
     cr_expect_eq(call_int(t, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0, "and only once");
     cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &graph.handle), 0);
+
+    /* A stream destroyed while it captures takes its capture with it; the
+     * session goes on, and captures again on another stream. */
+    cr_assert_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &begin), 0);
+    cr_expect_eq(call_int(t, TDM_STREAM_DESTROY, (xdrproc_t)xdr_tdm_handle, &stream.handle), 0);
+    cr_expect_eq(call_int(t, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0);
+    stream = call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
+    cr_assert_eq(stream.err, 0);
+    begin.stream = stream.handle;
+    cr_expect_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &begin), 0);
+    graph = call_handle(t, TDM_STREAM_END_CAPTURE, (xdrproc_t)xdr_tdm_handle, &stream.handle);
+    cr_expect_eq(graph.err, 0);
     t->ops->close(t);
 }

@@ -97,6 +97,31 @@ int sim_capture_wait_locked(tdm_backend *b, tdm_bstream *s, tdm_bevent *e)
     return s->capture == e->capture ? 1 : -cudaErrorStreamCaptureIsolation;
 }
 
+/* b->lock held.  Takes every stream and event out of capture c. */
+static void capture_detach_locked(tdm_backend *b, sim_capture *c)
+{
+    for (tdm_bstream *t = b->streams; t; t = t->next)
+        if (t->capture == c)
+            t->capture = NULL;
+    for (tdm_bevent *e = b->events; e; e = e->next)
+        if (e->capture == c)
+            e->capture = NULL;
+}
+
+static void ops_free_locked(tdm_backend *b, sim_op *op);
+
+void sim_capture_stream_gone_locked(tdm_backend *b, tdm_bstream *s)
+{
+    sim_capture *c = s->capture;
+
+    s->capture = NULL;
+    if (!c || c->origin != s)
+        return;
+    capture_detach_locked(b, c);
+    ops_free_locked(b, c->head);
+    free(c);
+}
+
 int sim_stream_begin_capture(tdm_backend *b, tdm_bstream *s, int mode)
 {
     sim_capture *c;
@@ -183,12 +208,7 @@ int sim_stream_end_capture(tdm_backend *b, tdm_bstream *s, tdm_bgraph **out)
         goto out;
     }
     /* Every stream that joined leaves the capture with it. */
-    for (tdm_bstream *t = b->streams; t; t = t->next)
-        if (t->capture == c)
-            t->capture = NULL;
-    for (tdm_bevent *e = b->events; e; e = e->next)
-        if (e->capture == c)
-            e->capture = NULL;
+    capture_detach_locked(b, c);
     if (c->invalidated)
         err = cudaErrorStreamCaptureInvalidated;
     else if (!(g = calloc(1, sizeof(*g))))

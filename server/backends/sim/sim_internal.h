@@ -273,6 +273,9 @@ int sim_capture_refuse_sync_locked(tdm_backend *b, tdm_bstream *s);
  * record is a dependency inside the graph, not an operation: e only
  * remembers the capture, for streams that wait on it to join). */
 bool sim_capture_record_locked(tdm_backend *b, tdm_bevent *e, tdm_bstream *s);
+/* b->lock held.  s is being destroyed: a capture it began ends with it
+ * (its work dropped), a capture it joined goes on without it. */
+void sim_capture_stream_gone_locked(tdm_backend *b, tdm_bstream *s);
 /* b->lock held.  A wait of s on e: 1 if capture handled it (s joined e's
  * capture, or both are in it), 0 to queue it as usual, or a cudaError_t
  * (negated) when it would merge two captures. */

@@ -102,6 +102,7 @@ int sim_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bstream 
 static void stream_free(tdm_backend *b, tdm_bstream *s)
 {
     pthread_mutex_lock(&b->lock);
+    sim_capture_stream_gone_locked(b, s);
     for (tdm_bstream **p = &b->streams; *p; p = &(*p)->next)
         if (*p == s) {
             *p = s->next;
