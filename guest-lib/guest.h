@@ -129,6 +129,9 @@ void tdm_registrations_reset(void);
 
 /* ---- launch configuration stack (launch.c) ---- */
 cudaError_t tdm_launch(tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream);
+/* Packs a kernel's arguments into the layout the server reported for it
+ * (buf has room for f->params_len bytes): a launch's, a kernel node's. */
+void tdm_pack_params(const tdm_function *f, void **args, char *buf);
 
 /* ---- copies (copy.c) ---- */
 /* async: cudaMemcpyAsync semantics (a copy from or to pinned memory may

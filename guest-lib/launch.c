@@ -37,6 +37,13 @@ cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, size_t *sh
     return cudaSuccess;
 }
 
+void tdm_pack_params(const tdm_function *f, void **args, char *buf)
+{
+    memset(buf, 0, f->params_len);
+    for (uint32_t i = 0; i < f->nparams; i++)
+        memcpy(buf + f->param_offset[i], args[i], f->param_size[i]);
+}
+
 cudaError_t tdm_launch(tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream)
 {
     return tdm_launch_as(TDM_LAUNCH, f, grid, block, args, shmem, stream);
@@ -56,9 +63,7 @@ cudaError_t tdm_launch_as(uint32_t proc, tdm_function *f, dim3 grid, dim3 block,
         return tdm_ret(cudaErrorInvalidValue);
     if (f->params_len > sizeof(small) && !(buf = malloc(f->params_len)))
         return tdm_ret(cudaErrorMemoryAllocation);
-    memset(buf, 0, f->params_len);
-    for (uint32_t i = 0; i < f->nparams; i++)
-        memcpy(buf + f->param_offset[i], args[i], f->param_size[i]);
+    tdm_pack_params(f, args, buf);
 
     memset(&a, 0, sizeof(a));
     a.func = f->handle;

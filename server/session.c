@@ -92,6 +92,7 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
     tdm_handles_init(&s->events, TAG_EVENT);
     tdm_handles_init(&s->modules, TAG_MODULE);
     tdm_handles_init(&s->funcs, TAG_FUNC);
+    tdm_session_graphs_init(s);
     /* The session's null stream is a stream of its own, not the device's
      * legacy stream, so sessions never wait for each other's work. */
     err = srv->ops->stream_create(srv->be, 0, 0, &s->null_stream.bs);
@@ -139,7 +140,7 @@ static uint64_t add_handle(tdm_session *s, tdm_handle_table *t, void *obj)
 
 /* ---- streams and legacy ordering ---- */
 
-static tdm_stream_state *stream_of(tdm_session *s, uint64_t handle)
+tdm_stream_state *tdm_session_stream_state(tdm_session *s, uint64_t handle)
 {
     if (handle == TDM_STREAM_NULL || handle == TDM_STREAM_LEGACY || handle == TDM_STREAM_PER_THREAD)
         return &s->null_stream;
@@ -159,6 +160,11 @@ static void null_waits_for(void *obj, uint64_t id, void *arg)
 
     if (oc->err || !u->blocking || u->epoch == u->epoch_seen_by_null)
         return;
+    if (tdm_session_capturing(s, u)) {
+        /* As native: the legacy stream would wait for work being captured. */
+        oc->err = cudaErrorStreamCaptureImplicit;
+        return;
+    }
     oc->err = ops(s)->event_record(be(s), u->order_ev, u->bs);
     if (!oc->err)
         oc->err = ops(s)->stream_wait_event(be(s), s->null_stream.bs, u->order_ev);
@@ -173,11 +179,18 @@ static int order_before(tdm_session *s, tdm_stream_state *st)
 {
     int err = 0;
 
+    if (tdm_session_capturing(s, st)) {
+        /* Captured work is ordered by the capture's own edges; an internal
+         * event here would be captured too (docs/graphs.md). */
+        st->epoch++;
+        return 0;
+    }
     if (st == &s->null_stream) {
         order_ctx oc = { s, 0 };
         tdm_handles_each(&s->streams, null_waits_for, &oc);
         err = oc.err;
-    } else if (st->blocking && s->null_stream.epoch != st->null_epoch_seen) {
+    } else if (st->blocking && s->null_stream.epoch != st->null_epoch_seen &&
+               !tdm_session_capturing(s, &s->null_stream)) {
         err = ops(s)->event_record(be(s), s->null_stream.order_ev, s->null_stream.bs);
         if (!err)
             err = ops(s)->stream_wait_event(be(s), st->bs, s->null_stream.order_ev);
@@ -188,9 +201,9 @@ static int order_before(tdm_session *s, tdm_stream_state *st)
 }
 
 /* Resolves a stream handle and orders it; NULL with *err set if unknown. */
-static tdm_stream_state *stream_for_work(tdm_session *s, uint64_t handle, int *err)
+tdm_stream_state *tdm_session_stream_for_work(tdm_session *s, uint64_t handle, int *err)
 {
-    tdm_stream_state *st = stream_of(s, handle);
+    tdm_stream_state *st = tdm_session_stream_state(s, handle);
 
     if (!st) {
         *err = cudaErrorInvalidResourceHandle;
@@ -257,7 +270,7 @@ int tdm_session_stream_destroy(tdm_session *s, uint64_t stream)
 
 int tdm_session_stream_synchronize(tdm_session *s, uint64_t stream)
 {
-    tdm_stream_state *st = stream_of(s, stream);
+    tdm_stream_state *st = tdm_session_stream_state(s, stream);
 
     if (!st)
         return cudaErrorInvalidResourceHandle;
@@ -266,7 +279,7 @@ int tdm_session_stream_synchronize(tdm_session *s, uint64_t stream)
 
 int tdm_session_stream_query(tdm_session *s, uint64_t stream)
 {
-    tdm_stream_state *st = stream_of(s, stream);
+    tdm_stream_state *st = tdm_session_stream_state(s, stream);
     int err;
 
     if (!st)
@@ -277,7 +290,7 @@ int tdm_session_stream_query(tdm_session *s, uint64_t stream)
 
 int tdm_session_stream_get_flags(tdm_session *s, uint64_t stream, unsigned *flags)
 {
-    tdm_stream_state *st = stream_of(s, stream);
+    tdm_stream_state *st = tdm_session_stream_state(s, stream);
 
     if (!st)
         return cudaErrorInvalidResourceHandle;
@@ -300,7 +313,7 @@ int tdm_session_stream_wait_event(tdm_session *s, uint64_t stream, uint64_t even
 
     if (!ev)
         return cudaErrorInvalidResourceHandle;
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
     return ops(s)->stream_wait_event(be(s), st->bs, ev);
@@ -355,7 +368,7 @@ int tdm_session_event_record(tdm_session *s, uint64_t event, uint64_t stream)
 
     if (!ev)
         return cudaErrorInvalidResourceHandle;
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
     return ops(s)->event_record(be(s), ev, st->bs);
@@ -495,7 +508,7 @@ uint64_t tdm_session_range_dev(const tdm_range *r)
 
 /* The range holding all of [addr, addr+n) and the device address of addr
  * (addr itself except in a variable a standby reloaded); NULL if none. */
-static const tdm_range *resolve(tdm_session *s, uint64_t addr, uint64_t n, uint64_t *dev)
+const tdm_range *tdm_session_resolve(tdm_session *s, uint64_t addr, uint64_t n, uint64_t *dev)
 {
     const tdm_range *r = tdm_range_map_find(&s->ranges, addr);
 
@@ -514,13 +527,17 @@ static void log_bad_range(tdm_session *s, const char *what, uint64_t addr, uint6
 /* Before work on st that may write r. */
 static int before_write(tdm_session *s, const tdm_range *r, tdm_stream_state *st)
 {
+    /* A shadow copy queued on a capturing stream would become part of the
+     * graph (and the session is unprotected once it captures anyway). */
+    if (tdm_session_capturing(s, st))
+        return 0;
     return HOOK_ERR(s, before_write, r, st->bs);
 }
 
 /* done, when given, is recorded on the stream after the copy: the caller
  * learns from it when src may be written again. */
 static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream, bool wait,
-                tdm_bevent *done)
+                tdm_bevent *done, bool pinned)
 {
     tdm_stream_state *st;
     const tdm_range *r;
@@ -529,13 +546,23 @@ static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint6
 
     if (n == 0)
         return 0;
-    if (!(r = resolve(s, dst, n, &dev))) {
+    if (!(r = tdm_session_resolve(s, dst, n, &dev))) {
         log_bad_range(s, "memcpy destination", dst, n);
         return cudaErrorInvalidValue;
     }
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
+    if (tdm_session_capturing(s, st)) {
+        /* The graph reads src at each launch: unless it is the guest's
+         * pinned memory, it must outlive this call (docs/graphs.md).  The
+         * bytes are copied now, so src is free again at once: no fence
+         * (which would be captured too). */
+        if (!pinned && !(src = tdm_session_capture_keep(s, st, src, n, &err)))
+            return err;
+        wait = false;
+        done = NULL;
+    }
     err = before_write(s, r, st);
     if (!err)
         err = ops(s)->memcpy_htod(be(s), dev, src, n, st->bs);
@@ -546,12 +573,17 @@ static int htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint6
 
 int tdm_session_memcpy_htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream)
 {
-    return htod(s, dst, src, n, stream, false, NULL);
+    return htod(s, dst, src, n, stream, false, NULL, false);
+}
+
+int tdm_session_memcpy_htod_pinned(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream)
+{
+    return htod(s, dst, src, n, stream, false, NULL, true);
 }
 
 int tdm_session_memcpy_htod_wait(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream)
 {
-    return htod(s, dst, src, n, stream, true, NULL);
+    return htod(s, dst, src, n, stream, true, NULL, false);
 }
 
 int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n, uint64_t stream)
@@ -562,13 +594,16 @@ int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n,
 
     if (n == 0)
         return tdm_session_sync_result(s, 0);
-    if (!resolve(s, src, n, &dev)) {
+    if (!tdm_session_resolve(s, src, n, &dev)) {
         log_bad_range(s, "memcpy source", src, n);
         return cudaErrorInvalidValue;
     }
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
+    /* The bytes go back in this reply: a graph could not deliver them. */
+    if (tdm_session_capturing(s, st))
+        return cudaErrorStreamCaptureUnsupported;
     return tdm_session_sync_result(s, ops(s)->memcpy_dtoh_sync(be(s), dst, dev, n, st->bs));
 }
 
@@ -577,7 +612,7 @@ int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n,
 int tdm_session_memcpy_htod_fenced(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream,
                                    tdm_bevent *done)
 {
-    return htod(s, dst, src, n, stream, false, done);
+    return htod(s, dst, src, n, stream, false, done, false);
 }
 
 int tdm_session_memcpy_dtoh_queue(tdm_session *s, void *dst, uint64_t src, uint64_t n, uint64_t stream,
@@ -624,12 +659,12 @@ int tdm_session_memcpy_dtod(tdm_session *s, uint64_t dst, uint64_t src, uint64_t
 
     if (n == 0)
         return 0;
-    r = resolve(s, dst, n, &ddev);
-    if (!r || !resolve(s, src, n, &sdev)) {
+    r = tdm_session_resolve(s, dst, n, &ddev);
+    if (!r || !tdm_session_resolve(s, src, n, &sdev)) {
         log_bad_range(s, "device-to-device copy", r ? src : dst, n);
         return cudaErrorInvalidValue;
     }
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
     err = before_write(s, r, st);
@@ -645,11 +680,11 @@ int tdm_session_memset(tdm_session *s, uint64_t dst, uint8_t value, uint64_t n, 
 
     if (n == 0)
         return 0;
-    if (!(r = resolve(s, dst, n, &dev))) {
+    if (!(r = tdm_session_resolve(s, dst, n, &dev))) {
         log_bad_range(s, "memset", dst, n);
         return cudaErrorInvalidValue;
     }
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
     err = before_write(s, r, st);
@@ -798,10 +833,10 @@ static int launch_with(tdm_session *s, launch_op op, uint64_t func, tdm_dim3 gri
         return cudaErrorInvalidValue;
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
         return cudaErrorInvalidConfiguration;
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
-    err = HOOK_ERR(s, before_launch, &f->params, params, st->bs);
+    err = tdm_session_capturing(s, st) ? 0 : HOOK_ERR(s, before_launch, &f->params, params, st->bs);
     return err ? err : op(be(s), f->bf, grid, block, shared_mem, st->bs, params, params_len);
 }
 
@@ -863,6 +898,9 @@ static void release_all(tdm_session *s)
     tdm_range r;
 
     tdm_session_memory_release(s);
+    /* Graphs first: a capture ends on its stream, and a graph may hold
+     * module references. */
+    tdm_session_graphs_release(s);
     while ((obj = tdm_handles_pop(&s->events, NULL))) {
         ops(s)->event_destroy(be(s), ((tdm_event_entry *)obj)->ev);
         free(obj);
@@ -926,6 +964,10 @@ void tdm_session_destroy(tdm_session *s)
     tdm_handles_release(&s->events);
     tdm_handles_release(&s->modules);
     tdm_handles_release(&s->funcs);
+    tdm_handles_release(&s->graphs);
+    tdm_handles_release(&s->graph_execs);
+    tdm_handles_release(&s->graph_nodes);
+    free(s->captures);
     tdm_range_map_release(&s->ranges);
     tdm_device_output_destroy(s->output);
     atomic_fetch_sub(&s->srv->live_sessions, 1);

@@ -91,6 +91,11 @@ typedef struct tdm_session {
     struct tdm_session_memory *memory; /* pools and stream-ordered frees (session_memory.c); NULL until used */
     /* ---- managed memory (issue 14) ---- */
     struct tdm_session_managed *managed; /* managed blocks' aliases (session_managed.c); NULL until used */
+    /* ---- graphs (issue 14): session_graph.c ---- */
+    tdm_handle_table graphs, graph_execs, graph_nodes;
+    struct tdm_capture_entry *captures; /* captures begun on its streams and not ended */
+    size_t ncaptures, captures_cap;
+    uint64_t kept_bytes;             /* host bytes kept for captured copies (bounded) */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -313,5 +318,65 @@ int tdm_session_shm_managed_map(tdm_session *s, uint64_t off, uint64_t size, uin
 void tdm_session_shm_managed_unmapping(tdm_session *s, uint64_t off, uint64_t size);
 /* Session end, after its work: every alias ends. */
 void tdm_session_managed_release(tdm_session *s);
+
+/* ---- graphs (issue 14): session_graph.c (docs/graphs.md) ---- */
+/* Bounds on what one session may hold. */
+#define TDM_SESSION_MAX_GRAPHS 4096        /* graphs, and executable graphs, each */
+#define TDM_SESSION_MAX_KEPT_BYTES (1ull << 30) /* captured host-to-device bytes */
+#define TDM_SESSION_MAX_GRAPH_NODES 65536   /* nodes added node by node */
+
+void tdm_session_graphs_init(tdm_session *s);
+/* Ends the session's open captures and destroys its graphs and executable
+ * graphs (before its streams go). */
+void tdm_session_graphs_release(tdm_session *s);
+/* True if st's work is being captured into a graph (cheap while the
+ * session has no capture open). */
+bool tdm_session_capturing(tdm_session *s, const tdm_stream_state *st);
+/* A copy of n bytes at src that lives as long as the graph being captured
+ * on st (a host-to-device copy captured from a buffer that dies with the
+ * call); NULL with *err set. */
+const void *tdm_session_capture_keep(tdm_session *s, tdm_stream_state *st, const void *src, uint64_t n, int *err);
+/* A host-to-device copy from memory that stays the guest's (pinned memory
+ * of its shm region): captured, it reads that memory at each launch. */
+int tdm_session_memcpy_htod_pinned(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream);
+/* Resolves a stream handle and orders it for new work (legacy rules). */
+tdm_stream_state *tdm_session_stream_for_work(tdm_session *s, uint64_t handle, int *err);
+tdm_stream_state *tdm_session_stream_state(tdm_session *s, uint64_t handle);
+
+int tdm_session_begin_capture(tdm_session *s, uint64_t stream, int mode);
+int tdm_session_end_capture(tdm_session *s, uint64_t stream, uint64_t *graph);
+int tdm_session_capture_info(tdm_session *s, uint64_t stream, int *status, uint64_t *id);
+int tdm_session_graph_destroy(tdm_session *s, uint64_t graph);
+int tdm_session_graph_instantiate(tdm_session *s, uint64_t graph, uint64_t flags, uint64_t *exec);
+int tdm_session_graph_exec_destroy(tdm_session *s, uint64_t exec);
+int tdm_session_graph_launch(tdm_session *s, uint64_t exec, uint64_t stream);
+/* *result: a cudaGraphExecUpdateResult. */
+int tdm_session_graph_exec_update(tdm_session *s, uint64_t exec, uint64_t graph, int *result);
+/* The range of the session's memory holding [addr, addr+n), with the device
+ * address of addr in *dev; NULL if none does. */
+const tdm_range *tdm_session_resolve(tdm_session *s, uint64_t addr, uint64_t n, uint64_t *dev);
+
+/* A node to add (explicit construction): type is a cudaGraphNodeType. */
+typedef struct tdm_node_request {
+    int type;
+    uint64_t func;               /* kernel */
+    tdm_dim3 grid, block;
+    uint32_t shared_mem;
+    const void *params;
+    uint32_t params_len;
+    uint64_t dst, src, n;        /* memcpy (src unused when host is set), memset */
+    const void *host;            /* memcpy: the bytes of a host-to-device copy */
+    uint8_t value;               /* memset */
+} tdm_node_request;
+
+int tdm_session_graph_create(tdm_session *s, unsigned flags, uint64_t *graph);
+int tdm_session_graph_add_node(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps,
+                               const tdm_node_request *req, uint64_t *node);
+int tdm_session_graph_add_dependencies(tdm_session *s, uint64_t graph, const uint64_t *from, const uint64_t *to,
+                                       uint32_t n);
+int tdm_session_graph_node_type(tdm_session *s, uint64_t node, int *type);
+/* New parameters (req: a kernel) for a kernel node of a graph (exec 0) or
+ * for that node in an exec made from its graph. */
+int tdm_session_kernel_node_set(tdm_session *s, uint64_t exec, uint64_t node, const tdm_node_request *req);
 
 #endif

@@ -45,7 +45,7 @@ bool tdm_serve_SHM_HTOD(void *ctx, void *args, void *res)
     if (!src)
         err = cudaErrorInvalidValue;
     else if (a->slot == TDM_SHM_NO_SLOT)    /* cudaMemcpyAsync from pinned memory */
-        err = tdm_session_memcpy_htod(s, a->dev, src, a->size, a->stream);
+        err = tdm_session_memcpy_htod_pinned(s, a->dev, src, a->size, a->stream);
     else                                    /* the guest reuses the bytes once told */
         err = tdm_session_memcpy_htod_wait(s, a->dev, src, a->size, a->stream);
     /* Host-to-device is one-way: its error surfaces at the next sync. */

@@ -289,4 +289,17 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     /* ---- memory models (issue 14) ---- */
     .host_map = tdm_cuda_host_map,
     .host_unmap = tdm_cuda_host_unmap,
+    /* ---- graphs (issue 14) ---- */
+    .stream_begin_capture = tdm_cuda_stream_begin_capture,
+    .stream_end_capture = tdm_cuda_stream_end_capture,
+    .stream_capture_info = tdm_cuda_stream_capture_info,
+    .graph_destroy = tdm_cuda_graph_destroy,
+    .graph_instantiate = tdm_cuda_graph_instantiate,
+    .graph_exec_destroy = tdm_cuda_graph_exec_destroy,
+    .graph_launch = tdm_cuda_graph_launch,
+    .graph_exec_update = tdm_cuda_graph_exec_update,
+    .graph_create = tdm_cuda_graph_create,
+    .graph_add_node = tdm_cuda_graph_add_node,
+    .graph_add_dependencies = tdm_cuda_graph_add_dependencies,
+    .graph_kernel_node_set = tdm_cuda_graph_kernel_node_set,
 };

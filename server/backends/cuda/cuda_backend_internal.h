@@ -158,4 +158,20 @@ int tdm_cuda_launch_cooperative(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm
 int tdm_cuda_host_map(tdm_backend *b, void *p, size_t n, uint64_t *dev);
 int tdm_cuda_host_unmap(tdm_backend *b, void *p, size_t n);
 
+/* ---- graphs (issue 14): cuda_graph.c ---- */
+int tdm_cuda_stream_begin_capture(tdm_backend *b, tdm_bstream *s, int mode);
+int tdm_cuda_stream_end_capture(tdm_backend *b, tdm_bstream *s, tdm_bgraph **out);
+int tdm_cuda_stream_capture_info(tdm_backend *b, tdm_bstream *s, int *status, uint64_t *id);
+int tdm_cuda_graph_destroy(tdm_backend *b, tdm_bgraph *g);
+int tdm_cuda_graph_instantiate(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bgexec **out);
+int tdm_cuda_graph_exec_destroy(tdm_backend *b, tdm_bgexec *x);
+int tdm_cuda_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s);
+int tdm_cuda_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *result);
+int tdm_cuda_graph_create(tdm_backend *b, tdm_bgraph **out);
+int tdm_cuda_graph_kernel_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
+int tdm_cuda_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc *d, tdm_bgnode *const *deps,
+                            size_t ndeps, tdm_bgnode **out);
+int tdm_cuda_graph_add_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                                    size_t n);
+
 #endif

@@ -38,7 +38,13 @@
     X(cuCtxGetStreamPriorityRange) X(cuCtxGetLimit) X(cuCtxSetLimit) X(cuFuncSetAttribute)  \
     X(cuFuncSetCacheConfig) X(cuLaunchCooperativeKernel) X(cuDeviceGetPCIBusId) \
     /* ---- memory models (issue 14) ---- */                                            \
-    X(cuMemHostGetDevicePointer)
+    X(cuMemHostGetDevicePointer) \
+    /* ---- graphs (issue 14) ---- */                                                     \
+    X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuStreamGetCaptureInfo)               \
+    X(cuGraphDestroy) X(cuGraphInstantiateWithFlags) X(cuGraphExecDestroy) X(cuGraphLaunch) \
+    X(cuGraphExecUpdate) X(cuGraphCreate) X(cuGraphAddEmptyNode) X(cuGraphAddKernelNode)          \
+    X(cuGraphAddMemcpyNode) X(cuGraphAddMemsetNode) X(cuGraphAddDependencies)                  \
+    X(cuGraphKernelNodeSetParams) X(cuGraphExecKernelNodeSetParams)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

@@ -26,6 +26,9 @@ typedef struct tdm_bevent tdm_bevent;
 typedef struct tdm_bmodule tdm_bmodule;
 typedef struct tdm_bfunc tdm_bfunc;
 typedef struct tdm_bmem tdm_bmem;       /* one physical allocation */
+typedef struct tdm_bgraph tdm_bgraph;   /* a graph (captured) */
+typedef struct tdm_bgexec tdm_bgexec;   /* an executable graph */
+typedef struct tdm_bgnode tdm_bgnode;   /* a node of a graph built node by node */
 
 #define TDM_MAX_KERNEL_PARAMS 256
 #define TDM_MAX_PARAM_BYTES 32764       /* CUDA 12.1+ kernel parameter limit */
@@ -93,6 +96,28 @@ typedef struct tdm_backend_config {
     uint64_t arena_size;
     const char *sim_mps_domain; /* sim: the MPS domain to join (NULL: none) */
 } tdm_backend_config;
+
+/* ---- graphs (issue 14): a node added to a graph ---- */
+typedef enum tdm_gnode_kind {
+    TDM_GNODE_EMPTY,
+    TDM_GNODE_KERNEL,        /* func, grid, block, shared_mem, params */
+    TDM_GNODE_COPY_HTOD,     /* dst, host, n: host must outlive the graph and its execs */
+    TDM_GNODE_COPY_DTOD,     /* dst, src, n */
+    TDM_GNODE_MEMSET,        /* dst, value, n */
+} tdm_gnode_kind;
+
+typedef struct tdm_gnode_desc {
+    tdm_gnode_kind kind;
+    tdm_bfunc *func;
+    tdm_dim3 grid, block;
+    uint32_t shared_mem;
+    const void *params;      /* packed as for launch; valid during the call */
+    size_t params_len;
+    uint64_t dst, src;
+    const void *host;
+    size_t n;
+    uint8_t value;
+} tdm_gnode_desc;
 
 typedef struct tdm_backend_ops {
     const char *name;        /* "cuda" or "sim" */
@@ -253,6 +278,36 @@ typedef struct tdm_backend_ops {
      * host_unregister and before the memory is unmapped. */
     int (*host_map)(tdm_backend *b, void *p, size_t n, uint64_t *dev);
     int (*host_unmap)(tdm_backend *b, void *p, size_t n);
+
+    /* ---- graphs (issue 14) ---- */
+    /* Stream capture, as cuStreamBeginCapture/EndCapture: while s captures,
+     * work queued on it (and on streams that joined through an event) is
+     * recorded into a graph instead of running.  mode: a
+     * cudaStreamCaptureMode.  Synchronizing a capturing stream fails with
+     * cudaErrorStreamCaptureUnsupported and invalidates the capture, whose
+     * end then fails with cudaErrorStreamCaptureInvalidated. */
+    int (*stream_begin_capture)(tdm_backend *b, tdm_bstream *s, int mode);
+    int (*stream_end_capture)(tdm_backend *b, tdm_bstream *s, tdm_bgraph **out);
+    /* *status: a cudaStreamCaptureStatus; *id: the capture's id (0 when none). */
+    int (*stream_capture_info)(tdm_backend *b, tdm_bstream *s, int *status, uint64_t *id);
+    int (*graph_destroy)(tdm_backend *b, tdm_bgraph *g);
+    int (*graph_instantiate)(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bgexec **out);
+    int (*graph_exec_destroy)(tdm_backend *b, tdm_bgexec *x);
+    int (*graph_launch)(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s);
+    /* cudaGraphExecUpdate: x takes g's parameters if g has x's topology;
+     * else cudaErrorGraphExecUpdateFailure with *result (a
+     * cudaGraphExecUpdateResult) saying why, and x as it was. */
+    int (*graph_exec_update)(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *result);
+    /* Explicit construction, as cuGraphCreate/cuGraphAdd*Node/
+     * cuGraphAddDependencies.  Nodes belong to their graph. */
+    int (*graph_create)(tdm_backend *b, tdm_bgraph **out);
+    int (*graph_add_node)(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc *d, tdm_bgnode *const *deps,
+                          size_t ndeps, tdm_bgnode **out);
+    int (*graph_add_dependencies)(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                                  size_t n);
+    /* New parameters (d: a TDM_GNODE_KERNEL) for kernel node n of a graph
+     * (x NULL), or for its instance in x, an exec made from n's graph. */
+    int (*graph_kernel_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

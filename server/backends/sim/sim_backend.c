@@ -136,4 +136,17 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     /* ---- memory models (issue 14) ---- */
     .host_map = sim_host_map,
     .host_unmap = sim_host_unmap,
+    /* ---- graphs (issue 14) ---- */
+    .stream_begin_capture = sim_stream_begin_capture,
+    .stream_end_capture = sim_stream_end_capture,
+    .stream_capture_info = sim_stream_capture_info,
+    .graph_destroy = sim_graph_destroy,
+    .graph_instantiate = sim_graph_instantiate,
+    .graph_exec_destroy = sim_graph_exec_destroy,
+    .graph_launch = sim_graph_launch,
+    .graph_exec_update = sim_graph_exec_update,
+    .graph_create = sim_graph_create,
+    .graph_add_node = sim_graph_add_node,
+    .graph_add_dependencies = sim_graph_add_dependencies,
+    .graph_kernel_node_set = sim_graph_kernel_node_set,
 };

@@ -78,6 +78,11 @@ int sim_event_record(tdm_backend *b, tdm_bevent *e, tdm_bstream *s)
     op->kind = SIM_OP_RECORD;
     op->event = e;
     pthread_mutex_lock(&b->lock);
+    if (sim_capture_record_locked(b, e, sim_stream_or_legacy(b, s))) {
+        pthread_mutex_unlock(&b->lock);
+        free(op);
+        return 0;
+    }
     e->refs++;
     op->event_seq = ++e->recorded;
     e->recorded_on = sim_stream_or_legacy(b, s);
@@ -89,12 +94,15 @@ int sim_event_record(tdm_backend *b, tdm_bevent *e, tdm_bstream *s)
 int sim_stream_wait_event(tdm_backend *b, tdm_bstream *s, tdm_bevent *e)
 {
     sim_op *op;
+    int joined;
 
     pthread_mutex_lock(&b->lock);
+    /* A wait on a record made in a capture is an edge of that capture. */
+    joined = sim_capture_wait_locked(b, sim_stream_or_legacy(b, s), e);
     /* Waiting for an event never recorded, or already complete, is a no-op. */
-    if (e->completed >= e->recorded) {
+    if (joined || e->completed >= e->recorded) {
         pthread_mutex_unlock(&b->lock);
-        return 0;
+        return joined < 0 ? -joined : 0;
     }
     op = calloc(1, sizeof(*op));
     if (!op) {

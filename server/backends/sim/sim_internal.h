@@ -131,6 +131,8 @@ struct tdm_bstream {
     bool stop;               /* drain, then exit */
     struct tdm_bstream *next;
     sim_output output;       /* its kernels' printf/assert output (issue 14) */
+    /* ---- graphs (issue 14) ---- */
+    struct sim_capture *capture; /* the capture its work goes to, or NULL (sim_graph.c) */
 };
 
 struct tdm_bevent {
@@ -143,6 +145,8 @@ struct tdm_bevent {
     /* The stream of its latest record, whose device output an event
      * synchronize writes out (NULL once that stream is gone). */
     struct tdm_bstream *recorded_on;
+    /* ---- graphs (issue 14) ---- */
+    struct sim_capture *capture; /* its last record was captured there (sim_graph.c) */
 };
 
 struct tdm_bmodule {
@@ -184,6 +188,8 @@ struct tdm_backend {
     int lost_err;            /* the fatal fault that lost this context (sim_health.c); b->lock */
     /* ---- runtime (issue 14) ---- */
     uint64_t limits[SIM_LIMIT_COUNT]; /* raised device limits, 0 = default (sim_runtime_ops.c); under lock */
+    /* ---- graphs (issue 14) ---- */
+    uint64_t last_capture_id; /* ids of stream captures, as the driver's: unique per process */
 };
 
 /* The per-launch state behind sim_launch.exec. */
@@ -323,5 +329,38 @@ int sim_launch_cooperative(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3
 /* ---- memory models (issue 14): sim_memory_models.c ---- */
 int sim_host_map(tdm_backend *b, void *p, size_t n, uint64_t *dev);
 int sim_host_unmap(tdm_backend *b, void *p, size_t n);
+
+/* ---- graphs (issue 14): sim_graph.c ---- */
+int sim_stream_begin_capture(tdm_backend *b, tdm_bstream *s, int mode);
+int sim_stream_end_capture(tdm_backend *b, tdm_bstream *s, tdm_bgraph **out);
+int sim_stream_capture_info(tdm_backend *b, tdm_bstream *s, int *status, uint64_t *id);
+int sim_graph_destroy(tdm_backend *b, tdm_bgraph *g);
+int sim_graph_instantiate(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bgexec **out);
+int sim_graph_exec_destroy(tdm_backend *b, tdm_bgexec *x);
+int sim_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s);
+int sim_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *result);
+int sim_graph_create(tdm_backend *b, tdm_bgraph **out);
+int sim_graph_kernel_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
+int sim_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc *d, tdm_bgnode *const *deps, size_t ndeps,
+                       tdm_bgnode **out);
+int sim_graph_add_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                               size_t n);
+/* b->lock held.  If s captures, op goes into its capture instead of the
+ * queue (true: the op is the capture's now). */
+bool sim_capture_take_locked(tdm_backend *b, tdm_bstream *s, sim_op *op);
+/* b->lock held.  A synchronizing call on s: if s captures, the capture is
+ * invalidated and the call fails with cudaErrorStreamCaptureUnsupported. */
+int sim_capture_refuse_sync_locked(tdm_backend *b, tdm_bstream *s);
+/* b->lock held.  An event record on s: true if s captures (then the
+ * record is a dependency inside the graph, not an operation: e only
+ * remembers the capture, for streams that wait on it to join). */
+bool sim_capture_record_locked(tdm_backend *b, tdm_bevent *e, tdm_bstream *s);
+/* b->lock held.  s is being destroyed: a capture it began ends with it
+ * (its work dropped), a capture it joined goes on without it. */
+void sim_capture_stream_gone_locked(tdm_backend *b, tdm_bstream *s);
+/* b->lock held.  A wait of s on e: 1 if capture handled it (s joined e's
+ * capture, or both are in it), 0 to queue it as usual, or a cudaError_t
+ * (negated) when it would merge two captures. */
+int sim_capture_wait_locked(tdm_backend *b, tdm_bstream *s, tdm_bevent *e);
 
 #endif

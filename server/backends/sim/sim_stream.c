@@ -103,6 +103,7 @@ int sim_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bstream 
 static void stream_free(tdm_backend *b, tdm_bstream *s)
 {
     pthread_mutex_lock(&b->lock);
+    sim_capture_stream_gone_locked(b, s);
     for (tdm_bstream **p = &b->streams; *p; p = &(*p)->next)
         if (*p == s) {
             *p = s->next;
@@ -143,6 +144,10 @@ uint64_t sim_enqueue(tdm_backend *b, tdm_bstream *s, sim_op *op)
 
     s = sim_stream_or_legacy(b, s);
     pthread_mutex_lock(&b->lock);
+    if (sim_capture_take_locked(b, s, op)) {   /* recorded into a graph, not run */
+        pthread_mutex_unlock(&b->lock);
+        return 0;
+    }
     op->next = NULL;
     op->seq = seq = ++s->enqueued;
     op->stream = s;
@@ -169,6 +174,10 @@ int sim_stream_synchronize(tdm_backend *b, tdm_bstream *s)
 
     s = sim_stream_or_legacy(b, s);
     pthread_mutex_lock(&b->lock);
+    if ((err = sim_capture_refuse_sync_locked(b, s))) {
+        pthread_mutex_unlock(&b->lock);
+        return err;
+    }
     sim_wait_seq_locked(b, s, s->enqueued);
     sim_context_poll_locked(b, s);
     err = s->sticky;
@@ -184,7 +193,9 @@ int sim_stream_query(tdm_backend *b, tdm_bstream *s)
     s = sim_stream_or_legacy(b, s);
     pthread_mutex_lock(&b->lock);
     sim_context_poll_locked(b, s);
-    err = s->head ? cudaErrorNotReady : s->sticky;
+    err = sim_capture_refuse_sync_locked(b, s);
+    if (!err)
+        err = s->head ? cudaErrorNotReady : s->sticky;
     pthread_mutex_unlock(&b->lock);
     return err;
 }

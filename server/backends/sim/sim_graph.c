@@ -1,0 +1,525 @@
+/* Stream capture and graphs on the simulated GPU.
+ *
+ * A graph is a set of nodes (an operation each, none for an empty node)
+ * with their dependencies.  A capture is a list of the operations its
+ * streams were given, in the order the server issued them; that order
+ * already respects every dependency of the capture (a stream that joins
+ * through an event only gets its work after the record), so a captured
+ * graph is a chain of nodes in that order.  Instantiation puts the nodes
+ * in a topological order, and a launch replays that order on the launch
+ * stream: the graph CUDA would run, with less concurrency.  Event records
+ * inside a capture are dependencies, not work: they leave no node. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "sim_internal.h"
+
+typedef struct sim_capture {
+    uint64_t id;
+    tdm_bstream *origin;     /* the stream that began it: only it may end it */
+    sim_op *head, *tail;
+    bool invalidated;
+} sim_capture;
+
+/* The operations of a graph, shared by the graph and the executable
+ * graphs made from it (either may be destroyed first). */
+typedef struct sim_oplist {
+    int refs;                /* under b->lock */
+    sim_op *head;
+} sim_oplist;
+
+struct tdm_bgnode {
+    sim_op *op;              /* NULL: an empty node */
+    struct tdm_bgnode **deps;
+    size_t ndeps, depcap;
+    size_t mark;             /* topological sort: 0 unseen, 1 in progress, 2 done */
+};
+
+struct tdm_bgraph {
+    tdm_bgnode **nodes;
+    size_t n, cap;
+};
+
+/* Which op of an exec's list a graph node became, for setting a node's
+ * parameters in the exec (nodes without an op are left out). */
+typedef struct sim_nodemap {
+    struct {
+        tdm_bgnode *node;
+        sim_op *op;
+    } *v;
+    size_t n, cap;
+} sim_nodemap;
+
+struct tdm_bgexec {
+    sim_oplist *ops;
+    sim_nodemap map;
+};
+
+bool sim_capture_take_locked(tdm_backend *b, tdm_bstream *s, sim_op *op)
+{
+    sim_capture *c = s->capture;
+
+    if (!c)
+        return false;
+    op->next = NULL;
+    if (c->tail)
+        c->tail->next = op;
+    else
+        c->head = op;
+    c->tail = op;
+    return true;
+}
+
+int sim_capture_refuse_sync_locked(tdm_backend *b, tdm_bstream *s)
+{
+    if (!s->capture)
+        return 0;
+    s->capture->invalidated = true;
+    sim_log("synchronizing a capturing stream: the capture is invalidated");
+    return cudaErrorStreamCaptureUnsupported;
+}
+
+bool sim_capture_record_locked(tdm_backend *b, tdm_bevent *e, tdm_bstream *s)
+{
+    e->capture = s->capture;
+    return s->capture != NULL;
+}
+
+int sim_capture_wait_locked(tdm_backend *b, tdm_bstream *s, tdm_bevent *e)
+{
+    if (!e->capture)
+        return 0;
+    if (!s->capture) {
+        s->capture = e->capture;   /* s joins: its work goes to the graph now */
+        return 1;
+    }
+    return s->capture == e->capture ? 1 : -cudaErrorStreamCaptureIsolation;
+}
+
+/* b->lock held.  Takes every stream and event out of capture c. */
+static void capture_detach_locked(tdm_backend *b, sim_capture *c)
+{
+    for (tdm_bstream *t = b->streams; t; t = t->next)
+        if (t->capture == c)
+            t->capture = NULL;
+    for (tdm_bevent *e = b->events; e; e = e->next)
+        if (e->capture == c)
+            e->capture = NULL;
+}
+
+static void ops_free_locked(tdm_backend *b, sim_op *op);
+
+void sim_capture_stream_gone_locked(tdm_backend *b, tdm_bstream *s)
+{
+    sim_capture *c = s->capture;
+
+    s->capture = NULL;
+    if (!c || c->origin != s)
+        return;
+    capture_detach_locked(b, c);
+    ops_free_locked(b, c->head);
+    free(c);
+}
+
+int sim_stream_begin_capture(tdm_backend *b, tdm_bstream *s, int mode)
+{
+    sim_capture *c;
+    int err = 0;
+
+    if (mode < cudaStreamCaptureModeGlobal || mode > cudaStreamCaptureModeRelaxed)
+        return cudaErrorInvalidValue;
+    if (!s || s == b->legacy)
+        return cudaErrorStreamCaptureImplicit;
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        return cudaErrorMemoryAllocation;
+    pthread_mutex_lock(&b->lock);
+    if (s->capture) {
+        err = cudaErrorIllegalState;
+    } else {
+        c->id = ++b->last_capture_id;
+        c->origin = s;
+        s->capture = c;
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (err)
+        free(c);
+    return err;
+}
+
+static void ops_free_locked(tdm_backend *b, sim_op *op)
+{
+    while (op) {
+        sim_op *next = op->next;
+        sim_op_free_locked(b, op);
+        op = next;
+    }
+}
+
+/* b->lock held (or g not yet shared).  Adds a node running op (owned by
+ * the node from then on; NULL: empty) after deps. */
+static int node_add_locked(tdm_bgraph *g, sim_op *op, tdm_bgnode *const *deps, size_t ndeps)
+{
+    tdm_bgnode *nd = calloc(1, sizeof(*nd));
+
+    if (!nd || tdm_grow(&g->nodes, &g->cap, g->n + 1, sizeof(*g->nodes), 16) != 0 ||
+        (ndeps && tdm_grow(&nd->deps, &nd->depcap, ndeps, sizeof(*nd->deps), 4) != 0)) {
+        if (nd)
+            free(nd->deps);
+        free(nd);
+        return cudaErrorMemoryAllocation;
+    }
+    if (ndeps)
+        memcpy(nd->deps, deps, ndeps * sizeof(*deps));
+    nd->ndeps = ndeps;
+    nd->op = op;
+    g->nodes[g->n++] = nd;
+    return 0;
+}
+
+static void graph_free_locked(tdm_backend *b, tdm_bgraph *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        if (g->nodes[i]->op)
+            sim_op_free_locked(b, g->nodes[i]->op);
+        free(g->nodes[i]->deps);
+        free(g->nodes[i]);
+    }
+    free(g->nodes);
+    free(g);
+}
+
+int sim_stream_end_capture(tdm_backend *b, tdm_bstream *s, tdm_bgraph **out)
+{
+    sim_capture *c;
+    tdm_bgraph *g = NULL;
+    int err = 0;
+
+    *out = NULL;
+    pthread_mutex_lock(&b->lock);
+    c = s ? s->capture : NULL;
+    if (!c) {
+        err = cudaErrorIllegalState;
+        goto out;
+    }
+    if (c->origin != s) {
+        err = cudaErrorStreamCaptureUnmatched;
+        goto out;
+    }
+    /* Every stream that joined leaves the capture with it. */
+    capture_detach_locked(b, c);
+    if (c->invalidated)
+        err = cudaErrorStreamCaptureInvalidated;
+    else if (!(g = calloc(1, sizeof(*g))))
+        err = cudaErrorMemoryAllocation;
+    /* The captured ops become a chain of nodes, each after the one before. */
+    while (!err && c->head) {
+        sim_op *op = c->head;
+        tdm_bgnode *prev = g->n ? g->nodes[g->n - 1] : NULL;
+        c->head = op->next;
+        op->next = NULL;
+        err = node_add_locked(g, op, prev ? &prev : NULL, prev ? 1 : 0);
+        if (err)
+            c->head = op;        /* still ours to free */
+    }
+    if (err) {
+        if (g)
+            graph_free_locked(b, g);
+        ops_free_locked(b, c->head);
+    } else {
+        *out = g;
+    }
+    free(c);
+out:
+    pthread_mutex_unlock(&b->lock);
+    return err;
+}
+
+int sim_stream_capture_info(tdm_backend *b, tdm_bstream *s, int *status, uint64_t *id)
+{
+    s = sim_stream_or_legacy(b, s);
+    pthread_mutex_lock(&b->lock);
+    *status = !s->capture ? cudaStreamCaptureStatusNone
+              : s->capture->invalidated ? cudaStreamCaptureStatusInvalidated : cudaStreamCaptureStatusActive;
+    *id = s->capture ? s->capture->id : 0;
+    pthread_mutex_unlock(&b->lock);
+    return 0;
+}
+
+static void oplist_unref(tdm_backend *b, sim_oplist *l)
+{
+    pthread_mutex_lock(&b->lock);
+    if (--l->refs == 0) {
+        ops_free_locked(b, l->head);
+        free(l);
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+int sim_graph_destroy(tdm_backend *b, tdm_bgraph *g)
+{
+    pthread_mutex_lock(&b->lock);
+    graph_free_locked(b, g);
+    pthread_mutex_unlock(&b->lock);
+    return 0;
+}
+
+static sim_op *op_clone(tdm_backend *b, const sim_op *op);
+
+/* Depth-first: nd after everything it depends on.  A cycle is an
+ * invalid graph, as cuGraphInstantiate says. */
+static int topo_visit(tdm_backend *b, tdm_bgnode *nd, sim_op ***tail, sim_nodemap *map)
+{
+    if (nd->mark == 2)
+        return 0;
+    if (nd->mark == 1)
+        return cudaErrorInvalidValue;
+    nd->mark = 1;
+    for (size_t i = 0; i < nd->ndeps; i++) {
+        int err = topo_visit(b, nd->deps[i], tail, map);
+        if (err)
+            return err;
+    }
+    nd->mark = 2;
+    if (nd->op) {
+        sim_op *c = op_clone(b, nd->op);
+        if (!c)
+            return cudaErrorMemoryAllocation;
+        **tail = c;
+        *tail = &c->next;
+        if (tdm_grow(&map->v, &map->cap, map->n + 1, sizeof(*map->v), 16) != 0)
+            return cudaErrorMemoryAllocation;
+        map->v[map->n].node = nd;
+        map->v[map->n++].op = c;
+    }
+    return 0;
+}
+
+/* The operations of g in a topological order, copied: an executable graph
+ * stands apart from the graph it came from, as in CUDA. */
+static void nodemap_free(sim_nodemap *m)
+{
+    free(m->v);
+    memset(m, 0, sizeof(*m));
+}
+
+static int graph_oplist(tdm_backend *b, tdm_bgraph *g, sim_oplist **out, sim_nodemap *map)
+{
+    sim_oplist *l = calloc(1, sizeof(*l));
+    sim_op **tail;
+    int err = 0;
+
+    if (!l)
+        return cudaErrorMemoryAllocation;
+    l->refs = 1;
+    tail = &l->head;
+    for (size_t i = 0; i < g->n; i++)
+        g->nodes[i]->mark = 0;
+    memset(map, 0, sizeof(*map));
+    for (size_t i = 0; i < g->n && !err; i++)
+        err = topo_visit(b, g->nodes[i], &tail, map);
+    if (err) {
+        oplist_unref(b, l);
+        nodemap_free(map);
+        return err;
+    }
+    *out = l;
+    return 0;
+}
+
+int sim_graph_instantiate(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bgexec **out)
+{
+    tdm_bgexec *x = calloc(1, sizeof(*x));
+    int err;
+
+    if (!x)
+        return cudaErrorMemoryAllocation;
+    err = graph_oplist(b, g, &x->ops, &x->map);
+    if (err) {
+        free(x);
+        return err;
+    }
+    *out = x;
+    return 0;
+}
+
+int sim_graph_exec_destroy(tdm_backend *b, tdm_bgexec *x)
+{
+    oplist_unref(b, x->ops);
+    nodemap_free(&x->map);
+    free(x);
+    return 0;
+}
+
+/* A queued op owns its buffers and references, so each launch queues
+ * copies of the graph's ops.  NULL for want of memory. */
+static sim_op *op_clone(tdm_backend *b, const sim_op *op)
+{
+    sim_op *c = malloc(sizeof(*c));
+
+    if (!c)
+        return NULL;
+    *c = *op;
+    c->next = NULL;
+    c->host = NULL;
+    c->params = NULL;
+    if (op->kind == SIM_OP_HTOD && !(c->host = malloc(op->n ? op->n : 1)))
+        goto fail;
+    if (op->kind == SIM_OP_HTOD)
+        memcpy(c->host, op->host, op->n);
+    if (op->params) {
+        size_t len = op->func->params_len;
+        if (!(c->params = malloc(len ? len : 1)))
+            goto fail;
+        memcpy(c->params, op->params, len);
+    }
+    pthread_mutex_lock(&b->lock);
+    if (c->func)
+        c->func->m->refs++;
+    if (c->event)
+        c->event->refs++;
+    pthread_mutex_unlock(&b->lock);
+    return c;
+fail:
+    free(c->host);
+    free(c);
+    return NULL;
+}
+
+int sim_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s)
+{
+    for (const sim_op *op = x->ops->head; op; op = op->next) {
+        sim_op *c = op_clone(b, op);
+        if (!c)
+            return cudaErrorMemoryAllocation;
+        sim_enqueue(b, s, c);
+    }
+    return 0;
+}
+
+/* Same topology: as many ops, each of the same kind (a captured graph is
+ * a chain), a launch of the same kernel. */
+int sim_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *result)
+{
+    const sim_op *a, *n;
+    sim_oplist *old, *l;
+    sim_nodemap map;
+    size_t na = 0, nn = 0;
+    int err = graph_oplist(b, g, &l, &map);
+
+    *result = cudaGraphExecUpdateError;
+    if (err)
+        return err;
+    /* As the driver: the node count first, then each node. */
+    for (a = x->ops->head; a; a = a->next)
+        na++;
+    for (n = l->head; n; n = n->next)
+        nn++;
+    *result = na != nn ? cudaGraphExecUpdateErrorTopologyChanged : cudaGraphExecUpdateSuccess;
+    for (a = x->ops->head, n = l->head; a && n && *result == cudaGraphExecUpdateSuccess; a = a->next, n = n->next) {
+        if (a->kind != n->kind)
+            *result = cudaGraphExecUpdateErrorNodeTypeChanged;
+        else if (a->kind == SIM_OP_LAUNCH && a->func != n->func)
+            *result = cudaGraphExecUpdateErrorFunctionChanged;
+    }
+    if (*result != cudaGraphExecUpdateSuccess) {
+        oplist_unref(b, l);
+        nodemap_free(&map);
+        return cudaErrorGraphExecUpdateFailure;
+    }
+    /* Same shape: the exec's nodes stay those of its own graph, as in CUDA,
+     * and now run the new ops. */
+    for (size_t i = 0; i < x->map.n && i < map.n; i++)
+        x->map.v[i].op = map.v[i].op;
+    nodemap_free(&map);
+    old = x->ops;
+    x->ops = l;
+    oplist_unref(b, old);
+    return 0;
+}
+
+/* ---- explicit construction ---- */
+
+int sim_graph_create(tdm_backend *b, tdm_bgraph **out)
+{
+    *out = calloc(1, sizeof(**out));
+    return *out ? 0 : cudaErrorMemoryAllocation;
+}
+
+/* The operation a node runs, owning its copies (NULL for want of memory). */
+static sim_op *op_of(tdm_backend *b, const tdm_gnode_desc *d)
+{
+    static const sim_op_kind kinds[] = { [TDM_GNODE_KERNEL] = SIM_OP_LAUNCH, [TDM_GNODE_COPY_HTOD] = SIM_OP_HTOD,
+                                         [TDM_GNODE_COPY_DTOD] = SIM_OP_DTOD, [TDM_GNODE_MEMSET] = SIM_OP_MEMSET };
+    sim_op tmp = { .kind = kinds[d->kind], .dst = d->dst, .src = d->src, .n = d->n, .value = d->value,
+                   .host = (void *)d->host, .func = d->func, .grid = d->grid, .block = d->block,
+                   .shared_mem = d->shared_mem, .params = (void *)d->params };
+
+    return op_clone(b, &tmp);
+}
+
+int sim_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc *d, tdm_bgnode *const *deps, size_t ndeps,
+                       tdm_bgnode **out)
+{
+    sim_op *op = NULL;
+    int err;
+
+    if (d->kind == TDM_GNODE_KERNEL && d->params_len != d->func->params_len)
+        return cudaErrorInvalidValue;
+    if (d->kind != TDM_GNODE_EMPTY && !(op = op_of(b, d)))
+        return cudaErrorMemoryAllocation;
+    pthread_mutex_lock(&b->lock);
+    err = node_add_locked(g, op, deps, ndeps);
+    if (err && op)
+        sim_op_free_locked(b, op);
+    pthread_mutex_unlock(&b->lock);
+    *out = err ? NULL : g->nodes[g->n - 1];
+    return err;
+}
+
+int sim_graph_add_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                               size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        tdm_bgnode *t = to[i];
+        if (tdm_grow(&t->deps, &t->depcap, t->ndeps + 1, sizeof(*t->deps), 4) != 0)
+            return cudaErrorMemoryAllocation;
+        t->deps[t->ndeps++] = from[i];
+    }
+    return 0;
+}
+
+/* Replaces op's kernel configuration with d's (op is a launch). */
+static int set_kernel(tdm_backend *b, sim_op *op, const tdm_gnode_desc *d)
+{
+    void *params;
+
+    if (!op || op->kind != SIM_OP_LAUNCH || d->params_len != d->func->params_len)
+        return cudaErrorInvalidValue;
+    if (!(params = malloc(d->params_len ? d->params_len : 1)))
+        return cudaErrorMemoryAllocation;
+    if (d->params_len)
+        memcpy(params, d->params, d->params_len);
+    pthread_mutex_lock(&b->lock);
+    d->func->m->refs++;
+    sim_module_unref_locked(b, op->func->m);
+    pthread_mutex_unlock(&b->lock);
+    free(op->params);
+    op->params = params;
+    op->func = d->func;
+    op->grid = d->grid;
+    op->block = d->block;
+    op->shared_mem = d->shared_mem;
+    return 0;
+}
+
+int sim_graph_kernel_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d)
+{
+    if (!x)
+        return set_kernel(b, n->op, d);
+    for (size_t i = 0; i < x->map.n; i++)
+        if (x->map.v[i].node == n)
+            return set_kernel(b, x->map.v[i].op, d);
+    return cudaErrorInvalidValue;   /* not a node of the graph x came from */
+}

@@ -1,0 +1,531 @@
+/* A session's stream captures, graphs and executable graphs
+ * (docs/graphs.md).  The device records and replays the graphs itself (the
+ * backend's capture and graph ops); this layer checks what the guest names,
+ * bounds what it holds, and keeps alive the host bytes that captured
+ * host-to-device copies read. */
+#include "session.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <driver_types.h>
+
+#include "grow.h"
+#include "log.h"
+
+enum { TAG_GRAPH = 0x47, TAG_GRAPH_EXEC = 0x58, TAG_GRAPH_NODE = 0x4e };
+
+/* Host bytes that captured copies read at each launch: shared by the graph
+ * and every executable graph made from it, freed with the last of them. */
+typedef struct tdm_kept_bytes {
+    int refs;
+    void **v;
+    size_t n, cap;
+    uint64_t bytes;
+} tdm_kept_bytes;
+
+/* A capture begun on one of the session's streams. */
+typedef struct tdm_capture_entry {
+    uint64_t id;             /* the backend's capture id */
+    uint64_t origin;         /* the stream handle it began on */
+    tdm_kept_bytes *kept;    /* NULL until a copy needs it */
+} tdm_capture_entry;
+
+typedef struct graph_entry {
+    tdm_bgraph *bg;
+    tdm_kept_bytes *kept;
+} graph_entry;
+
+/* A node added node by node (captured graphs' nodes have no handles). */
+typedef struct node_entry {
+    uint64_t graph;
+    tdm_bgnode *bn;
+    int type;                /* cudaGraphNodeType */
+} node_entry;
+
+typedef struct exec_entry {
+    tdm_bgexec *bx;
+    tdm_kept_bytes *kept;
+    uint64_t graph;          /* the graph it was made from: its nodes name the exec's */
+} exec_entry;
+
+static const tdm_backend_ops *ops(tdm_session *s)
+{
+    return s->srv->ops;
+}
+
+static tdm_backend *be(tdm_session *s)
+{
+    return s->srv->be;
+}
+
+void tdm_session_graphs_init(tdm_session *s)
+{
+    tdm_handles_init(&s->graphs, TAG_GRAPH);
+    tdm_handles_init(&s->graph_execs, TAG_GRAPH_EXEC);
+    tdm_handles_init(&s->graph_nodes, TAG_GRAPH_NODE);
+}
+
+static void kept_unref(tdm_session *s, tdm_kept_bytes *k)
+{
+    if (!k || --k->refs > 0)
+        return;
+    for (size_t i = 0; i < k->n; i++)
+        free(k->v[i]);
+    s->kept_bytes -= k->bytes;
+    free(k->v);
+    free(k);
+}
+
+/* The id of the capture st's work goes to, 0 when none. */
+static uint64_t capture_id(tdm_session *s, const tdm_stream_state *st)
+{
+    int status = cudaStreamCaptureStatusNone;
+    uint64_t id = 0;
+
+    if (ops(s)->stream_capture_info(be(s), st->bs, &status, &id) || status == cudaStreamCaptureStatusNone)
+        return 0;
+    return id;
+}
+
+bool tdm_session_capturing(tdm_session *s, const tdm_stream_state *st)
+{
+    return s->ncaptures && capture_id(s, st) != 0;
+}
+
+static tdm_capture_entry *capture_find(tdm_session *s, uint64_t id)
+{
+    for (size_t i = 0; i < s->ncaptures; i++)
+        if (s->captures[i].id == id)
+            return &s->captures[i];
+    return NULL;
+}
+
+/* A copy of [src, +n) kept in *kp (made on first use); NULL with *err. */
+static const void *kept_add(tdm_session *s, tdm_kept_bytes **kp, const void *src, uint64_t n, int *err)
+{
+    void *copy;
+
+    *err = cudaErrorMemoryAllocation;
+    if (n > TDM_SESSION_MAX_KEPT_BYTES - s->kept_bytes) {
+        tdm_log_session(s->id, "captured host-to-device copies would keep more than %llu bytes",
+                        (unsigned long long)TDM_SESSION_MAX_KEPT_BYTES);
+        return NULL;
+    }
+    if (!*kp && !(*kp = calloc(1, sizeof(**kp))))
+        return NULL;
+    (*kp)->refs = (*kp)->refs ? (*kp)->refs : 1;
+    if (tdm_grow(&(*kp)->v, &(*kp)->cap, (*kp)->n + 1, sizeof(void *), 8) != 0 || !(copy = malloc(n ? n : 1)))
+        return NULL;
+    memcpy(copy, src, n);
+    (*kp)->v[(*kp)->n++] = copy;
+    (*kp)->bytes += n;
+    s->kept_bytes += n;
+    *err = 0;
+    return copy;
+}
+
+const void *tdm_session_capture_keep(tdm_session *s, tdm_stream_state *st, const void *src, uint64_t n, int *err)
+{
+    tdm_capture_entry *c = capture_find(s, capture_id(s, st));
+
+    *err = cudaErrorStreamCaptureInvalidated;
+    return c ? kept_add(s, &c->kept, src, n, err) : NULL;
+}
+
+int tdm_session_begin_capture(tdm_session *s, uint64_t stream, int mode)
+{
+    tdm_stream_state *st;
+    uint64_t id;
+    int err;
+
+    if (stream == TDM_STREAM_NULL || stream == TDM_STREAM_LEGACY)
+        return cudaErrorStreamCaptureUnsupported;   /* as native: the legacy stream cannot capture */
+    if (mode < cudaStreamCaptureModeGlobal || mode > cudaStreamCaptureModeRelaxed)
+        return cudaErrorInvalidValue;
+    if (!(st = tdm_session_stream_state(s, stream)))
+        return cudaErrorInvalidResourceHandle;
+    if (tdm_grow(&s->captures, &s->captures_cap, s->ncaptures + 1, sizeof(*s->captures), 4) != 0)
+        return cudaErrorMemoryAllocation;
+    /* One server process serves every tenant: a global-mode capture would
+     * forbid unsafe calls on every session's thread.  This session's calls
+     * all come from its own thread, so thread-local mode forbids exactly
+     * what global mode forbids in the guest's process (docs/graphs.md). */
+    if (mode == cudaStreamCaptureModeGlobal)
+        mode = cudaStreamCaptureModeThreadLocal;
+    err = ops(s)->stream_begin_capture(be(s), st->bs, mode);
+    if (err)
+        return err;
+    /* Counted before asking: tdm_session_capturing asks only while one is open. */
+    s->captures[s->ncaptures++] = (tdm_capture_entry){ 0, stream, NULL };
+    id = capture_id(s, st);
+    s->captures[s->ncaptures - 1].id = id;
+    return 0;
+}
+
+static void capture_remove(tdm_session *s, tdm_capture_entry *c)
+{
+    *c = s->captures[--s->ncaptures];
+}
+
+int tdm_session_end_capture(tdm_session *s, uint64_t stream, uint64_t *graph)
+{
+    tdm_stream_state *st = tdm_session_stream_state(s, stream);
+    tdm_capture_entry *c;
+    tdm_kept_bytes *kept = NULL;
+    tdm_bgraph *bg = NULL;
+    graph_entry *g;
+    int err;
+
+    if (!st)
+        return cudaErrorInvalidResourceHandle;
+    if (s->graphs.live >= TDM_SESSION_MAX_GRAPHS)
+        return cudaErrorMemoryAllocation;
+    c = capture_find(s, capture_id(s, st));
+    err = ops(s)->stream_end_capture(be(s), st->bs, &bg);
+    /* Ended (or invalidated and so ended): the capture is gone. */
+    if (c && !capture_id(s, st)) {
+        kept = c->kept;
+        capture_remove(s, c);
+    }
+    if (err) {
+        kept_unref(s, kept);
+        return err;
+    }
+    if (!(g = malloc(sizeof(*g)))) {
+        err = cudaErrorMemoryAllocation;
+        goto fail;
+    }
+    *g = (graph_entry){ bg, kept };
+    if (!(*graph = tdm_handles_add(&s->graphs, g))) {
+        free(g);
+        err = cudaErrorMemoryAllocation;
+        goto fail;
+    }
+    return 0;
+fail:
+    ops(s)->graph_destroy(be(s), bg);
+    kept_unref(s, kept);
+    return err;
+}
+
+int tdm_session_capture_info(tdm_session *s, uint64_t stream, int *status, uint64_t *id)
+{
+    tdm_stream_state *st = tdm_session_stream_state(s, stream);
+
+    *status = cudaStreamCaptureStatusNone;
+    *id = 0;
+    if (!st)
+        return cudaErrorInvalidResourceHandle;
+    if (!s->ncaptures)
+        return 0;
+    return ops(s)->stream_capture_info(be(s), st->bs, status, id);
+}
+
+typedef struct nodes_of_ctx {
+    uint64_t graph;
+    uint64_t *ids;
+    size_t n;
+} nodes_of_ctx;
+
+static void collect_node(void *obj, uint64_t id, void *arg)
+{
+    nodes_of_ctx *c = arg;
+
+    if (((node_entry *)obj)->graph == c->graph)
+        c->ids[c->n++] = id;
+}
+
+/* Forgets the node handles of a graph going away. */
+static void drop_nodes(tdm_session *s, uint64_t graph)
+{
+    nodes_of_ctx c = { graph, NULL, 0 };
+
+    if (!s->graph_nodes.live || !(c.ids = malloc(s->graph_nodes.live * sizeof(*c.ids))))
+        return;
+    tdm_handles_each(&s->graph_nodes, collect_node, &c);
+    for (size_t i = 0; i < c.n; i++)
+        free(tdm_handles_remove(&s->graph_nodes, c.ids[i]));
+    free(c.ids);
+}
+
+int tdm_session_graph_destroy(tdm_session *s, uint64_t graph)
+{
+    graph_entry *g = tdm_handles_remove(&s->graphs, graph);
+    int err;
+
+    if (!g)
+        return cudaErrorInvalidValue;     /* as cudaGraphDestroy of a bad graph */
+    drop_nodes(s, graph);
+    err = ops(s)->graph_destroy(be(s), g->bg);
+    kept_unref(s, g->kept);
+    free(g);
+    return err;
+}
+
+int tdm_session_graph_instantiate(tdm_session *s, uint64_t graph, uint64_t flags, uint64_t *exec)
+{
+    graph_entry *g = tdm_handles_get(&s->graphs, graph);
+    exec_entry *x;
+    tdm_bgexec *bx = NULL;
+    int err;
+
+    if (!g)
+        return cudaErrorInvalidValue;
+    if (s->graph_execs.live >= TDM_SESSION_MAX_GRAPHS)
+        return cudaErrorMemoryAllocation;
+    err = ops(s)->graph_instantiate(be(s), g->bg, flags, &bx);
+    if (err)
+        return err;
+    if (!(x = malloc(sizeof(*x)))) {
+        ops(s)->graph_exec_destroy(be(s), bx);
+        return cudaErrorMemoryAllocation;
+    }
+    *x = (exec_entry){ bx, g->kept, graph };
+    if (!(*exec = tdm_handles_add(&s->graph_execs, x))) {
+        ops(s)->graph_exec_destroy(be(s), bx);
+        free(x);
+        return cudaErrorMemoryAllocation;
+    }
+    if (g->kept)
+        g->kept->refs++;
+    return 0;
+}
+
+static void exec_free(tdm_session *s, exec_entry *x)
+{
+    ops(s)->graph_exec_destroy(be(s), x->bx);
+    kept_unref(s, x->kept);
+    free(x);
+}
+
+int tdm_session_graph_exec_destroy(tdm_session *s, uint64_t exec)
+{
+    exec_entry *x = tdm_handles_remove(&s->graph_execs, exec);
+
+    if (!x)
+        return cudaErrorInvalidValue;
+    exec_free(s, x);
+    return 0;
+}
+
+int tdm_session_graph_launch(tdm_session *s, uint64_t exec, uint64_t stream)
+{
+    exec_entry *x = tdm_handles_get(&s->graph_execs, exec);
+    tdm_stream_state *st;
+    int err;
+
+    if (!x)
+        return cudaErrorInvalidResourceHandle;
+    if (!(st = tdm_session_stream_for_work(s, stream, &err)))
+        return err;
+    return ops(s)->graph_launch(be(s), x->bx, st->bs);
+}
+
+void tdm_session_graphs_release(tdm_session *s)
+{
+    void *obj;
+
+    while (s->ncaptures) {
+        tdm_capture_entry c = s->captures[--s->ncaptures];
+        tdm_stream_state *st = tdm_session_stream_state(s, c.origin);
+        tdm_bgraph *bg = NULL;
+
+        if (st && !ops(s)->stream_end_capture(be(s), st->bs, &bg) && bg)
+            ops(s)->graph_destroy(be(s), bg);
+        kept_unref(s, c.kept);
+    }
+    while ((obj = tdm_handles_pop(&s->graph_execs, NULL)))
+        exec_free(s, obj);
+    while ((obj = tdm_handles_pop(&s->graph_nodes, NULL)))
+        free(obj);
+    while ((obj = tdm_handles_pop(&s->graphs, NULL))) {
+        graph_entry *g = obj;
+        ops(s)->graph_destroy(be(s), g->bg);
+        kept_unref(s, g->kept);
+        free(g);
+    }
+}
+
+int tdm_session_graph_exec_update(tdm_session *s, uint64_t exec, uint64_t graph, int *result)
+{
+    exec_entry *x = tdm_handles_get(&s->graph_execs, exec);
+    graph_entry *g = tdm_handles_get(&s->graphs, graph);
+    int err;
+
+    *result = cudaGraphExecUpdateError;
+    if (!x || !g)
+        return cudaErrorInvalidValue;
+    err = ops(s)->graph_exec_update(be(s), x->bx, g->bg, result);
+    if (err)
+        return err;
+    /* The exec now reads what g's captured copies read. */
+    if (g->kept)
+        g->kept->refs++;
+    kept_unref(s, x->kept);
+    x->kept = g->kept;
+    return 0;
+}
+
+/* ---- explicit construction ---- */
+
+int tdm_session_graph_create(tdm_session *s, unsigned flags, uint64_t *graph)
+{
+    tdm_bgraph *bg = NULL;
+    graph_entry *g;
+    int err;
+
+    if (flags)
+        return cudaErrorInvalidValue;     /* "must be 0", as cudaGraphCreate says */
+    if (s->graphs.live >= TDM_SESSION_MAX_GRAPHS)
+        return cudaErrorMemoryAllocation;
+    err = ops(s)->graph_create(be(s), &bg);
+    if (err)
+        return err;
+    if ((g = calloc(1, sizeof(*g)))) {
+        g->bg = bg;
+        if ((*graph = tdm_handles_add(&s->graphs, g)))
+            return 0;
+    }
+    free(g);
+    ops(s)->graph_destroy(be(s), bg);
+    return cudaErrorMemoryAllocation;
+}
+
+/* The backend nodes behind n node handles, all of `graph`; false if one is
+ * not (out has room for n). */
+static bool nodes_of(tdm_session *s, uint64_t graph, const uint64_t *ids, uint32_t n, tdm_bgnode **out)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        node_entry *e = tdm_handles_get(&s->graph_nodes, ids[i]);
+        if (!e || e->graph != graph)
+            return false;
+        out[i] = e->bn;
+    }
+    return true;
+}
+
+/* Checks what the guest asks a node to do and fills the backend's
+ * description (device addresses resolved, bytes kept with the graph). */
+static int describe_node(tdm_session *s, graph_entry *g, const tdm_node_request *q, tdm_gnode_desc *d)
+{
+    const tdm_func_entry *f;
+    uint64_t dev, sdev;
+    int err;
+
+    memset(d, 0, sizeof(*d));
+    switch (q->type) {
+    case cudaGraphNodeTypeEmpty:
+        d->kind = TDM_GNODE_EMPTY;
+        return 0;
+    case cudaGraphNodeTypeKernel:
+        if (!(f = tdm_session_func(s, q->func)))
+            return cudaErrorInvalidDeviceFunction;
+        if (q->params_len != f->params_len)
+            return cudaErrorInvalidValue;
+        if (!q->grid.x || !q->grid.y || !q->grid.z || !q->block.x || !q->block.y || !q->block.z)
+            return cudaErrorInvalidConfiguration;
+        *d = (tdm_gnode_desc){ .kind = TDM_GNODE_KERNEL, .func = f->bf, .grid = q->grid, .block = q->block,
+                               .shared_mem = q->shared_mem, .params = q->params, .params_len = q->params_len };
+        return 0;
+    case cudaGraphNodeTypeMemcpy:
+        if (!q->n || !tdm_session_resolve(s, q->dst, q->n, &dev) ||
+            (!q->host && !tdm_session_resolve(s, q->src, q->n, &sdev)))
+            return cudaErrorInvalidValue;
+        if (!q->host) {
+            *d = (tdm_gnode_desc){ .kind = TDM_GNODE_COPY_DTOD, .dst = dev, .src = sdev, .n = q->n };
+            return 0;
+        }
+        *d = (tdm_gnode_desc){ .kind = TDM_GNODE_COPY_HTOD, .dst = dev, .n = q->n };
+        if (q->n > TDM_SESSION_MAX_KEPT_BYTES - s->kept_bytes)
+            return cudaErrorMemoryAllocation;
+        d->host = kept_add(s, &g->kept, q->host, q->n, &err);
+        return d->host ? 0 : err;
+    case cudaGraphNodeTypeMemset:
+        if (!q->n || !tdm_session_resolve(s, q->dst, q->n, &dev))
+            return cudaErrorInvalidValue;
+        *d = (tdm_gnode_desc){ .kind = TDM_GNODE_MEMSET, .dst = dev, .n = q->n, .value = q->value };
+        return 0;
+    default:
+        return cudaErrorInvalidValue;
+    }
+}
+
+int tdm_session_graph_add_node(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps,
+                               const tdm_node_request *req, uint64_t *node)
+{
+    graph_entry *g = tdm_handles_get(&s->graphs, graph);
+    tdm_bgnode **bdeps = NULL, *bn = NULL;
+    tdm_gnode_desc d;
+    node_entry *e = NULL;
+    int err;
+
+    if (!g)
+        return cudaErrorInvalidValue;
+    if (s->graph_nodes.live >= TDM_SESSION_MAX_GRAPH_NODES)
+        return cudaErrorMemoryAllocation;
+    if (ndeps && !(bdeps = malloc(ndeps * sizeof(*bdeps))))
+        return cudaErrorMemoryAllocation;
+    err = nodes_of(s, graph, deps, ndeps, bdeps) ? describe_node(s, g, req, &d) : cudaErrorInvalidValue;
+    if (!err)
+        err = ops(s)->graph_add_node(be(s), g->bg, &d, bdeps, ndeps, &bn);
+    free(bdeps);
+    if (err)
+        return err;
+    /* The backend's node stays in the graph even if no handle can name it. */
+    if (!(e = malloc(sizeof(*e))))
+        return cudaErrorMemoryAllocation;
+    *e = (node_entry){ graph, bn, req->type };
+    if (!(*node = tdm_handles_add(&s->graph_nodes, e))) {
+        free(e);
+        return cudaErrorMemoryAllocation;
+    }
+    return 0;
+}
+
+int tdm_session_graph_add_dependencies(tdm_session *s, uint64_t graph, const uint64_t *from, const uint64_t *to,
+                                       uint32_t n)
+{
+    graph_entry *g = tdm_handles_get(&s->graphs, graph);
+    tdm_bgnode **b = NULL;
+    int err = cudaErrorInvalidValue;
+
+    if (!g)
+        return cudaErrorInvalidValue;
+    if (!n)
+        return 0;
+    if (!(b = malloc(2 * (size_t)n * sizeof(*b))))
+        return cudaErrorMemoryAllocation;
+    if (nodes_of(s, graph, from, n, b) && nodes_of(s, graph, to, n, b + n))
+        err = ops(s)->graph_add_dependencies(be(s), g->bg, b, b + n, n);
+    free(b);
+    return err;
+}
+
+int tdm_session_graph_node_type(tdm_session *s, uint64_t node, int *type)
+{
+    node_entry *e = tdm_handles_get(&s->graph_nodes, node);
+
+    if (!e)
+        return cudaErrorInvalidValue;
+    *type = e->type;
+    return 0;
+}
+
+int tdm_session_kernel_node_set(tdm_session *s, uint64_t exec, uint64_t node, const tdm_node_request *req)
+{
+    node_entry *e = tdm_handles_get(&s->graph_nodes, node);
+    exec_entry *x = exec ? tdm_handles_get(&s->graph_execs, exec) : NULL;
+    graph_entry *g;
+    tdm_gnode_desc d;
+    int err;
+
+    if (!e || e->type != cudaGraphNodeTypeKernel || req->type != cudaGraphNodeTypeKernel)
+        return cudaErrorInvalidValue;
+    if (exec && (!x || x->graph != e->graph))
+        return cudaErrorInvalidValue;
+    if (!(g = tdm_handles_get(&s->graphs, e->graph)))
+        return cudaErrorInvalidValue;
+    err = describe_node(s, g, req, &d);
+    return err ? err : ops(s)->graph_kernel_node_set(be(s), x ? x->bx : NULL, e->bn, &d);
+}
