@@ -622,11 +622,11 @@ int tdm_session_memcpy_dtoh_queue(tdm_session *s, void *dst, uint64_t src, uint6
     uint64_t dev;
     int err;
 
-    if (!resolve(s, src, n, &dev)) {
+    if (!tdm_session_resolve(s, src, n, &dev)) {
         log_bad_range(s, "memcpy source", src, n);
         return cudaErrorInvalidValue;
     }
-    st = stream_for_work(s, stream, &err);
+    st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
     err = ops(s)->memcpy_dtoh_async(be(s), dst, dev, n, st->bs);
@@ -639,11 +639,11 @@ int tdm_session_check_copy(tdm_session *s, uint64_t addr, uint64_t n, uint64_t s
 {
     uint64_t dev;
 
-    if (n && !resolve(s, addr, n, &dev)) {
+    if (n && !tdm_session_resolve(s, addr, n, &dev)) {
         log_bad_range(s, "memcpy source", addr, n);
         return cudaErrorInvalidValue;
     }
-    if (!stream_of(s, stream))
+    if (!tdm_session_stream_state(s, stream))
         return cudaErrorInvalidResourceHandle;
     return tdm_session_sync_result(s, 0);
 }
@@ -980,7 +980,7 @@ void tdm_session_destroy(tdm_session *s)
 int tdm_session_resolve_range(tdm_session *s, const char *what, uint64_t addr, uint64_t n, uint64_t *dev,
                               const tdm_range **range)
 {
-    const tdm_range *r = resolve(s, addr, n, dev);
+    const tdm_range *r = tdm_session_resolve(s, addr, n, dev);
 
     if (!r) {
         log_bad_range(s, what, addr, n);
@@ -994,7 +994,7 @@ int tdm_session_resolve_range(tdm_session *s, const char *what, uint64_t addr, u
 int tdm_session_stream_work(tdm_session *s, uint64_t stream, const tdm_range *written, tdm_bstream **bs)
 {
     int err;
-    tdm_stream_state *st = stream_for_work(s, stream, &err);
+    tdm_stream_state *st = tdm_session_stream_for_work(s, stream, &err);
 
     if (!st)
         return err;
@@ -1008,7 +1008,7 @@ int tdm_session_stream_work(tdm_session *s, uint64_t stream, const tdm_range *wr
 
 tdm_bstream *tdm_session_work_stream(tdm_session *s, uint64_t stream, int *err)
 {
-    tdm_stream_state *st = stream_for_work(s, stream, err);
+    tdm_stream_state *st = tdm_session_stream_for_work(s, stream, err);
 
     return st ? st->bs : NULL;
 }
