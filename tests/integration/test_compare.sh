@@ -5,9 +5,10 @@
 # lines passes, a different output or exit status fails with its first
 # error, a program past the time limit fails as timed out, and a failure
 # does not make the next program fail; a program's own mask hides only the
-# lines it names.
+# lines it names; with native runs, output that varies between two native
+# runs is told apart from output Tandem changes.
 set -uo pipefail
-build=$1
+build=$(cd "$1" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 tab=$'\t'
@@ -44,5 +45,28 @@ check matmul PASS
 if [ $rc -ne 1 ]; then echo "FAIL runner exit status $rc with failures present, expected 1"; fails=$((fails + 1)); else passes=$((passes + 1)); fi
 grep -q "shm: 3 of 7 pass" "$work/out/table.md" && passes=$((passes + 1)) ||
   { echo "FAIL table summary: $(grep 'shm:' "$work/out/table.md")"; fails=$((fails + 1)); }
+# With native runs (a stand-in native library: these programs use no GPU),
+# run twice: output that differs between the two native runs is VARIES and
+# not counted; output only Tandem changes is FAIL.
+mkdir -p "$work/native"
+ln -s "$build/lib/libcudart.so.13" "$work/native/libcudart.so.13"
+cat >"$work/native.tsv" <<LIST
+stable${tab}.${tab}echo result 42
+varies${tab}.${tab}echo "pick \$RANDOM\$RANDOM"
+remoted${tab}.${tab}echo "served by \${TANDEM_SERVER%%:*}"
+LIST
+"$(dirname "$0")/../../scripts/tandem-compare" --tandem "$build" --backend sim --native-lib "$work/native" \
+  --transports tcp --timeout 10 --out "$work/out2" "$work/native.tsv" >"$work/stdout2" 2>&1
+cat "$work/stdout2"
+check2() { # name expected-tcp-verdict
+  local v
+  v=$(grep "^$1$tab" "$work/out2/results.tsv" | cut -f4)
+  if [ "$v" = "$2" ]; then echo "ok   $1: $v"; passes=$((passes + 1)); else echo "FAIL $1: tcp verdict '$v', expected $2"; fails=$((fails + 1)); fi
+}
+check2 stable PASS
+check2 varies VARIES
+check2 remoted FAIL
+grep -q "1 run through Tandem but their output varies" "$work/out2/table.md" && grep -q "tcp: 1 of the 2 that pass natively" "$work/out2/table.md" &&
+  passes=$((passes + 1)) || { echo "FAIL native table: $(tail -3 "$work/out2/table.md")"; fails=$((fails + 1)); }
 echo "tandem-compare checks: $passes passed, $fails failed"
 [ $fails -eq 0 ]
