@@ -99,9 +99,11 @@ static void side(const tdm_box *box, CUmemorytype *type, const void **host, CUde
     *height = box->array ? 0 : box->rows;
 }
 
-/* A host source is the RPC buffer, packed: like cuMemcpyHtoDAsync from
- * pageable memory, the driver stages it before returning (cuda_copy.c).  A
- * host destination is waited for. */
+/* A host source is the RPC buffer, packed, and pageable: unlike
+ * cuMemcpyHtoDAsync, cuMemcpy3DAsync does not promise to have read it when
+ * it returns (on the H100 the copy read it later, after the buffer was
+ * reused, and lost the context: cuda-samples simplePitchLinearTexture), so
+ * a copy from the host is waited for, as one to the host is. */
 int tdm_cuda_copy_3d(tdm_backend *b, const tdm_box *dst, const tdm_box *src, tdm_extent ext, tdm_bstream *s)
 {
     CUstream cs = tdm_cuda_stream(s);
@@ -119,9 +121,9 @@ int tdm_cuda_copy_3d(tdm_backend *b, const tdm_box *dst, const tdm_box *src, tdm
     c.Height = ext.height;
     c.Depth = ext.depth;
     err = tdm_cuda_err(tdm_cu.cuMemcpy3DAsync(&c, cs), "cuMemcpy3DAsync");
-    if (err || !dst->host)
+    if (err || (!dst->host && !src->host))
         return err;
-    return tdm_cuda_err(tdm_cu.cuStreamSynchronize(cs), "cuStreamSynchronize(3D dtoh)");
+    return tdm_cuda_err(tdm_cu.cuStreamSynchronize(cs), "cuStreamSynchronize(3D copy with the host)");
 }
 
 int tdm_cuda_memset_3d(tdm_backend *b, const tdm_box *dst, uint8_t value, tdm_extent ext, tdm_bstream *s)
