@@ -135,7 +135,7 @@ cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr a, int device
         return tdm_ret(err);
     if (info.attrs[a] == TDM_ATTR_UNSUPPORTED)
         return tdm_ret(cudaErrorInvalidValue);
-    *value = info.attrs[a];
+    *value = attr(a);   /* with the transport's differences, as the properties */
     return cudaSuccess;
 }
 
