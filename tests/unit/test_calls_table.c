@@ -11,7 +11,7 @@
 
 ParameterizedTestParameters(calls_table, row)
 {
-    static size_t rows[64];
+    static size_t rows[512];
 
     cr_assert_leq(tdm_ncalls, sizeof(rows) / sizeof(rows[0]));
     for (size_t i = 0; i < tdm_ncalls; i++)

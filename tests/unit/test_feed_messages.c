@@ -155,7 +155,7 @@ static size_t feed_rows(size_t *rows, size_t cap)
 
 ParameterizedTestParameters(feed_messages, row)
 {
-    static size_t rows[64];
+    static size_t rows[512];
 
     return cr_make_param_array(size_t, rows, feed_rows(rows, 64));
 }
