@@ -79,7 +79,7 @@ cudaError_t cudaGetDeviceCount(int *count)
     return cudaSuccess;
 }
 
-static cudaError_t check_device(int device)
+cudaError_t tdm_check_device(int device)
 {
     int n = 0;
     cudaError_t err = cudaGetDeviceCount(&n);
@@ -91,7 +91,7 @@ static cudaError_t check_device(int device)
 
 cudaError_t cudaSetDevice(int device)
 {
-    cudaError_t err = check_device(device);
+    cudaError_t err = tdm_check_device(device);
 
     if (!err)
         current_device = device;
@@ -125,7 +125,7 @@ cudaError_t cudaGetDeviceFlags(unsigned int *flags)
  * driver rejects is refused as the driver refuses it. */
 cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr a, int device)
 {
-    cudaError_t err = check_device(device);
+    cudaError_t err = tdm_check_device(device);
 
     if (!value || (unsigned)a >= TDM_ATTR_COUNT)
         return tdm_ret(cudaErrorInvalidValue);
@@ -283,7 +283,7 @@ static void fill_props(struct cudaDeviceProp *p)
 
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
 {
-    cudaError_t err = check_device(device);
+    cudaError_t err = tdm_check_device(device);
 
     if (!p)
         return tdm_ret(cudaErrorInvalidValue);

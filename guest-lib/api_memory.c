@@ -5,16 +5,17 @@
 #include "log.h"
 #include "xdr_extra.h"
 
-cudaError_t cudaMalloc(void **devPtr, size_t size)
+/* An allocation call whose reply is a tdm_malloc_res: the address goes
+ * into the allocation table. */
+cudaError_t tdm_malloc_call(uint32_t proc, void *args, size_t size, void **devPtr)
 {
     tdm_malloc_res r;
-    u_quad_t sz = size;
     cudaError_t err;
 
     if (!devPtr)
         return tdm_ret(cudaErrorInvalidValue);
     memset(&r, 0, sizeof(r));
-    err = tdm_call(TDM_MALLOC, &sz, &r);
+    err = tdm_call(proc, args, &r);
     if (!err)
         err = (cudaError_t)r.err;
     if (err) {
@@ -25,6 +26,13 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
     if (r.addr)
         tdm_allocs_add(r.addr, size, false);
     return cudaSuccess;
+}
+
+cudaError_t cudaMalloc(void **devPtr, size_t size)
+{
+    u_quad_t sz = size;
+
+    return tdm_malloc_call(TDM_MALLOC, &sz, size, devPtr);
 }
 
 cudaError_t cudaFree(void *devPtr)

@@ -14,23 +14,8 @@ static uint64_t pool_id(cudaMemPool_t pool)
 static cudaError_t malloc_async(void **devPtr, size_t size, uint64_t pool, cudaStream_t stream)
 {
     tdm_malloc_async_args a = { .size = size, .pool = pool, .stream = tdm_stream_id(stream) };
-    tdm_malloc_res r;
-    cudaError_t err;
 
-    if (!devPtr)
-        return tdm_ret(cudaErrorInvalidValue);
-    memset(&r, 0, sizeof(r));
-    err = tdm_call(TDM_MALLOC_ASYNC, &a, &r);
-    if (!err)
-        err = (cudaError_t)r.err;
-    if (err) {
-        *devPtr = NULL;
-        return tdm_ret(err);
-    }
-    *devPtr = (void *)(uintptr_t)r.addr;
-    if (r.addr)
-        tdm_allocs_add(r.addr, size, false);
-    return cudaSuccess;
+    return tdm_malloc_call(TDM_MALLOC_ASYNC, &a, size, devPtr);
 }
 
 cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t stream)
@@ -73,15 +58,6 @@ cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t stream)
     return cudaFreeAsync(devPtr, stream ? stream : cudaStreamPerThread);
 }
 
-static cudaError_t check_device(int device)
-{
-    int n = 0;
-    cudaError_t err = cudaGetDeviceCount(&n);
-
-    if (err)
-        return err;
-    return device >= 0 && device < n ? cudaSuccess : cudaErrorInvalidDevice;
-}
 
 cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)
 {
@@ -89,7 +65,7 @@ cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)
 
     if (!memPool)
         return tdm_ret(cudaErrorInvalidValue);
-    err = check_device(device);
+    err = tdm_check_device(device);
     if (err)
         return tdm_ret(err);
     *memPool = (cudaMemPool_t)(uintptr_t)TDM_DEFAULT_MEM_POOL;
@@ -103,7 +79,7 @@ cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)
 
     if (!memPool)
         return tdm_ret(cudaErrorInvalidValue);
-    err = check_device(device);
+    err = tdm_check_device(device);
     if (err)
         return tdm_ret(err);
     memset(&r, 0, sizeof(r));
@@ -118,7 +94,7 @@ cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)
 cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)
 {
     tdm_handle h = pool_id(memPool);
-    cudaError_t err = check_device(device);
+    cudaError_t err = tdm_check_device(device);
 
     if (err)
         return tdm_ret(err);
@@ -136,7 +112,7 @@ cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolPr
     if (!memPool || !poolProps || poolProps->allocType != cudaMemAllocationTypePinned ||
         poolProps->location.type != cudaMemLocationTypeDevice)
         return tdm_ret(cudaErrorInvalidValue);
-    err = check_device(poolProps->location.id);
+    err = tdm_check_device(poolProps->location.id);
     if (err)
         return tdm_ret(err);
     max_size = poolProps->maxSize;
@@ -220,7 +196,7 @@ static cudaError_t check_location(const struct cudaMemLocation *loc)
 {
     if (loc->type != cudaMemLocationTypeDevice)
         return cudaErrorInvalidValue;
-    return check_device(loc->id);
+    return tdm_check_device(loc->id);
 }
 
 cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count)

@@ -62,6 +62,13 @@ void tdm_live_handle_remove(uint64_t handle);
 bool tdm_live_handle_held(uint64_t handle);
 void tdm_live_handles_clear(void);
 
+/* The one device of this process's server exists (api_device.c):
+ * cudaSuccess, cudaErrorInvalidDevice, or why there is none. */
+cudaError_t tdm_check_device(int device);
+/* An allocating call (TDM_MALLOC, TDM_MALLOC_ASYNC...) whose reply is a
+ * tdm_malloc_res; the address goes into the allocation table (api_memory.c). */
+cudaError_t tdm_malloc_call(uint32_t proc, void *args, size_t size, void **devPtr);
+
 /* ---- the allocation table: the program's device allocations (allocs.c) ---- */
 void tdm_allocs_add(uint64_t addr, uint64_t size, bool global);
 int tdm_allocs_remove(uint64_t addr);
