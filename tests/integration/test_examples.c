@@ -361,3 +361,42 @@ Test(examples, managed_memory, .init = up, .fini = down)
     free(r);
     cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
 }
+
+/* ---- launch ex and stream attributes (issue 14) ---- */
+/* launch-ex (examples/launch_ex.cu): cudaLaunchKernelExC and the
+ * cudaLaunchKernelEx templates launch as a plain launch without attributes
+ * and with default-valued ones, as a cooperative launch (refusing a grid
+ * that cannot be resident, in the call) with cooperative = 1, record a
+ * launch completion event, take a cudaKernel_t and the per-thread stream;
+ * an unknown kernel, an empty block and an unknown attribute are refused
+ * as the runtime refuses them; what Tandem does not remote (clusters) is
+ * refused with cudaErrorInvalidValue. */
+Test(examples, extensible_launch_behaves_as_the_runtime, .init = up, .fini = down)
+{
+    const char *argv[] = { th_bin("launch-ex"), "--tandem-limits", NULL };
+    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
+    const char *want = "no attributes, null stream: correct\n"
+                       "template, two launches on a stream: correct\n"
+                       "default-valued attributes, two launches: correct\n"
+                       "cooperative: correct\n"
+                       "cooperative, one block more than resident: cudaErrorCooperativeLaunchTooLarge\n"
+                       "usable after the refusal: cudaSuccess\n"
+                       "launch completion event: cudaSuccess, then correct\n"
+                       "by cudaKernel_t, then on the per-thread stream: correct\n"
+                       "not a kernel: cudaErrorInvalidDeviceFunction\n"
+                       "empty block: cudaErrorInvalidConfiguration\n"
+                       "unknown attribute: cudaErrorInvalidValue\n"
+                       "still usable: cudaSuccess\n"
+                       "cluster 2x1x1: cudaErrorInvalidValue\n"
+                       "attributes NULL: cudaErrorInvalidValue\n"
+                       "NULL config: cudaErrorInvalidValue\n"
+                       "usable after the refusals: cudaSuccess\n";
+
+    for (int i = 0; i < 2; i++) {
+        th_result *r = calloc(1, sizeof(*r));
+        th_run_guest(endpoints[i], argv, 60, r);
+        cr_assert_eq(r->status, 0, "launch-ex (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out, r->err);
+        cr_expect_str_eq(r->out, want, "launch-ex (%s) printed\n%s", endpoints[i], r->out);
+        free(r);
+    }
+}
