@@ -130,6 +130,10 @@ typedef struct tdm_variable {
 tdm_function *tdm_function_for_host(const void *host_fun, cudaError_t *err);
 /* Same for a cudaKernel_t handed out by __cudaGetKernel. */
 tdm_function *tdm_function_for_kernel(const void *kernel, cudaError_t *err);
+/* Either of the two (cudaLaunchKernelExC takes both). */
+tdm_function *tdm_function_for_stub_or_kernel(const void *func, cudaError_t *err);
+/* nvcc's registration entry point, also behind cudaGetKernel. */
+cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func);
 tdm_variable *tdm_variable_for_host(const void *host_var, cudaError_t *err);
 /* Forgets server-side state after cudaDeviceReset: modules reload on use. */
 void tdm_registrations_reset(void);

@@ -279,6 +279,27 @@ tdm_function *tdm_function_for_kernel(const void *kernel, cudaError_t *err)
     return ready_function(f, err);
 }
 
+/* cudaLaunchKernelExC's func is either a host stub or a cudaKernel_t (the
+ * cuda_runtime.h overload for kernels casts one to const void *): both are
+ * looked up in the table, so an unknown pointer is never dereferenced. */
+tdm_function *tdm_function_for_stub_or_kernel(const void *func, cudaError_t *err)
+{
+    tdm_function *f = NULL;
+
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nfuncs; i++)
+        if (funcs[i]->host_fun == func || (const void *)funcs[i] == func) {
+            f = funcs[i];
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    if (!f) {
+        *err = cudaErrorInvalidDeviceFunction;
+        return NULL;
+    }
+    return ready_function(f, err);
+}
+
 tdm_variable *tdm_variable_for_host(const void *host_var, cudaError_t *err)
 {
     tdm_variable *v = NULL;

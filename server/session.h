@@ -379,4 +379,12 @@ int tdm_session_graph_node_type(tdm_session *s, uint64_t node, int *type);
  * for that node in an exec made from its graph. */
 int tdm_session_kernel_node_set(tdm_session *s, uint64_t exec, uint64_t node, const tdm_node_request *req);
 
+/* ---- launch ex and stream attributes (issue 14): session_stream_attr.c ---- */
+/* cudaStreamSetAttribute on a stream of the session: the value checked as
+ * the driver checks it, an access policy window inside the session's
+ * allocations; cudaErrorInvalidValue otherwise. */
+int tdm_session_stream_set_attribute(tdm_session *s, uint64_t stream, const tdm_bstream_attr *a);
+/* cudaStreamGetAttribute: fills *a from a->id. */
+int tdm_session_stream_get_attribute(tdm_session *s, uint64_t stream, tdm_bstream_attr *a);
+
 #endif

@@ -361,3 +361,82 @@ Test(examples, managed_memory, .init = up, .fini = down)
     free(r);
     cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
 }
+
+/* ---- launch ex and stream attributes (issue 14) ---- */
+/* launch-ex (examples/launch_ex.cu): cudaLaunchKernelExC and the
+ * cudaLaunchKernelEx templates launch as a plain launch without attributes
+ * and with default-valued ones, as a cooperative launch (refusing a grid
+ * that cannot be resident, in the call) with cooperative = 1, record a
+ * launch completion event, take a cudaKernel_t and the per-thread stream;
+ * an unknown kernel, an empty block and an unknown attribute are refused
+ * as the runtime refuses them; what Tandem does not remote (clusters) is
+ * refused with cudaErrorInvalidValue. */
+Test(examples, extensible_launch_behaves_as_the_runtime, .init = up, .fini = down)
+{
+    const char *argv[] = { th_bin("launch-ex"), "--tandem-limits", NULL };
+    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
+    const char *want = "no attributes, null stream: correct\n"
+                       "template, two launches on a stream: correct\n"
+                       "default-valued attributes, two launches: correct\n"
+                       "cooperative: correct\n"
+                       "cooperative, one block more than resident: cudaErrorCooperativeLaunchTooLarge\n"
+                       "usable after the refusal: cudaSuccess\n"
+                       "launch completion event: cudaSuccess, then correct\n"
+                       "by cudaKernel_t, then on the per-thread stream: correct\n"
+                       "not a kernel: cudaErrorInvalidDeviceFunction\n"
+                       "empty block: cudaErrorInvalidConfiguration\n"
+                       "unknown attribute: cudaErrorInvalidValue\n"
+                       "still usable: cudaSuccess\n"
+                       "cluster 2x1x1: cudaErrorInvalidValue\n"
+                       "attributes NULL: cudaErrorInvalidValue\n"
+                       "NULL config: cudaErrorInvalidValue\n"
+                       "usable after the refusals: cudaSuccess\n";
+
+    for (int i = 0; i < 2; i++) {
+        th_result *r = calloc(1, sizeof(*r));
+        th_run_guest(endpoints[i], argv, 60, r);
+        cr_assert_eq(r->status, 0, "launch-ex (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out, r->err);
+        cr_expect_str_eq(r->out, want, "launch-ex (%s) printed\n%s", endpoints[i], r->out);
+        free(r);
+    }
+}
+
+/* stream-attributes (examples/stream_attributes.cu): an access policy
+ * window set on a stream reads back as set, work runs under it and it
+ * resets; the other stream attributes read back as set; bad values are
+ * refused as the driver refuses them, and a window outside the session's
+ * allocations, a stream that is not one and a priority set after creation
+ * are refused by Tandem. */
+Test(examples, stream_attributes_read_back_as_set, .init = up, .fini = down)
+{
+    const char *argv[] = { th_bin("stream-attributes"), "--tandem-limits", NULL };
+    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
+    const char *want = "window before: base NULL, 0 bytes, hit ratio 0.00, hit 0, miss 0\n"
+                       "set window: cudaSuccess\n"
+                       "window: base as set, 1048576 bytes, hit ratio 0.60, hit 2, miss 1\n"
+                       "kernel under the window: correct\n"
+                       "reset window: cudaSuccess\n"
+                       "window after reset: 0 bytes\n"
+                       "sync policy: 3\n"
+                       "memory sync domain: 1\n"
+                       "priority: 0\n"
+                       "hit ratio 2: cudaErrorInvalidValue\n"
+                       "persisting misses: cudaErrorInvalidValue\n"
+                       "NULL value: cudaErrorInvalidValue\n"
+                       "NULL result: cudaErrorInvalidValue\n"
+                       "unknown attribute: cudaErrorInvalidValue\n"
+                       "window past the allocation: cudaErrorInvalidValue\n"
+                       "window on memory not allocated: cudaErrorInvalidValue\n"
+                       "not a stream: cudaErrorInvalidResourceHandle\n"
+                       "setting the priority: cudaErrorInvalidValue\n"
+                       "still usable: cudaSuccess\n";
+
+    for (int i = 0; i < 2; i++) {
+        th_result *r = calloc(1, sizeof(*r));
+        th_run_guest(endpoints[i], argv, 60, r);
+        cr_assert_eq(r->status, 0, "stream-attributes (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out,
+                     r->err);
+        cr_expect_str_eq(r->out, want, "stream-attributes (%s) printed\n%s", endpoints[i], r->out);
+        free(r);
+    }
+}

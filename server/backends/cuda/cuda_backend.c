@@ -302,4 +302,7 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .graph_add_node = tdm_cuda_graph_add_node,
     .graph_add_dependencies = tdm_cuda_graph_add_dependencies,
     .graph_kernel_node_set = tdm_cuda_graph_kernel_node_set,
+    /* ---- launch ex and stream attributes (issue 14) ---- */
+    .stream_set_attribute = tdm_cuda_stream_set_attribute,
+    .stream_get_attribute = tdm_cuda_stream_get_attribute,
 };

@@ -44,7 +44,9 @@
     X(cuGraphDestroy) X(cuGraphInstantiateWithFlags) X(cuGraphExecDestroy) X(cuGraphLaunch) \
     X(cuGraphExecUpdate) X(cuGraphCreate) X(cuGraphAddEmptyNode) X(cuGraphAddKernelNode)          \
     X(cuGraphAddMemcpyNode) X(cuGraphAddMemsetNode) X(cuGraphAddDependencies)                  \
-    X(cuGraphKernelNodeSetParams) X(cuGraphExecKernelNodeSetParams)
+    X(cuGraphKernelNodeSetParams) X(cuGraphExecKernelNodeSetParams)                         \
+    /* ---- launch ex and stream attributes (issue 14) ---- */                         \
+    X(cuStreamSetAttribute) X(cuStreamGetAttribute)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

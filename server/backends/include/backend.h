@@ -119,6 +119,19 @@ typedef struct tdm_gnode_desc {
     uint8_t value;
 } tdm_gnode_desc;
 
+/* ---- launch ex and stream attributes (issue 14) ---- */
+/* A stream attribute (a cudaStreamAttrID and its value), as
+ * cuStreamSetAttribute takes it; `base` a device address.  For
+ * memSyncDomainMap, `value` is default_ and `value2` remote; for
+ * syncPolicy and memSyncDomain, `value`. */
+typedef struct tdm_bstream_attr {
+    int id;
+    uint64_t base, num_bytes;
+    float hit_ratio;
+    int hit_prop, miss_prop;
+    int value, value2;
+} tdm_bstream_attr;
+
 typedef struct tdm_backend_ops {
     const char *name;        /* "cuda" or "sim" */
     bool simulated;
@@ -308,6 +321,12 @@ typedef struct tdm_backend_ops {
     /* New parameters (d: a TDM_GNODE_KERNEL) for kernel node n of a graph
      * (x NULL), or for its instance in x, an exec made from n's graph. */
     int (*graph_kernel_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
+    /* ---- launch ex and stream attributes (issue 14) ---- */
+    /* Attribute a->id of stream s (checked by the session layer: an
+     * access policy window, syncPolicy, memSyncDomain or its map), as
+     * cuStreamSetAttribute/cuStreamGetAttribute; get fills *a from a->id. */
+    int (*stream_set_attribute)(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
+    int (*stream_get_attribute)(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -149,4 +149,7 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .graph_add_node = sim_graph_add_node,
     .graph_add_dependencies = sim_graph_add_dependencies,
     .graph_kernel_node_set = sim_graph_kernel_node_set,
+    /* ---- launch ex and stream attributes (issue 14) ---- */
+    .stream_set_attribute = sim_stream_set_attribute,
+    .stream_get_attribute = sim_stream_get_attribute,
 };

@@ -119,6 +119,14 @@ typedef struct sim_op {
     struct tdm_bstream *stream; /* where it was queued (a launch prints into its output) */
 } sim_op;
 
+/* ---- launch ex and stream attributes (issue 14) ---- */
+/* A stream's attributes, as set; all zero is "never set". */
+typedef struct sim_stream_attrs {
+    tdm_bstream_attr window;
+    bool sync_policy_set, domain_set, domain_map_set;
+    int sync_policy, domain, domain_map_default, domain_map_remote;
+} sim_stream_attrs;
+
 struct tdm_bstream {
     tdm_backend *b;
     pthread_t thread;
@@ -133,6 +141,8 @@ struct tdm_bstream {
     sim_output output;       /* its kernels' printf/assert output (issue 14) */
     /* ---- graphs (issue 14) ---- */
     struct sim_capture *capture; /* the capture its work goes to, or NULL (sim_graph.c) */
+    /* ---- launch ex and stream attributes (issue 14) ---- */
+    sim_stream_attrs attrs;  /* as set, or the driver's defaults (sim_stream_attr.c) */
 };
 
 struct tdm_bevent {
@@ -362,5 +372,9 @@ void sim_capture_stream_gone_locked(tdm_backend *b, tdm_bstream *s);
  * capture, or both are in it), 0 to queue it as usual, or a cudaError_t
  * (negated) when it would merge two captures. */
 int sim_capture_wait_locked(tdm_backend *b, tdm_bstream *s, tdm_bevent *e);
+
+/* ---- launch ex and stream attributes (issue 14): sim_stream_attr.c ---- */
+int sim_stream_set_attribute(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
+int sim_stream_get_attribute(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
 
 #endif
