@@ -13,6 +13,7 @@
 #include "mps.h"
 #include "resilience.h"
 #include "server.h"
+#include "supervise.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -54,6 +55,10 @@ static void usage(FILE *f)
             "                         took them over) whose standby socket is SOCKET; needs\n"
             "                         --standby-listen; each session moves at its guest's next\n"
             "                         synchronizing call, without copying memory\n"
+            "  --supervise            run the server in a child process and start a new one when\n"
+            "                         the device context is lost (exit status 76): CUDA gives a\n"
+            "                         process no new context after a sticky error (docs/health.md);\n"
+            "                         use a fixed --port, a new child binds it again\n"
             "  --crash-after-calls N  testing: die by SIGKILL when about to serve the Nth call\n"
             "  --crash-before-reply   testing: with --crash-after-calls, die once the Nth call was\n"
             "                         served, before its reply is sent\n");
@@ -91,7 +96,7 @@ int main(int argc, char **argv)
         { "sim-mps-domain", required_argument, 0, 'D' }, { "shm", required_argument, 0, 's' },
         { "standby", required_argument, 0, 'Y' },  { "standby-listen", required_argument, 0, 'L' },
         { "crash-after-calls", required_argument, 0, 'C' }, { "failback-from", required_argument, 0, 'F' },
-        { "crash-before-reply", no_argument, 0, 'B' },
+        { "crash-before-reply", no_argument, 0, 'B' }, { "supervise", no_argument, 0, 'V' },
         { 0, 0, 0, 0 },
     };
     tdm_server_config cfg = {
@@ -103,6 +108,7 @@ int main(int argc, char **argv)
     tdm_resilience *resil = NULL;
     tdm_mps mps = { 0 };
     const char *mps_run_dir = NULL;
+    bool supervise = false;
     struct sigaction sa;
     int c, rc;
 
@@ -131,6 +137,7 @@ int main(int argc, char **argv)
         case 'C': cfg.crash_after_calls = atol(optarg); break;
         case 'F': cfg.failback_from = optarg; break;
         case 'B': cfg.crash_before_reply = true; break;
+        case 'V': supervise = true; break;
         case 'R': mps_run_dir = optarg; break;
         case 'M':
             cfg.mps_mode = optarg;
@@ -158,6 +165,9 @@ int main(int argc, char **argv)
         nofile.rlim_cur = nofile.rlim_max;
         setrlimit(RLIMIT_NOFILE, &nofile);
     }
+    /* Before anything touches the device: the supervisor itself never does. */
+    if (supervise && tdm_supervise() != 0)
+        return 1;
     memset(&sa, 0, sizeof(sa));
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, NULL);
