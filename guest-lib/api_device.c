@@ -186,7 +186,12 @@ static void fill_props(struct cudaDeviceProp *p)
     static const enum cudaDeviceAttr grid[3] = { cudaDevAttrMaxGridDimX, cudaDevAttrMaxGridDimY,
                                                  cudaDevAttrMaxGridDimZ };
 
+    int reserved[sizeof(p->reserved) / sizeof(p->reserved[0])];
+
+    /* The native runtime leaves `reserved` as the program had it. */
+    memcpy(reserved, p->reserved, sizeof(reserved));
     memset(p, 0, sizeof(*p));
+    memcpy(p->reserved, reserved, sizeof(reserved));
     snprintf(p->name, sizeof(p->name), "%s", info.name);
     memcpy(&p->uuid, info.uuid, sizeof(p->uuid));
     p->totalGlobalMem = info.total_mem;
