@@ -1,5 +1,5 @@
 
-#include "error_names.h"
+#include "error_table.h"
 #include "guest.h"
 #include "log.h"
 
@@ -31,48 +31,25 @@ cudaError_t cudaPeekAtLastError(void)
     return last_error;
 }
 
-const char *cudaGetErrorName(cudaError_t error)
+/* The toolkit's own answers, table generated at build time (error_table.h). */
+static const tdm_error_text *find_error_text(cudaError_t error)
 {
-    /* The generated table holds the cudaError* names only. */
-    if (error == cudaSuccess)
-        return "cudaSuccess";
-    for (unsigned i = 0; i < tdm_error_name_count; i++)
-        if (tdm_error_names[i].code == (int)error)
-            return tdm_error_names[i].name;
-    return "cudaErrorUnknown";
+    for (unsigned i = 0; i < tdm_error_text_count; i++)
+        if (tdm_error_texts[i].code == (int)error)
+            return &tdm_error_texts[i];
+    return NULL;
 }
 
-/* The descriptions programs print most; others fall back to the name. */
+const char *cudaGetErrorName(cudaError_t error)
+{
+    const tdm_error_text *t = find_error_text(error);
+
+    return t ? t->name : tdm_error_unknown_name;
+}
+
 const char *cudaGetErrorString(cudaError_t error)
 {
-    switch (error) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInitializationError: return "initialization error";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-    case cudaErrorInvalidDevicePointer: return "invalid device pointer";
-    case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
-    case cudaErrorInvalidSymbol: return "invalid device symbol";
-    case cudaErrorInvalidDevice: return "invalid device ordinal";
-    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
-    case cudaErrorInvalidDeviceFunction: return "invalid device function";
-    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
-    case cudaErrorNotReady: return "device not ready";
-    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
-    case cudaErrorLaunchFailure: return "unspecified launch failure";
-    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
-    case cudaErrorNotSupported: return "operation not supported";
-    case cudaErrorDevicesUnavailable: return "CUDA-capable device(s) is/are busy or unavailable";
-    case cudaErrorInvalidKernelImage: return "device kernel image is invalid";
-    case cudaErrorNoKernelImageForDevice: return "no kernel image is available for execution on the device";
-    case cudaErrorSymbolNotFound: return "named symbol not found";
-    case cudaErrorInsufficientDriver: return "CUDA driver version is insufficient for CUDA runtime version";
-    case cudaErrorUnknown: return "unknown error";
-    default: break;
-    }
-    for (unsigned i = 0; i < tdm_error_name_count; i++)
-        if (tdm_error_names[i].code == (int)error)
-            return tdm_error_names[i].name;
-    return "unrecognized error code";
+    const tdm_error_text *t = find_error_text(error);
+
+    return t ? t->string : tdm_error_unknown_string;
 }
