@@ -119,14 +119,13 @@ static int device_box(tdm_session *s, const char *what, tdm_session_box b, tdm_e
         *range = NULL;
     if (b.array)
         return array_box(s, what, b, ext, out);
+    /* The address is the box's first byte: no offsets on top of it.  (Left
+     * unset, the cuda backend read the caller's stack as x/y/z and the copy
+     * faulted on the H100, losing the context; the sim ignores them.) */
+    *out = (tdm_box){ .pitch = b.pitch, .rows = b.rows };
     err = box_span(s, b, ext, &span);
-
     if (!err)
         err = tdm_session_resolve_range(s, what, b.addr, span, &out->dev, range);
-    out->host = NULL;
-    out->array = NULL;
-    out->pitch = b.pitch;
-    out->rows = b.rows;
     return err;
 }
 

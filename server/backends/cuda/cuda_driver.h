@@ -31,7 +31,7 @@
     X(cuEventSynchronize) X(cuEventElapsedTime)                                           \
     /* ---- health (issue 14) ---- */ X(cuDevicePrimaryCtxReset)                          \
     /* ---- layout (issue 14) ---- */                                                    \
-    X(cuMemAllocPitch) X(cuMemFree) X(cuMemcpy3DAsync) X(cuMemsetD2D8Async) X(cuMemAllocHost) X(cuMemFreeHost)  \
+    X(cuMemAllocPitch) X(cuMemFree) X(cuMemcpy3DAsync) X(cuMemsetD2D8Async)  \
     X(cuArray3DCreate) X(cuArrayDestroy)                                                  \
     X(cuTexObjectCreate) X(cuTexObjectDestroy) X(cuSurfObjectCreate) X(cuSurfObjectDestroy) \
     X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags) X(cuOccupancyAvailableDynamicSMemPerBlock) \

@@ -99,51 +99,28 @@ static void side(const tdm_box *box, CUmemorytype *type, const void **host, CUde
     *height = box->array ? 0 : box->rows;
 }
 
-/* The host side of a 3D copy is the RPC buffer: packed, and pageable.  On
- * the H100, cuMemcpy3DAsync from or to pageable memory failed on the device
- * (CUDA_ERROR_LAUNCH_FAILED, which loses the context: cuda-samples
- * simplePitchLinearTexture, convolutionTexture, dct8x8), so those bytes go
- * through pinned memory of the driver's, and the copy is waited for (the
- * RPC buffer is gone once the call returns). */
+/* The host side of a 3D copy is the RPC buffer, packed and pageable, and
+ * gone once the call returns: a copy from or to the host is waited for. */
 int tdm_cuda_copy_3d(tdm_backend *b, const tdm_box *dst, const tdm_box *src, tdm_extent ext, tdm_bstream *s)
 {
     CUstream cs = tdm_cuda_stream(s);
-    const tdm_box *host = src->host ? src : dst->host ? dst : NULL;
     CUDA_MEMCPY3D c;
-    void *bounce = NULL;
-    size_t n = 0;
     int err = tdm_cuda_enter(b);
 
     if (err)
         return err;
-    if (host) {
-        n = (size_t)host->pitch * host->rows * ext.depth;
-        err = tdm_cuda_err(tdm_cu.cuMemAllocHost(&bounce, n ? n : 1), "cuMemAllocHost(3D copy)");
-        if (err)
-            return err;
-        if (src->host)
-            memcpy(bounce, src->host, n);
-    }
     memset(&c, 0, sizeof(c));
     side(src, &c.srcMemoryType, &c.srcHost, &c.srcDevice, &c.srcArray, &c.srcXInBytes, &c.srcY, &c.srcZ,
          &c.srcPitch, &c.srcHeight);
     side(dst, &c.dstMemoryType, (const void **)&c.dstHost, &c.dstDevice, &c.dstArray, &c.dstXInBytes, &c.dstY,
          &c.dstZ, &c.dstPitch, &c.dstHeight);
-    if (src->host)
-        c.srcHost = bounce;
-    else if (dst->host)
-        c.dstHost = bounce;
     c.WidthInBytes = ext.width;
     c.Height = ext.height;
     c.Depth = ext.depth;
     err = tdm_cuda_err(tdm_cu.cuMemcpy3DAsync(&c, cs), "cuMemcpy3DAsync");
-    if (!err && host)
-        err = tdm_cuda_err(tdm_cu.cuStreamSynchronize(cs), "cuStreamSynchronize(3D copy with the host)");
-    if (!err && !src->host && dst->host)
-        memcpy(dst->host, bounce, n);
-    if (bounce)
-        tdm_cuda_err(tdm_cu.cuMemFreeHost(bounce), "cuMemFreeHost(3D copy)");
-    return err;
+    if (err || (!dst->host && !src->host))
+        return err;
+    return tdm_cuda_err(tdm_cu.cuStreamSynchronize(cs), "cuStreamSynchronize(3D copy with the host)");
 }
 
 int tdm_cuda_memset_3d(tdm_backend *b, const tdm_box *dst, uint8_t value, tdm_extent ext, tdm_bstream *s)
