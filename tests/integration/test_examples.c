@@ -23,6 +23,22 @@ static void down(void)
     cr_expect_eq(th_server_stop(&srv), 0, "tandem-server did not stop cleanly; see %s", srv.log);
 }
 
+/* Runs argv over tcp and over shm: each run must exit 0 and print exactly
+ * want. */
+static void expect_output_over_both(const char *const *argv, int timeout_s, const char *want)
+{
+    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
+    const char *name = strrchr(argv[0], '/') ? strrchr(argv[0], '/') + 1 : argv[0];
+
+    for (int i = 0; i < 2; i++) {
+        th_result *r = calloc(1, sizeof(*r));
+        th_run_guest(endpoints[i], argv, timeout_s, r);
+        cr_assert_eq(r->status, 0, "%s (%s) exited %d:\n%s%s", name, endpoints[i], r->status, r->out, r->err);
+        cr_expect_str_eq(r->out, want, "%s (%s) printed\n%s", name, endpoints[i], r->out);
+        free(r);
+    }
+}
+
 static void expect_example_on(const char *endpoint, const char *name)
 {
     const char *ref_argv[] = { th_bin("example-reference"), name, NULL };
@@ -75,7 +91,6 @@ Test(examples, stream_flags_are_those_the_stream_was_created_with, .init = up, .
 {
     const char *argv[] = { th_bin("stream-flags-check"), NULL };
     char want[512];
-    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
 
     snprintf(want, sizeof(want),
              "null stream: flags %u\ncudaStreamLegacy: flags %u\ncudaStreamPerThread: flags %u\n"
@@ -83,13 +98,7 @@ Test(examples, stream_flags_are_those_the_stream_was_created_with, .init = up, .
              "per-thread entry point: flags %u\nNULL result pointer: cudaErrorInvalidValue\n",
              cudaStreamDefault, cudaStreamDefault, cudaStreamDefault, cudaStreamDefault, cudaStreamNonBlocking,
              cudaStreamNonBlocking, cudaStreamNonBlocking);
-    for (int i = 0; i < 2; i++) {
-        th_result *r = calloc(1, sizeof(*r));
-        th_run_guest(endpoints[i], argv, 60, r);
-        cr_assert_eq(r->status, 0, "stream-flags-check (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out, r->err);
-        cr_expect_str_eq(r->out, want, "stream-flags-check (%s) printed\n%s", endpoints[i], r->out);
-        free(r);
-    }
+    expect_output_over_both(argv, 60, want);
 }
 
 /* Pinned memory beyond the region's host area fails cleanly, as a full
@@ -176,7 +185,6 @@ Test(examples, server_refuses_to_start_on_an_occupied_arena)
 Test(examples, runtime_entry_points_behave_as_the_runtime, .init = up, .fini = down)
 {
     const char *argv[] = { th_bin("runtime-check"), NULL };
-    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
     const char *want =
         "cudaProfilerStart: cudaSuccess\n"
         "cudaProfilerStop: cudaSuccess\n"
@@ -250,13 +258,7 @@ Test(examples, runtime_entry_points_behave_as_the_runtime, .init = up, .fini = d
         "flush GPUDirect RDMA writes: cudaErrorNotSupported\n"
         "flush with a bad scope: cudaErrorInvalidValue\n";
 
-    for (int i = 0; i < 2; i++) {
-        th_result *r = calloc(1, sizeof(*r));
-        th_run_guest(endpoints[i], argv, 60, r);
-        cr_assert_eq(r->status, 0, "runtime-check (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out, r->err);
-        cr_expect_str_eq(r->out, want, "runtime-check (%s) printed\n%s", endpoints[i], r->out);
-        free(r);
-    }
+    expect_output_over_both(argv, 60, want);
 }
 
 /* ---- memory models (issue 14) ---- */
@@ -268,7 +270,6 @@ Test(examples, runtime_entry_points_behave_as_the_runtime, .init = up, .fini = d
 Test(examples, stream_ordered_allocation_and_pools, .init = up, .fini = down)
 {
     const char *argv[] = { th_example("mem_pools"), NULL };
-    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
     const char *want = "memoryPoolsSupported 1\n"
                        "stream-ordered: b[0]=14 b[65535]=131084 sum=4295819264 c[5]=105\n"
                        "default pool is current: yes\n"
@@ -282,13 +283,7 @@ Test(examples, stream_ordered_allocation_and_pools, .init = up, .fini = down)
                        "cudaMallocAsync drew from it: yes\n"
                        "access from its device: read-write\n";
 
-    for (int i = 0; i < 2; i++) {
-        th_result *r = calloc(1, sizeof(*r));
-        th_run_guest(endpoints[i], argv, 120, r);
-        cr_assert_eq(r->status, 0, "mem_pools (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out, r->err);
-        cr_expect_str_eq(r->out, want, "mem_pools (%s) printed\n%s", endpoints[i], r->out);
-        free(r);
-    }
+    expect_output_over_both(argv, 120, want);
     cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
 }
 
@@ -374,7 +369,6 @@ Test(examples, managed_memory, .init = up, .fini = down)
 Test(examples, extensible_launch_behaves_as_the_runtime, .init = up, .fini = down)
 {
     const char *argv[] = { th_bin("launch-ex"), "--tandem-limits", NULL };
-    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
     const char *want = "no attributes, null stream: correct\n"
                        "template, two launches on a stream: correct\n"
                        "default-valued attributes, two launches: correct\n"
@@ -392,13 +386,7 @@ Test(examples, extensible_launch_behaves_as_the_runtime, .init = up, .fini = dow
                        "NULL config: cudaErrorInvalidValue\n"
                        "usable after the refusals: cudaSuccess\n";
 
-    for (int i = 0; i < 2; i++) {
-        th_result *r = calloc(1, sizeof(*r));
-        th_run_guest(endpoints[i], argv, 60, r);
-        cr_assert_eq(r->status, 0, "launch-ex (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out, r->err);
-        cr_expect_str_eq(r->out, want, "launch-ex (%s) printed\n%s", endpoints[i], r->out);
-        free(r);
-    }
+    expect_output_over_both(argv, 60, want);
 }
 
 /* stream-attributes (examples/stream_attributes.cu): an access policy
@@ -410,7 +398,6 @@ Test(examples, extensible_launch_behaves_as_the_runtime, .init = up, .fini = dow
 Test(examples, stream_attributes_read_back_as_set, .init = up, .fini = down)
 {
     const char *argv[] = { th_bin("stream-attributes"), "--tandem-limits", NULL };
-    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
     const char *want = "window before: base NULL, 0 bytes, hit ratio 0.00, hit 0, miss 0\n"
                        "set window: cudaSuccess\n"
                        "window: base as set, 1048576 bytes, hit ratio 0.60, hit 2, miss 1\n"
@@ -431,12 +418,5 @@ Test(examples, stream_attributes_read_back_as_set, .init = up, .fini = down)
                        "setting the priority: cudaErrorInvalidValue\n"
                        "still usable: cudaSuccess\n";
 
-    for (int i = 0; i < 2; i++) {
-        th_result *r = calloc(1, sizeof(*r));
-        th_run_guest(endpoints[i], argv, 60, r);
-        cr_assert_eq(r->status, 0, "stream-attributes (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out,
-                     r->err);
-        cr_expect_str_eq(r->out, want, "stream-attributes (%s) printed\n%s", endpoints[i], r->out);
-        free(r);
-    }
+    expect_output_over_both(argv, 60, want);
 }
