@@ -13,6 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tandem_rpc.h"
+#include "transport.h"
+#include "xdr_extra.h"
+
 static double now(void)
 {
     struct timespec ts;
@@ -225,4 +229,20 @@ void th_run_guest(const char *endpoint, const char *const *argv, int timeout_s, 
 void th_run(const char *const *argv, int timeout_s, th_result *r)
 {
     run(NULL, argv, timeout_s, r);
+}
+
+struct tdm_transport *th_guest_open(const char *endpoint, const char *name)
+{
+    tdm_transport *t = NULL;
+    char err[256];
+    tdm_hello_args a = { TDM_PROTO_VERSION, (int)getpid(), (char *)name, TDM_RESUME_NONE };
+    tdm_hello_res r;
+
+    cr_assert_eq(tdm_transport_open(endpoint, &t, err, sizeof(err)), 0, "%s", err);
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_HELLO, (xdrproc_t)xdr_tdm_hello_args, &a, (xdrproc_t)xdr_tdm_hello_res, &r), 0);
+    cr_assert_eq(r.err, 0);
+    cr_assert_eq(!!r.simulated, th_simulated(), "the server's simulated flag is wrong");
+    xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
+    return t;
 }

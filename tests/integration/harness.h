@@ -33,6 +33,11 @@ typedef struct th_result {
 /* Runs argv with the guest library and TANDEM_SERVER=endpoint, capturing
  * stdout and stderr; kills it after timeout_s. */
 void th_run_guest(const char *endpoint, const char *const *argv, int timeout_s, th_result *r);
+/* A guest speaking the protocol directly: a transport to endpoint with its
+ * session opened (TDM_HELLO) as client `name`; the test fails if it cannot,
+ * or if the server says it is simulated when it is not (or the reverse). */
+struct tdm_transport;
+struct tdm_transport *th_guest_open(const char *endpoint, const char *name);
 /* Runs argv plainly. */
 void th_run(const char *const *argv, int timeout_s, th_result *r);
 

@@ -166,17 +166,7 @@ Test(graphs, a_capture_ends_protection_and_the_log_says_so)
 
 static tdm_transport *guest_open(void)
 {
-    tdm_transport *t = NULL;
-    char err[256];
-    tdm_hello_args a = { TDM_PROTO_VERSION, (int)getpid(), "graphs-bad-input", TDM_RESUME_NONE };
-    tdm_hello_res r;
-
-    cr_assert_eq(tdm_transport_open(srv.endpoint, &t, err, sizeof(err)), 0, "%s", err);
-    memset(&r, 0, sizeof(r));
-    cr_assert_eq(t->ops->call(t, TDM_HELLO, (xdrproc_t)xdr_tdm_hello_args, &a, (xdrproc_t)xdr_tdm_hello_res, &r), 0);
-    cr_assert_eq(r.err, 0);
-    xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
-    return t;
+    return th_guest_open(srv.endpoint, "graphs-bad-input");
 }
 
 static int call_int(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)

@@ -33,17 +33,7 @@ static void down(void)
 
 static tdm_transport *guest_open(void)
 {
-    tdm_transport *t = NULL;
-    char err[256];
-    tdm_hello_args a = { TDM_PROTO_VERSION, (int)getpid(), "tcp-bulk-test", TDM_RESUME_NONE };
-    tdm_hello_res r;
-
-    cr_assert_eq(tdm_transport_open(srv.endpoint, &t, err, sizeof(err)), 0, "%s", err);
-    memset(&r, 0, sizeof(r));
-    cr_assert_eq(t->ops->call(t, TDM_HELLO, (xdrproc_t)xdr_tdm_hello_args, &a, (xdrproc_t)xdr_tdm_hello_res, &r), 0);
-    cr_assert_eq(r.err, 0);
-    xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
-    return t;
+    return th_guest_open(srv.endpoint, "tcp-bulk-test");
 }
 
 static uint64_t g_malloc(tdm_transport *t, uint64_t size)
