@@ -78,9 +78,9 @@ cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
     r = tdm_shm();
     if (!r)
         return tdm_ret(cudaErrorNotSupported);    /* a device without managed memory */
-    p = tdm_host_alloc(size, TDM_HOST_MANAGED);
-    if (!p)
-        return tdm_ret(cudaErrorMemoryAllocation);
+    err = tdm_host_alloc(size, TDM_HOST_MANAGED, &p);
+    if (err)
+        return tdm_ret(err);
     if (tdm_host_region_block(p, &base, &rounded) != 0 || base != p) {
         err = cudaErrorMemoryAllocation;
         goto out;

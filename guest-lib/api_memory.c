@@ -56,8 +56,7 @@ cudaError_t cudaMallocHost(void **ptr, size_t size)
 {
     if (!ptr)
         return tdm_ret(cudaErrorInvalidValue);
-    *ptr = tdm_host_alloc(size, cudaHostAllocDefault);
-    return *ptr ? cudaSuccess : tdm_ret(cudaErrorMemoryAllocation);
+    return tdm_ret(tdm_host_alloc(size, cudaHostAllocDefault, ptr));
 }
 
 cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
@@ -67,8 +66,7 @@ cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
     /* cudaHostAllocMapped: over shm the device maps the block on request
      * (api_mapped.c); over TCP, as on a device that cannot map host memory,
      * the failure is deferred to cudaHostGetDevicePointer. */
-    *pHost = tdm_host_alloc(size, flags);
-    return *pHost ? cudaSuccess : tdm_ret(cudaErrorMemoryAllocation);
+    return tdm_ret(tdm_host_alloc(size, flags, pHost));
 }
 
 cudaError_t cudaFreeHost(void *ptr)

@@ -80,7 +80,9 @@ bool tdm_allocs_holds(uint64_t addr);
 void tdm_allocs_clear(bool keep_globals);
 
 /* ---- host allocations from cudaMallocHost/cudaHostAlloc (hostmem.c) ---- */
-void *tdm_host_alloc(size_t size, unsigned flags);
+/* The block in *p; cudaErrorMemoryAllocation when no memory is left, or
+ * the server's reason for refusing to pin it. */
+cudaError_t tdm_host_alloc(size_t size, unsigned flags, void **p);
 /* cudaErrorInvalidValue for a pointer not from tdm_host_alloc. */
 cudaError_t tdm_host_free(void *p);
 /* Flags of the pinned allocation containing p, or -1. */

@@ -71,37 +71,42 @@ static bool add_block(void *p, size_t size, unsigned flags, uint64_t in_region)
 
 static int find_block(void *p, uint64_t *in_region, bool remove);
 
-void *tdm_host_alloc(size_t size, unsigned flags)
+cudaError_t tdm_host_alloc(size_t size, unsigned flags, void **out)
 {
     const tdm_shm_region *r = tdm_shm();
     uint64_t rounded = 0, unused;
+    cudaError_t err;
     void *p = NULL;
 
+    *out = NULL;
     if (!r) {
         if (posix_memalign(&p, 4096, size ? size : 1) != 0)
-            return NULL;
+            return cudaErrorMemoryAllocation;
         if (!add_block(p, size, flags, 0)) {
             free(p);
-            return NULL;
+            return cudaErrorMemoryAllocation;
         }
-        return p;
+        *out = p;
+        return cudaSuccess;
     }
     p = region_alloc(r, size, &rounded);
     if (!p)
-        return NULL;
+        return cudaErrorMemoryAllocation;
     /* In the table before the server pins it: if the server dies from
      * here on, the takeover registers the block with the standby (which
      * takes a second registration of the same block as done). */
     if (!add_block(p, size, flags, rounded)) {
         tdm_arena_free(shm_area, (uint64_t)(uintptr_t)p, rounded);
-        return NULL;
+        return cudaErrorMemoryAllocation;
     }
-    if (region_pin(r, (uint64_t)(uintptr_t)p, rounded, true) != cudaSuccess) {
+    err = region_pin(r, (uint64_t)(uintptr_t)p, rounded, true);
+    if (err != cudaSuccess) {
         find_block(p, &unused, true);
         tdm_arena_free(shm_area, (uint64_t)(uintptr_t)p, rounded);
-        return NULL;
+        return err;
     }
-    return p;
+    *out = p;
+    return cudaSuccess;
 }
 
 /* The block that starts at p: its bytes taken from the region (0 for a

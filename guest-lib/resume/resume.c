@@ -58,11 +58,13 @@ static void hello(tdm_resume *r, tdm_conn *c, const tdm_hello_res *h, int wanted
 {
     const char *mb = getenv("TANDEM_JOURNAL_MB");
     const char *em = getenv("TANDEM_EPOCH_MS");
+    const char *pm = getenv("TANDEM_PROTECT_CHECK_MS");
 
     tdm_journal_init(&r->journal, tdm_transport_shm_region(c->t));
     r->wanted = wanted;
     r->journal_limit = (size_t)(mb && atol(mb) > 0 ? atol(mb) : DEFAULT_JOURNAL_MB) << 20;
     r->epoch_ms = em && *em && atof(em) >= 0 ? atof(em) : DEFAULT_EPOCH_MS;
+    r->check_ms = pm && *pm && atof(pm) >= 0 ? atof(pm) : PROTECTION_CHECK_MS;
     adopt_protection(r, h, 0);
 }
 
@@ -270,9 +272,13 @@ static int move(tdm_resume *r, tdm_conn *c, const tdm_hello_res *moved, uint64_t
     return 0;
 }
 
-/* Now and then (after a synchronous call, at most every
- * PROTECTION_CHECK_MS): is the session protected by a live standby, and
- * does its server want to hand it to another (fail-back)? */
+/* Now and then (before a synchronous call, at most every check_ms): is the
+ * session protected by a live standby, and does its server want to hand it
+ * to another (fail-back)?  Before a call, not after an answer: after one,
+ * the program has not yet noted what the call did (cudaFreeHost takes its
+ * block out of the table once the server let go of it), and a takeover
+ * started there would register with the standby a block the program is
+ * about to forget. */
 static void check_protection(tdm_resume *r, tdm_conn *c)
 {
     tdm_protect_args a = { 0, r->wanted };
@@ -280,7 +286,7 @@ static void check_protection(tdm_resume *r, tdm_conn *c)
     double t = tdm_now_ms();
     int rc;
 
-    if (t - r->last_check < PROTECTION_CHECK_MS)
+    if (t - r->last_check < r->check_ms)
         return;
     r->last_check = t;
     a.seq = tdm_journal_next_call(&r->journal);
@@ -331,7 +337,9 @@ static void released_before_the_takeover(tdm_resume *r, const tdm_call_info *cal
  * is emptied, and the standby hears the new epoch before the release. */
 static void sending(tdm_resume *r, tdm_conn *c, const tdm_call_info *call)
 {
-    if (tdm_journal_active(&r->journal) && !tdm_journal_empty(&r->journal) && call->effect == TDM_EFFECT_RELEASES)
+    if (c->t)
+        check_protection(r, c);
+    if (c->t && tdm_journal_active(&r->journal) && !tdm_journal_empty(&r->journal) && call->effect == TDM_EFFECT_RELEASES)
         quiesce(r, c);
     tdm_journal_next_call(&r->journal);
 }
@@ -351,8 +359,6 @@ static void answered(tdm_resume *r, tdm_conn *c, const tdm_call_info *call, void
         if (idle)
             acknowledge(r, c);
     }
-    if (c->t)
-        check_protection(r, c);
 }
 
 static int lost(tdm_resume *r, tdm_conn *c, int attempt)

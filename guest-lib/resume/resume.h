@@ -42,6 +42,7 @@ typedef struct tdm_resume {
     int depth;                /* takeovers in a row within one failover */
     size_t journal_limit;
     double last_check;        /* ms: the last TDM_PROTECT */
+    double check_ms;          /* at most one TDM_PROTECT per this much time (TANDEM_PROTECT_CHECK_MS) */
     double epoch_ms;          /* TANDEM_EPOCH_MS */
     double last_epoch;        /* ms: the last acknowledged point */
     tdm_journal journal;

@@ -124,6 +124,20 @@ Test(takeover_shm, copy_check_multi_chunk_copies)
     copy_check_at(points, 12);
 }
 
+/* Guards the takeover that starts in the protection check (the TDM_PROTECT a
+ * session sends after an answer, at most every 100 ms): a crash there once
+ * left the resumed session unable to pin memory (CI, copy-check crash at
+ * call 95, cudaMallocHost failed).  With the check after every call, every
+ * other call is a check, so these points fall on checks and on calls. */
+Test(takeover_shm, takeover_from_the_protection_check)
+{
+    const char *points[] = { "40", "41", "60", "61", "62", "63", "64", "65", "66", "67",
+                             "120", "121", "122", "123", "124", "125", NULL };
+
+    setenv("TANDEM_PROTECT_CHECK_MS", "0", 1);
+    copy_check_at(points, 14);
+}
+
 /* reuse-check (about 60 calls): every point, in two halves that run side
  * by side. */
 static void reuse_check_from(int first, int last)

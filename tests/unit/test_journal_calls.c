@@ -108,6 +108,7 @@ ParameterizedTest(size_t *i, journal_calls, row)
         c.t = &f.t;
         tdm_resume_init(&r, &program);
         tdm_resume_on(&r, &c, &(tdm_resume_event){ .kind = TDM_RESUME_HELLO, .hello = &h, .policy = 2 });
+        r.last_check = 1e18;   /* protection checks are test_journal_resume's subject */
         tdm_resume_on(&r, &c,
                       &(tdm_resume_event){ .kind = TDM_RESUME_POSTING, .call = tdm_call_find(TDM_MEMSET), .args = &a });
         tdm_resume_on(&r, &c, &(tdm_resume_event){ .kind = TDM_RESUME_SENDING, .call = call });

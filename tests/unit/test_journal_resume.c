@@ -147,6 +147,28 @@ Test(resume, an_unprotected_session_is_lost_with_its_server)
     cr_expect_eq(f.ncalls + f.nposts, 0, "no takeover tried");
 }
 
+/* Guards the CI failure of test_takeover_shm (copy-check, crash at call
+ * 95): the protection check used to follow an answer, so a takeover it
+ * started ran before the program had noted what the answered call did
+ * (cudaFreeHost's block still in the table), and the standby was handed a
+ * pinned block the program then forgot.  The check now comes before a
+ * call is sent, and never after an answer. */
+Test(resume, the_protection_check_comes_before_a_call_not_after_an_answer)
+{
+    uint64_t size = 64;
+    tdm_malloc_res res = { 0 };
+
+    r.last_check = 0;
+    tdm_resume_on(&r, &c, &(tdm_resume_event){ .kind = TDM_RESUME_ANSWERED, .call = tdm_call_find(TDM_MALLOC),
+                                                 .args = &size, .res = &res });
+    cr_expect_eq(f.ncalls, 0, "nothing sent after an answer");
+    tdm_resume_on(&r, &c, &(tdm_resume_event){ .kind = TDM_RESUME_SENDING, .call = tdm_call_find(TDM_MALLOC) });
+    cr_expect_eq(f.ncalls, 1, "a check before the call");
+    cr_expect_eq(f.calls[0], TDM_PROTECT);
+    tdm_resume_on(&r, &c, &(tdm_resume_event){ .kind = TDM_RESUME_SENDING, .call = tdm_call_find(TDM_MALLOC) });
+    cr_expect_eq(f.ncalls, 1, "at most one check per check_ms");
+}
+
 Test(resume, a_journal_past_its_limit_is_emptied)
 {
     r.journal_limit = 1;
