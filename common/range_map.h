@@ -13,6 +13,8 @@
 typedef enum {
     TDM_RANGE_ALLOC = 1,   /* cudaMalloc */
     TDM_RANGE_GLOBAL = 2,  /* a module's __device__/__constant__ variable */
+    /* ---- ipc (issue 14) ---- */
+    TDM_RANGE_IMPORT = 3,  /* another session's allocation opened with cudaIpcOpenMemHandle */
 } tdm_range_kind;
 
 typedef struct tdm_range {

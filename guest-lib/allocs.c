@@ -73,3 +73,24 @@ void tdm_allocs_clear(bool keep_globals)
             tdm_range_map_remove(&map, map.v[i].addr, NULL);
     pthread_rwlock_unlock(&lock);
 }
+
+/* ---- ipc (issue 14) ---- */
+void tdm_allocs_add_import(uint64_t addr, uint64_t size)
+{
+    tdm_range r = { .addr = addr, .size = size, .mapped = size, .kind = TDM_RANGE_IMPORT };
+
+    pthread_rwlock_wrlock(&lock);
+    tdm_range_map_insert(&map, &r);
+    pthread_rwlock_unlock(&lock);
+}
+
+void tdm_allocs_remove_import(uint64_t addr)
+{
+    const tdm_range *r;
+
+    pthread_rwlock_wrlock(&lock);
+    r = tdm_range_map_find(&map, addr);
+    if (r && r->addr == addr && r->kind == TDM_RANGE_IMPORT)
+        tdm_range_map_remove(&map, addr, NULL);
+    pthread_rwlock_unlock(&lock);
+}

@@ -23,6 +23,8 @@ typedef struct tdm_client {
     tdm_conn conn;
     tdm_hello_info hello;
     tdm_resume resume;
+    /* ---- ipc (issue 14): fork ---- */
+    bool forked;           /* a child forked from a process that had a session (docs/ipc.md) */
 } tdm_client;
 
 static const tdm_resume_program program = {
@@ -36,10 +38,29 @@ static const tdm_resume_program program = {
 static tdm_client the_client;
 static pthread_once_t the_client_once = PTHREAD_ONCE_INIT;
 
+/* ---- ipc (issue 14): fork ---- */
+/* In a child of fork, the parent's connection is not the child's: every
+ * byte it sent would land in the parent's session.  Its descriptors are
+ * close-on-exec (a child that execs starts clean, as simpleIPC's do); one
+ * that does not exec has CUDA refused, as natively (cudaErrorInitialization-
+ * Error) when the parent had a session, and its own session otherwise.
+ * The transport is left as it is, never closed here: closing would flush
+ * and signal on the parent's connection. */
+static void fork_child(void)
+{
+    pthread_mutex_init(&the_client.lock, NULL);
+    if (the_client.conn.t || the_client.conn.broken) {
+        the_client.conn.t = NULL;
+        the_client.conn.broken = false;
+        the_client.forked = true;
+    }
+}
+
 static void client_init(void)
 {
     pthread_mutex_init(&the_client.lock, NULL);
     tdm_resume_init(&the_client.resume, &program);
+    pthread_atfork(NULL, NULL, fork_child);
 }
 
 static tdm_client *client(void)
@@ -93,6 +114,11 @@ static cudaError_t connect_locked(tdm_client *cl)
         return cudaSuccess;
     if (c->broken)
         return tdm_conn_lost_error(c);
+    if (cl->forked) {  /* ---- ipc (issue 14) ---- */
+        c->lost_err = cudaErrorInitializationError;
+        return tdm_conn_fail(c, "this process was forked from one with a Tandem session and did not exec: "
+                                "CUDA cannot be used here (as natively: initialization error)");
+    }
     if (!ep || !*ep)
         ep = DEFAULT_SERVER;
     if (tdm_transport_open(ep, &c->t, err, sizeof(err)) != 0) {

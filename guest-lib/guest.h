@@ -194,4 +194,10 @@ bool tdm_managed_block(const void *p, void **base, uint64_t *size);
  * is in no managed block. */
 cudaError_t tdm_managed_free(void *p, bool *was_managed);
 
+/* ---- ipc (issue 14) ---- */
+/* Memory another process exported, opened with cudaIpcOpenMemHandle: device
+ * memory for classifying pointers, never an allocation cudaFree takes. */
+void tdm_allocs_add_import(uint64_t addr, uint64_t size);
+void tdm_allocs_remove_import(uint64_t addr);
+
 #endif

@@ -57,6 +57,12 @@ int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
     atomic_init(&srv->calls, 0);
     pthread_mutex_init(&srv->endpoint_lock, NULL);
     tdm_health_init(&srv->health);
+    /* ---- ipc (issue 14) ---- */
+    if (tdm_ipc_table_init(&srv->ipc) != 0) {
+        tdm_log("cannot make the IPC export table (no randomness for its nonce)");
+        err = cudaErrorOperatingSystem;
+        goto fail;
+    }
     return 0;
 fail:
     tdm_arena_destroy(srv->arena);
@@ -97,6 +103,7 @@ void tdm_server_stop(tdm_server *srv)
     srv->be = NULL;
     srv->arena = NULL;
     tdm_health_destroy(&srv->health);
+    tdm_ipc_table_destroy(&srv->ipc); /* ---- ipc (issue 14) ---- */
 }
 
 /* ---- health (issue 14) ---- */

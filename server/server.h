@@ -12,6 +12,7 @@
 #include "arena.h"
 #include "backend.h"
 #include "health.h"
+#include "ipc_exports.h"
 #include "session_hooks.h"
 
 #define TDM_DEFAULT_ARENA_BASE 0x200000000000ull  /* 32 TiB: free in both CPU and GPU VA on x86-64 */
@@ -51,6 +52,8 @@ typedef struct tdm_server {
     char shm_endpoint[160];      /* shm:NAME when it also serves shm, else "" */
     /* ---- health (issue 14) ---- */
     tdm_health health;           /* its device context's (health.h) */
+    /* ---- ipc (issue 14) ---- */
+    tdm_ipc_table ipc;           /* what its sessions exported (ipc_exports.h) */
 } tdm_server;
 
 /* 0 on success; otherwise a cudaError_t after logging why. */

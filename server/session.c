@@ -328,6 +328,9 @@ int tdm_session_event_create(tdm_session *s, unsigned flags, uint64_t *out)
 
     if (flags & ~(unsigned)(cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess))
         return cudaErrorInvalidValue;
+    /* ---- ipc (issue 14): an interprocess event cannot time, as natively ---- */
+    if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming))
+        return cudaErrorInvalidValue;
     e = calloc(1, sizeof(*e));
     if (!e)
         return cudaErrorMemoryAllocation;
@@ -347,6 +350,12 @@ int tdm_session_event_create(tdm_session *s, unsigned flags, uint64_t *out)
     return cudaErrorMemoryAllocation;
 }
 
+/* ---- ipc (issue 14): an exported or opened event is shared ---- */
+static int event_release(tdm_session *s, tdm_event_entry *e)
+{
+    return e->ipc ? tdm_session_ipc_event_put(s, e) : ops(s)->event_destroy(be(s), e->ev);
+}
+
 int tdm_session_event_destroy(tdm_session *s, uint64_t event)
 {
     tdm_event_entry *e = tdm_handles_remove(&s->events, event);
@@ -355,7 +364,7 @@ int tdm_session_event_destroy(tdm_session *s, uint64_t event)
     if (!e)
         return cudaErrorInvalidResourceHandle;
     HOOK(s, event_freed, event);
-    err = ops(s)->event_destroy(be(s), e->ev);
+    err = event_release(s, e);
     free(e);
     return err;
 }
@@ -419,7 +428,9 @@ int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr)
         *addr = 0;
         return cudaErrorMemoryAllocation;
     }
-    if (quota && (rounded > quota || s->mem_used > quota - rounded)) {
+    /* ---- ipc (issue 14): what it freed and importers keep counts too ---- */
+    uint64_t used = s->mem_used + tdm_session_ipc_kept(s);
+    if (quota && (rounded > quota || used > quota - rounded)) {
         tdm_log_session(s->id, "cudaMalloc(%llu) exceeds its quota of %llu bytes", (unsigned long long)size,
                         (unsigned long long)quota);
         err = cudaErrorMemoryAllocation;
@@ -451,6 +462,8 @@ fail_arena:
 static int release_alloc(tdm_session *s, tdm_range *r)
 {
     HOOK(s, range_freed, r);
+    if (tdm_session_ipc_keeps(s, r))  /* ---- ipc (issue 14): other sessions have it open ---- */
+        return 0;
     int err = ops(s)->mem_unmap(be(s), r->addr, r->mapped, r->backing);
 
     tdm_arena_free(s->srv->arena, r->addr, r->mapped);
@@ -897,12 +910,13 @@ static void release_all(tdm_session *s)
     void *obj;
     tdm_range r;
 
+    tdm_session_ipc_release_imports(s); /* ---- ipc (issue 14): before its own memory ---- */
     tdm_session_memory_release(s);
     /* Graphs first: a capture ends on its stream, and a graph may hold
      * module references. */
     tdm_session_graphs_release(s);
     while ((obj = tdm_handles_pop(&s->events, NULL))) {
-        ops(s)->event_destroy(be(s), ((tdm_event_entry *)obj)->ev);
+        event_release(s, obj);
         free(obj);
     }
     while ((obj = tdm_handles_pop(&s->streams, NULL)))
@@ -957,6 +971,7 @@ void tdm_session_destroy(tdm_session *s)
     tdm_session_release_all(s);
     tdm_device_output_serve(NULL);
     tdm_session_managed_release(s);
+    tdm_session_ipc_ended(s);        /* ---- ipc (issue 14) ---- */
     HOOK0(s, ended);
     ops(s)->event_destroy(be(s), s->null_stream.order_ev);
     ops(s)->stream_destroy(be(s), s->null_stream.bs);

@@ -40,6 +40,9 @@ typedef struct tdm_stream_state {
 typedef struct tdm_event_entry {
     tdm_bevent *ev;
     unsigned flags;
+    /* ---- ipc (issue 14) ---- */
+    struct tdm_ipc_export *ipc;  /* its export (session_ipc.c), or NULL: ev is then the entry's own */
+    bool ipc_imported;           /* opened from another session's export */
 } tdm_event_entry;
 
 typedef struct tdm_func_entry {
@@ -96,6 +99,8 @@ typedef struct tdm_session {
     struct tdm_capture_entry *captures; /* captures begun on its streams and not ended */
     size_t ncaptures, captures_cap;
     uint64_t kept_bytes;             /* host bytes kept for captured copies (bounded) */
+    /* ---- ipc (issue 14) ---- */
+    struct tdm_session_ipc *ipc;     /* its imports (session_ipc.c); NULL until it uses IPC */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -386,5 +391,32 @@ int tdm_session_kernel_node_set(tdm_session *s, uint64_t exec, uint64_t node, co
 int tdm_session_stream_set_attribute(tdm_session *s, uint64_t stream, const tdm_bstream_attr *a);
 /* cudaStreamGetAttribute: fills *a from a->id. */
 int tdm_session_stream_get_attribute(tdm_session *s, uint64_t stream, tdm_bstream_attr *a);
+
+/* ---- ipc (issue 14): session_ipc.c (docs/ipc.md) ---- */
+/* Imports a session may hold: opened memory and event handles, each open
+ * counted. */
+#define TDM_SESSION_MAX_IPC_HOLDS 4096
+/* cudaIpcGetMemHandle of the allocation starting at addr. */
+int tdm_session_ipc_get_mem_handle(tdm_session *s, uint64_t addr, uint8_t handle[64]);
+/* cudaIpcOpenMemHandle: *addr is the exporter's address of the allocation
+ * (every session shares one device address space), *size its size. */
+int tdm_session_ipc_open_mem(tdm_session *s, const uint8_t handle[64], unsigned flags, uint64_t *addr,
+                             uint64_t *size);
+int tdm_session_ipc_close_mem(tdm_session *s, uint64_t addr);
+int tdm_session_ipc_get_event_handle(tdm_session *s, uint64_t event, uint8_t handle[64]);
+int tdm_session_ipc_open_event(tdm_session *s, const uint8_t handle[64], uint64_t *event);
+/* An allocation of the session is being released (range r, out of its
+ * map, its hooks told): true when the export table keeps it for sessions
+ * that opened it; the memory is then no longer the session's to unmap. */
+bool tdm_session_ipc_keeps(tdm_session *s, const tdm_range *r);
+/* Bytes the session freed that its importers keep (its quota counts them). */
+uint64_t tdm_session_ipc_kept(tdm_session *s);
+/* Lets go of an exported or imported event entry e (its table slot is
+ * already gone); the backend event goes with its last holder. */
+int tdm_session_ipc_event_put(tdm_session *s, tdm_event_entry *e);
+/* Closes every memory import (before the session's own memory goes). */
+void tdm_session_ipc_release_imports(tdm_session *s);
+/* The session ends: its exports kept for importers are nobody's now. */
+void tdm_session_ipc_ended(tdm_session *s);
 
 #endif

@@ -77,10 +77,10 @@ int tdm_cuda_event_create(tdm_backend *b, unsigned flags, tdm_bevent **out)
         return err;
     if (flags & ~(unsigned)EVENT_FLAGS_KNOWN)
         return cudaErrorInvalidValue;
-    /* An interprocess event would have to be opened by another guest
-     * process through a handle Tandem does not forward yet. */
+    /* An interprocess event is shared between sessions of this process
+     * (docs/ipc.md); the driver's flag keeps the driver's own checks. */
     if (flags & cudaEventInterprocess)
-        return cudaErrorNotSupported;
+        cflags |= CU_EVENT_INTERPROCESS;
     if (flags & cudaEventBlockingSync)
         cflags |= CU_EVENT_BLOCKING_SYNC;
     if (flags & cudaEventDisableTiming)
