@@ -49,6 +49,8 @@ static const sim_kernel *const kernels[] = {
     /* ---- managed memory (issue 14) ---- */
     &sim_kernel_managed_scale,
     &sim_kernel_managed_fill,
+    /* ---- ipc (issue 14) ---- */
+    &sim_kernel_ipc_step,
 };
 
 static const sim_global_desc *const globals[] = {

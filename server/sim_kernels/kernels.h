@@ -42,4 +42,7 @@ extern const sim_kernel sim_kernel_mapped_scale;
 /* managed_memory.c (examples/managed_memory.cu) */
 extern const sim_kernel sim_kernel_managed_scale, sim_kernel_managed_fill;
 
+/* ---- ipc (issue 14): ipc.c (examples/ipc.cu) ---- */
+extern const sim_kernel sim_kernel_ipc_step;
+
 #endif
