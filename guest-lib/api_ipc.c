@@ -135,5 +135,53 @@ cudaError_t cudaIpcOpenEventHandle(cudaEvent_t *event, cudaIpcEventHandle_t hand
         return tdm_ret(err);
     *event = (cudaEvent_t)(uintptr_t)r.handle;
     tdm_live_handle_add(r.handle);
+    tdm_ipc_event_note(r.handle);
     return cudaSuccess;
+}
+
+/* ---- interprocess events ---- */
+/* Handles of the process's interprocess events (made with
+ * cudaEventInterprocess or opened).  One-way calls wait in the send buffer
+ * until something pushes them out; another process ordering its work on
+ * such an event must find this process's record or wait already queued,
+ * as natively, so those calls are fenced. */
+static pthread_mutex_t events_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t *shared_events;
+static size_t nshared, cap_shared;
+
+void tdm_ipc_event_note(uint64_t handle)
+{
+    pthread_mutex_lock(&events_lock);
+    if (tdm_grow(&shared_events, &cap_shared, nshared + 1, sizeof(*shared_events), 8) == 0)
+        shared_events[nshared++] = handle;
+    pthread_mutex_unlock(&events_lock);
+}
+
+void tdm_ipc_event_forget(uint64_t handle)
+{
+    pthread_mutex_lock(&events_lock);
+    for (size_t i = 0; i < nshared; i++)
+        if (shared_events[i] == handle) {
+            shared_events[i] = shared_events[--nshared];
+            break;
+        }
+    pthread_mutex_unlock(&events_lock);
+}
+
+static bool is_shared(uint64_t handle)
+{
+    bool found = false;
+
+    pthread_mutex_lock(&events_lock);
+    for (size_t i = 0; i < nshared && !found; i++)
+        found = shared_events[i] == handle;
+    pthread_mutex_unlock(&events_lock);
+    return found;
+}
+
+cudaError_t tdm_ipc_event_fence(uint64_t handle, cudaError_t posted)
+{
+    if (posted || !is_shared(handle))
+        return posted;
+    return tdm_call_err(TDM_IPC_FENCE, NULL);
 }

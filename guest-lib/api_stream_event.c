@@ -93,7 +93,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 
     if (!event)
         return tdm_ret(cudaErrorInvalidResourceHandle);
-    return tdm_ret(tdm_post(TDM_STREAM_WAIT_EVENT, &a));
+    return tdm_ret(tdm_ipc_event_fence(a.event, tdm_post(TDM_STREAM_WAIT_EVENT, &a)));
 }
 
 static cudaError_t create_event(cudaEvent_t *event, unsigned flags)
@@ -111,6 +111,8 @@ static cudaError_t create_event(cudaEvent_t *event, unsigned flags)
     if (!err) {
         *event = (cudaEvent_t)(uintptr_t)r.handle;
         tdm_live_handle_add(r.handle);
+        if (flags & cudaEventInterprocess)  /* ---- ipc (issue 14) ---- */
+            tdm_ipc_event_note(r.handle);
     }
     return tdm_ret(err);
 }
@@ -138,8 +140,10 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
 {
     cudaError_t err = event_call(TDM_EVENT_DESTROY, event);
 
-    if (!err)
+    if (!err) {
         tdm_live_handle_remove((uint64_t)(uintptr_t)event);
+        tdm_ipc_event_forget((uint64_t)(uintptr_t)event); /* ---- ipc (issue 14) ---- */
+    }
     return tdm_ret(err);
 }
 
@@ -161,7 +165,7 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 
     if (!event)
         return tdm_ret(cudaErrorInvalidResourceHandle);
-    return tdm_ret(tdm_post(TDM_EVENT_RECORD, &a));
+    return tdm_ret(tdm_ipc_event_fence(a.event, tdm_post(TDM_EVENT_RECORD, &a)));
 }
 
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)

@@ -199,5 +199,11 @@ cudaError_t tdm_managed_free(void *p, bool *was_managed);
  * memory for classifying pointers, never an allocation cudaFree takes. */
 void tdm_allocs_add_import(uint64_t addr, uint64_t size);
 void tdm_allocs_remove_import(uint64_t addr);
+/* Interprocess events (api_ipc.c): noted when made or opened, forgotten
+ * when destroyed; a record of or wait on one, once posted (`posted` its
+ * result), is fenced so the server has it before the call returns. */
+void tdm_ipc_event_note(uint64_t handle);
+void tdm_ipc_event_forget(uint64_t handle);
+cudaError_t tdm_ipc_event_fence(uint64_t handle, cudaError_t posted);
 
 #endif

@@ -198,7 +198,8 @@ int tdm_ipc_open(tdm_ipc_table *t, uint64_t opener, const uint8_t handle[TDM_IPC
 
     *out = NULL;
     if (memcmp(handle + H_MAGIC, magic, sizeof(magic)) != 0 || handle[H_VERSION] != H_VERSION_1 ||
-        handle[H_KIND] != (uint8_t)kind || memcmp(handle + H_END, zero, sizeof(zero)) != 0)
+        handle[H_KIND] != (uint8_t)kind || handle[H_KIND + 1] || handle[H_KIND + 2] ||
+        memcmp(handle + H_END, zero, sizeof(zero)) != 0)
         return err;
     for (int i = 0; i < 8; i++)
         id |= (uint64_t)handle[H_ID + i] << (8 * i);
