@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "takeover_pair.h"
 #include "tandem_rpc.h"
 #include "transport.h"
 #include "xdr_extra.h"
@@ -61,6 +62,29 @@ Test(ipc, example_over_shm, .init = up, .fini = down)
 {
     expect_ipc_example(srv.shm_endpoint, 3);
     cr_expect(th_server_log_has(&srv, "opened by shm:"), "the sessions did not go over shm; see %s", srv.log);
+}
+
+/* No standby has the export table: exporting ends the exporter's
+ * protection, opening the opener's, and the active's log names the calls;
+ * the program itself runs as without a standby. */
+Test(ipc, exporting_and_opening_end_protection)
+{
+    const char *argv[] = { th_example("ipc"), NULL };
+    th_result *r = calloc(1, sizeof(*r));
+    th_pair p;
+
+    th_require_sim();
+    cr_assert(r);
+    th_pair_start(&p, NULL, NULL);
+    th_run_guest(p.active.endpoint, argv, 120, r);
+    cr_assert_eq(r->status, 0, "ipc exited %d:\n%s%s", r->status, r->out, r->err);
+    cr_expect(strstr(r->out, "PASSED") != NULL, "ipc printed\n%s", r->out);
+    cr_expect(th_server_log_has(&p.active, "TDM_IPC_GET_MEM_HANDLE made state no standby can have"),
+              "the exporter's protection; see %s", p.active.log);
+    cr_expect(th_server_log_has(&p.active, "TDM_IPC_OPEN_MEM_HANDLE made state no standby can have"),
+              "the openers' protection; see %s", p.active.log);
+    th_pair_stop(&p);
+    free(r);
 }
 
 /* ---- guests speaking the protocol ---- */
