@@ -476,3 +476,37 @@ Test(ipc_protocol, limits, .init = up, .fini = down)
     a->ops->close(a);
     b->ops->close(b);
 }
+
+static int g_malloc_err(tdm_transport *t, uint64_t size)
+{
+    tdm_malloc_res r;
+    u_quad_t sz = size;
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_MALLOC, (xdrproc_t)xdr_u_quad_t, &sz, (xdrproc_t)xdr_tdm_malloc_res, &r), 0);
+    return r.err;
+}
+
+/* Memory the owner freed while another session has it open stays in the
+ * owner's quota until the last close. */
+Test(ipc_protocol, kept_memory_stays_in_the_owners_quota)
+{
+    const char *extra[] = { "--session-quota", "8M", NULL };
+    tdm_transport *a, *b;
+    uint64_t addr, got = 0;
+    tdm_ipc_handle h;
+
+    th_server_start(&srv, extra);
+    a = guest();
+    b = guest();
+    addr = g_malloc(a, 4 << 20);
+    cr_assert_eq(get_mem_handle(a, addr, &h), 0);
+    cr_assert_eq(open_mem(b, &h, 1, &got), 0);
+    cr_assert_eq(g_free(a, addr), 0);
+    cr_expect_eq(g_malloc_err(a, 4 << 20), 0, "4 MiB kept + 4 MiB new fit in 8 MiB");
+    cr_expect_eq(g_malloc_err(a, 4 << 20), cudaErrorMemoryAllocation, "the kept 4 MiB still count");
+    cr_expect_eq(close_mem(b, got), 0);
+    cr_expect_eq(g_malloc_err(a, 4 << 20), 0, "closed: the kept memory is gone from the quota");
+    a->ops->close(a);
+    b->ops->close(b);
+    down();
+}
