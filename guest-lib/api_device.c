@@ -333,6 +333,7 @@ cudaError_t cudaDeviceReset(void)
         tdm_allocs_clear(false);
         tdm_live_handles_clear();
         tdm_registrations_reset();
+        tdm_ipc_reset(); /* ---- ipc (issue 14) ---- */
     }
     return tdm_ret(err);
 }

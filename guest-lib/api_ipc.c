@@ -185,3 +185,13 @@ cudaError_t tdm_ipc_event_fence(uint64_t handle, cudaError_t posted)
         return posted;
     return tdm_call_err(TDM_IPC_FENCE, NULL);
 }
+
+void tdm_ipc_reset(void)
+{
+    pthread_mutex_lock(&imports_lock);
+    nimports = 0;   /* the allocation table was cleared with them */
+    pthread_mutex_unlock(&imports_lock);
+    pthread_mutex_lock(&events_lock);
+    nshared = 0;
+    pthread_mutex_unlock(&events_lock);
+}

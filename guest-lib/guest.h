@@ -205,5 +205,7 @@ void tdm_allocs_remove_import(uint64_t addr);
 void tdm_ipc_event_note(uint64_t handle);
 void tdm_ipc_event_forget(uint64_t handle);
 cudaError_t tdm_ipc_event_fence(uint64_t handle, cudaError_t posted);
+/* cudaDeviceReset closed every import and destroyed every event. */
+void tdm_ipc_reset(void);
 
 #endif
