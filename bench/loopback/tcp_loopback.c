@@ -1,14 +1,16 @@
 /* The wire's ceiling for bulk copies over TCP on this machine: the same
- * bytes a Tandem copy moves, through a plain loopback TCP connection with
+ * bytes a Tandem copy moves, through plain loopback TCP connections with
  * large send/recv and nothing else (no RPC, no device).  A Tandem tcp copy
- * cannot beat this; how close it comes is what the transport costs.
+ * over one connection cannot beat the 1-stream figure; the figures for more
+ * streams say what striping a copy over several connections could reach.
  *
- *   tcp-loopback [SIZE_MIB [REPS [CHUNK_KIB]]]
+ *   tcp-loopback [SIZE_MIB [REPS [CHUNK_KIB [STREAMS]]]]
  *
- * Prints one JSON line per measurement like the micro benchmarks:
- * GB/s = SIZE / median time of one transfer of SIZE bytes (sent in writes
- * of CHUNK, received with reads of up to CHUNK straight into the
- * destination). */
+ * Defaults 64 MiB, 10, 8192 KiB, 1.  One JSON line: GB/s = SIZE / median
+ * time of one transfer of SIZE bytes, split evenly over STREAMS connections
+ * (a sender and a receiver thread each; writes of CHUNK, reads of up to
+ * CHUNK straight into the destination).  Exit status 1 when the bytes that
+ * arrived differ from those sent. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -20,12 +22,16 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct sender {
-    int fd;
-    const char *buf;
+#define MAX_STREAMS 16
+
+typedef struct lane {
+    int fd[2];              /* [0] sends, [1] receives */
+    char *src, *dst;        /* this lane's part */
     size_t size, chunk;
     int reps;
-} sender;
+    pthread_barrier_t *start, *done;
+    int failed;
+} lane;
 
 static double now_us(void)
 {
@@ -37,18 +43,38 @@ static double now_us(void)
 
 static void *send_main(void *arg)
 {
-    sender *s = arg;
+    lane *l = arg;
 
-    for (int r = 0; r < s->reps; r++)
-        for (size_t off = 0; off < s->size;) {
-            size_t n = s->size - off < s->chunk ? s->size - off : s->chunk;
-            ssize_t w = send(s->fd, s->buf + off, n, MSG_NOSIGNAL);
+    for (int r = 0; r < l->reps; r++)
+        for (size_t off = 0; off < l->size;) {
+            size_t n = l->size - off < l->chunk ? l->size - off : l->chunk;
+            ssize_t w = send(l->fd[0], l->src + off, n, MSG_NOSIGNAL);
             if (w <= 0) {
-                perror("send");
+                l->failed = 1;
                 return NULL;
             }
             off += (size_t)w;
         }
+    return NULL;
+}
+
+/* Each rep: waits for the start, receives its part, meets the others. */
+static void *recv_main(void *arg)
+{
+    lane *l = arg;
+
+    for (int r = 0; r < l->reps; r++) {
+        pthread_barrier_wait(l->start);
+        for (size_t off = 0; off < l->size && !l->failed;) {
+            size_t n = l->size - off < l->chunk ? l->size - off : l->chunk;
+            ssize_t got = recv(l->fd[1], l->dst + off, n, 0);
+            if (got <= 0)
+                l->failed = 1;
+            else
+                off += (size_t)got;
+        }
+        pthread_barrier_wait(l->done);
+    }
     return NULL;
 }
 
@@ -83,38 +109,47 @@ int main(int argc, char **argv)
     size_t size = (argc > 1 ? strtoull(argv[1], NULL, 0) : 64) << 20;
     int reps = argc > 2 ? atoi(argv[2]) : 10;
     size_t chunk = (argc > 3 ? strtoull(argv[3], NULL, 0) : 8192) << 10;
+    int nl = argc > 4 ? atoi(argv[4]) : 1, failed = 0;
     char *src = malloc(size), *dst = malloc(size);
-    double *t = calloc((size_t)reps, sizeof(*t));
-    sender s = { .size = size, .chunk = chunk, .reps = reps };
-    pthread_t th;
-    int fds[2];
+    double *t = calloc((size_t)(reps > 0 ? reps : 1), sizeof(*t));
+    lane lanes[MAX_STREAMS];
+    pthread_t snd[MAX_STREAMS], rcv[MAX_STREAMS];
+    pthread_barrier_t start, done;
 
-    if (!src || !dst || !t || reps < 1 || chunk == 0 || tcp_pair(fds)) {
-        fprintf(stderr, "tcp-loopback: cannot set up (size %zu, reps %d)\n", size, reps);
-        return 1;
+    if (!src || !dst || !t || reps < 1 || chunk == 0 || nl < 1 || nl > MAX_STREAMS || size % (size_t)nl) {
+        fprintf(stderr, "usage: tcp-loopback [SIZE_MIB [REPS [CHUNK_KIB [STREAMS (1..%d)]]]]\n", MAX_STREAMS);
+        return 2;
     }
-    memset(src, 0x5a, size);
+    for (size_t i = 0; i < size; i++)
+        src[i] = (char)(i * 131 + 7);
     memset(dst, 0, size);
-    s.fd = fds[0];
-    s.buf = src;
-    pthread_create(&th, NULL, send_main, &s);
+    pthread_barrier_init(&start, NULL, (unsigned)nl + 1);
+    pthread_barrier_init(&done, NULL, (unsigned)nl + 1);
+    for (int i = 0; i < nl; i++) {
+        size_t part = size / (size_t)nl;
+        lanes[i] = (lane){ .src = src + part * (size_t)i, .dst = dst + part * (size_t)i, .size = part,
+                           .chunk = chunk, .reps = reps, .start = &start, .done = &done };
+        if (tcp_pair(lanes[i].fd)) {
+            perror("tcp-loopback: loopback connection");
+            return 2;
+        }
+        pthread_create(&rcv[i], NULL, recv_main, &lanes[i]);
+        pthread_create(&snd[i], NULL, send_main, &lanes[i]);
+    }
     for (int r = 0; r < reps; r++) {
         double t0 = now_us();
-        for (size_t off = 0; off < size;) {
-            size_t n = size - off < chunk ? size - off : chunk;
-            ssize_t got = recv(fds[1], dst + off, n, 0);
-            if (got <= 0) {
-                perror("recv");
-                return 1;
-            }
-            off += (size_t)got;
-        }
+        pthread_barrier_wait(&start);
+        pthread_barrier_wait(&done);
         t[r] = now_us() - t0;
     }
-    pthread_join(th, NULL);
+    for (int i = 0; i < nl; i++) {
+        pthread_join(snd[i], NULL);
+        pthread_join(rcv[i], NULL);
+        failed |= lanes[i].failed;
+    }
     qsort(t, (size_t)reps, sizeof(*t), cmp);
-    printf("{\"bench\":\"loopback\",\"id\":\"tcp.loopback.%zuM\",\"bytes\":%zu,\"unit\":\"GB/s\","
+    printf("{\"bench\":\"loopback\",\"id\":\"tcp.loopback.%dx.%zuM\",\"bytes\":%zu,\"streams\":%d,\"unit\":\"GB/s\","
            "\"value\":%.3f,\"median_us\":%.1f,\"chunk\":%zu,\"reps\":%d}\n",
-           size >> 20, size, (double)size / (t[reps / 2] * 1e3), t[reps / 2], chunk, reps);
-    return memcmp(src, dst, size) != 0;
+           nl, size >> 20, size, nl, (double)size / (t[reps / 2] * 1e3), t[reps / 2], chunk, reps);
+    return failed || memcmp(src, dst, size) != 0;
 }
