@@ -144,10 +144,18 @@ static bool_t rs_getbytes(XDR *xdrs, char *addr, u_int len)
 
 static bool_t rs_getlong(XDR *xdrs, long *lp)
 {
+    tdm_recstream *rs = rs_of(xdrs);
     uint32_t v;
 
-    if (!rs_getbytes(xdrs, (char *)&v, sizeof(v)))
+    /* Most words of a call: already buffered, inside the fragment. */
+    if (rs->frag_left >= sizeof(v) && rs->in_end - rs->in_pos >= sizeof(v)) {
+        memcpy(&v, rs->in + rs->in_pos, sizeof(v));
+        rs->in_pos += sizeof(v);
+        rs->frag_left -= (uint32_t)sizeof(v);
+        rs->pos += (u_int)sizeof(v);
+    } else if (!rs_getbytes(xdrs, (char *)&v, sizeof(v))) {
         return FALSE;
+    }
     *lp = (long)(int32_t)ntohl(v);
     return TRUE;
 }
@@ -212,9 +220,15 @@ static bool_t rs_putbytes(XDR *xdrs, const char *addr, u_int len)
 
 static bool_t rs_putlong(XDR *xdrs, const long *lp)
 {
+    tdm_recstream *rs = rs_of(xdrs);
     uint32_t v = htonl((uint32_t)*lp);
 
-    return rs_putbytes(xdrs, (const char *)&v, sizeof(v));
+    if (rs->out_size - rs->out_len < sizeof(v))
+        return rs_putbytes(xdrs, (const char *)&v, sizeof(v));
+    memcpy(rs->out + rs->out_len, &v, sizeof(v));
+    rs->out_len += sizeof(v);
+    rs->pos += (u_int)sizeof(v);
+    return TRUE;
 }
 
 static u_int rs_getpostn(XDR *xdrs)
