@@ -1,59 +1,18 @@
 #include "rpc_server.h"
+#include "recstream.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#define REC_BUF_SIZE (1u << 20)
+/* Calls and replies go through this buffer; a bulk copy's payload does
+ * not (recstream.h). */
+#define REC_BUF_SIZE (256u << 10)
 
 typedef struct conn_io {
-    int fd;
-    int saw_eof;
-    int saw_error;
+    tdm_recstream rs;
     XDR xdrs;
 } conn_io;
-
-/* xdrrec callbacks: -1 ends the record stream. */
-static int conn_read(void *h, void *buf, int len)
-{
-    conn_io *io = h;
-
-    for (;;) {
-        ssize_t n = read(io->fd, buf, (size_t)len);
-        if (n > 0)
-            return (int)n;
-        if (n == 0) {
-            io->saw_eof = 1;
-            return -1;
-        }
-        if (errno == EINTR)
-            continue;
-        io->saw_error = 1;
-        return -1;
-    }
-}
-
-static int conn_write(void *h, void *buf, int len)
-{
-    conn_io *io = h;
-    const char *p = buf;
-    int left = len;
-
-    while (left > 0) {
-        ssize_t n = write(io->fd, p, (size_t)left);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            io->saw_error = 1;
-            return -1;
-        }
-        p += n;
-        left -= (int)n;
-    }
-    return len;
-}
 
 static int rec_send_reply(void *arg, struct rpc_msg *reply)
 {
@@ -62,14 +21,14 @@ static int rec_send_reply(void *arg, struct rpc_msg *reply)
     io->xdrs.x_op = XDR_ENCODE;
     if (!xdr_replymsg(&io->xdrs, reply))
         return -1;
-    return xdrrec_endofrecord(&io->xdrs, TRUE) ? 0 : -1;
+    return tdm_recstream_end_record(&io->xdrs) ? 0 : -1;
 }
 
 static bool rec_input_lost(void *arg)
 {
     conn_io *io = arg;
 
-    return io->saw_eof || io->saw_error;
+    return io->rs.eof || io->rs.error;
 }
 
 static int send_reply(const tdm_rpc_io *io, uint32_t xid, enum accept_stat stat, xdrproc_t xres, void *res,
@@ -204,31 +163,37 @@ int tdm_rpc_serve_one(const tdm_rpc_program *p, void *ctx, const tdm_rpc_io *io,
 
 tdm_rpc_end tdm_rpc_serve(const tdm_rpc_program *p, void *ctx, int fd, char *why, size_t whylen)
 {
-    conn_io io = { .fd = fd };
+    conn_io io;
     tdm_rpc_io rio = { &io.xdrs, rec_send_reply, rec_input_lost, &io };
     tdm_rpc_bufs b = { 0 };
     int end = TDM_RPC_CLOSED;
 
-    if (tdm_rpc_bufs_alloc(p, &b)) {
+    if (tdm_rpc_bufs_alloc(p, &b) || tdm_recstream_create(&io.rs, &io.xdrs, fd, REC_BUF_SIZE, false)) {
+        tdm_rpc_bufs_free(&b);
         snprintf(why, whylen, "out of memory");
         return TDM_RPC_IO_ERROR;
     }
-    xdrrec_create(&io.xdrs, REC_BUF_SIZE, REC_BUF_SIZE, (char *)&io, conn_read, conn_write);
     snprintf(why, whylen, "peer closed the connection");
 
     for (;;) {
         io.xdrs.x_op = XDR_DECODE;
-        if (!xdrrec_skiprecord(&io.xdrs)) {
-            end = TDM_RPC_CLOSED;
+        if (!tdm_recstream_next_record(&io.xdrs)) {
+            /* Not a lost peer: a fragment header no stream may carry. */
+            if (!rec_input_lost(&io)) {
+                snprintf(why, whylen, "malformed frame: bad record mark");
+                end = TDM_RPC_MALFORMED;
+            } else {
+                end = TDM_RPC_CLOSED;
+            }
             break;
         }
         end = tdm_rpc_serve_one(p, ctx, &rio, &b, why, whylen);
         if (end != TDM_RPC_NEXT)
             break;
     }
-    if (end == TDM_RPC_CLOSED && io.saw_error)
+    if (end == TDM_RPC_CLOSED && io.rs.error)
         end = TDM_RPC_IO_ERROR;
-    xdr_destroy(&io.xdrs);
+    tdm_recstream_destroy(&io.rs);
     tdm_rpc_bufs_free(&b);
     return (tdm_rpc_end)end;
 }

@@ -3,7 +3,9 @@
  * libtirpc's svc_run() serves every connection from one thread, so one
  * session's cudaDeviceSynchronize would stall all others.  This loop speaks the
  * same wire format (RFC 5531 record marking, call and reply messages) for one
- * connection and is run by a thread per connection. */
+ * connection and is run by a thread per connection.  It reads and writes
+ * through recstream.h rather than libtirpc's xdrrec, so that a bulk payload
+ * goes straight between the socket and its storage (prepare_args). */
 #ifndef TANDEM_PROTO_RPC_SERVER_H
 #define TANDEM_PROTO_RPC_SERVER_H
 

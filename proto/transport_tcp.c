@@ -10,7 +10,9 @@
  * io_lock: clnt_vc's own locking does not make a zero-timeout call from the
  * flusher safe beside a synchronous call waiting for its reply. */
 #include "transport.h"
+#include "recstream.h"
 #include "xdr_extra.h"
+#include "xdr_stream.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -46,7 +48,10 @@ typedef struct tcp_transport {
     pthread_cond_t wake;
     bool stop, flusher_running;
     pthread_t flusher;
-    uint32_t raw_xid;         /* xids of the calls sent around clnt_vc (bulk uploads) */
+    uint32_t raw_xid;         /* xids of the calls sent around clnt_vc (bulk copies) */
+    tdm_recstream raw;        /* bulk downloads' replies, read around clnt_vc (made at the first) */
+    XDR raw_xdrs;
+    bool raw_open;
 } tcp_transport;
 
 /* Long enough for any synchronize; a dead server shows as a closed socket,
@@ -115,12 +120,16 @@ static void *flusher_main(void *arg)
     return NULL;
 }
 
+static int call_raw(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res);
+
 static int tcp_call(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args,
                     xdrproc_t xres, void *res)
 {
     tcp_transport *tt = (tcp_transport *)t;
     enum clnt_stat st;
 
+    if (proc == TDM_MEMCPY_DTOH_STREAM && xres == (xdrproc_t)xdr_tdm_dtoh_stream_res)
+        return call_raw(tt, proc, xargs, args, xres, res);
     pthread_mutex_lock(&tt->io_lock);
     /* This call carries whatever is batched. */
     atomic_store(&tt->pending, false);
@@ -152,28 +161,23 @@ static int flush_now_post(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, voi
  * copy into that buffer costs less than the extra write. */
 #define RAW_MIN_BYTES (64u << 10)
 
-/* Sends all of iov (sendmsg: MSG_NOSIGNAL, so a dead server is an error
- * and not a SIGPIPE). */
-static int send_all(int fd, struct iovec *iov, int n)
+/* The buffer of the replies read around clnt_vc: only their headers and
+ * small fields pass through it. */
+#define RAW_REPLY_BUF (64u << 10)
+
+/* Before a call goes around clnt_vc (io_lock held): ships what clnt_vc
+ * still holds (a FLUSH), so that order is kept, and gives its socket, or
+ * -1 when the connection is gone. */
+static int take_socket(tcp_transport *tt)
 {
-    while (n > 0) {
-        struct msghdr m = { .msg_iov = iov, .msg_iovlen = (size_t)n };
-        ssize_t w = sendmsg(fd, &m, MSG_NOSIGNAL);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        while (n > 0 && (size_t)w >= iov->iov_len) {
-            w -= (ssize_t)iov->iov_len;
-            iov++;
-            n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (char *)iov->iov_base + w;
-            iov->iov_len -= (size_t)w;
-        }
-    }
-    return 0;
+    enum clnt_stat st;
+    int fd = -1;
+
+    st = guarded_call(tt, TDM_FLUSH, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)tdm_xdr_void, NULL, post_timeout);
+    if ((st != RPC_SUCCESS && st != RPC_TIMEDOUT) || !clnt_control(tt->clnt, CLGET_FD, (char *)&fd))
+        return -1;
+    atomic_store(&tt->pending, false);
+    return fd;
 }
 
 /* MEMCPY_HTOD with its bytes written straight from the program's buffer:
@@ -190,7 +194,6 @@ static int post_htod_raw(tcp_transport *tt, const tdm_memcpy_htod_args *a)
     uint32_t marker, len_be;
     u_int len = a->data.data_len, padlen = (4 - len % 4) % 4, hlen;
     struct iovec iov[4];
-    enum clnt_stat st;
     int fd = -1, rc = TDM_T_BROKEN;
     XDR x;
 
@@ -210,18 +213,81 @@ static int post_htod_raw(tcp_transport *tt, const tdm_memcpy_htod_args *a)
     len_be = htonl(len);
     memcpy(hdr + hlen - 4, &len_be, 4);
     marker = htonl(0x80000000u | (hlen + len + padlen));
-    st = guarded_call(tt, TDM_FLUSH, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)tdm_xdr_void, NULL, post_timeout);
-    if ((st != RPC_SUCCESS && st != RPC_TIMEDOUT) || !clnt_control(tt->clnt, CLGET_FD, (char *)&fd))
+    if ((fd = take_socket(tt)) < 0)
         goto out;
-    atomic_store(&tt->pending, false);
     iov[0] = (struct iovec){ &marker, sizeof(marker) };
     iov[1] = (struct iovec){ hdr, hlen };
     iov[2] = (struct iovec){ a->data.data_val, len };
     iov[3] = (struct iovec){ (void *)pad, padlen };
-    rc = send_all(fd, iov, padlen ? 4 : 3) == 0 ? TDM_T_OK : TDM_T_BROKEN;
+    rc = tdm_recstream_send_all(fd, iov, padlen ? 4 : 3) == 0 ? TDM_T_OK : TDM_T_BROKEN;
 out:
     pthread_mutex_unlock(&tt->io_lock);
     xdr_destroy(&x);
+    return rc;
+}
+
+/* A synchronous call whose reply is read here instead of by clnt_vc, so
+ * that a large result (MEMCPY_DTOH_STREAM's payload) is received straight
+ * into its destination (recstream.h) rather than through clnt_vc's buffer.
+ * The same call and reply records on the wire.  The stream is bounded: it
+ * never reads past the reply, so clnt_vc finds the socket where it left
+ * it.  io_lock held. */
+static int call_raw_locked(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
+                           void *res)
+{
+    XDR *x = &tt->raw_xdrs;
+    struct rpc_msg msg, reply;
+    uint32_t xid = ++tt->raw_xid | 0x80000000u;
+    int fd = take_socket(tt);
+
+    if (fd < 0)
+        return TDM_T_BROKEN;
+    if (!tt->raw_open) {
+        if (tdm_recstream_create(&tt->raw, x, fd, RAW_REPLY_BUF, true) != 0)
+            return TDM_T_BROKEN;
+        tt->raw_open = true;
+    }
+    tt->raw.fd = fd;
+    x->x_op = XDR_ENCODE;
+    tdm_rpc_call_msg(&msg, xid, proc);
+    if (!xdr_callmsg(x, &msg) || !xargs(x, args)) {
+        tdm_recstream_drop_output(x);
+        return tt->raw.error ? TDM_T_BROKEN : TDM_T_REJECTED;
+    }
+    if (!tdm_recstream_end_record(x))
+        return TDM_T_BROKEN;
+
+    x->x_op = XDR_DECODE;
+    if (!tdm_recstream_next_record(x))
+        return TDM_T_BROKEN;
+    memset(&reply, 0, sizeof(reply));
+    reply.acpted_rply.ar_verf = _null_auth;
+    reply.acpted_rply.ar_results.where = NULL;
+    reply.acpted_rply.ar_results.proc = (xdrproc_t)tdm_xdr_void;
+    /* Nothing else is in flight on this socket while io_lock is held, so
+     * the next reply is this call's. */
+    if (!xdr_replymsg(x, &reply) || reply.rm_xid != xid || reply.rm_reply.rp_stat != MSG_ACCEPTED)
+        return TDM_T_BROKEN;
+    if (reply.acpted_rply.ar_stat != SUCCESS) {
+        /* As clnt_vc's answers map in tcp_call. */
+        enum accept_stat a = reply.acpted_rply.ar_stat;
+        if (!tdm_recstream_skip_record(x))
+            return TDM_T_BROKEN;
+        return a == GARBAGE_ARGS || a == PROC_UNAVAIL || a == PROG_MISMATCH || a == PROG_UNAVAIL
+                   ? TDM_T_REJECTED : TDM_T_BROKEN;
+    }
+    if (!xres(x, res))
+        return tt->raw.eof || tt->raw.error || !tdm_recstream_skip_record(x) ? TDM_T_BROKEN : TDM_T_REJECTED;
+    return tdm_recstream_skip_record(x) ? TDM_T_OK : TDM_T_BROKEN;
+}
+
+static int call_raw(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res)
+{
+    int rc;
+
+    pthread_mutex_lock(&tt->io_lock);
+    rc = call_raw_locked(tt, proc, xargs, args, xres, res);
+    pthread_mutex_unlock(&tt->io_lock);
     return rc;
 }
 
@@ -265,6 +331,8 @@ static void tcp_close(tdm_transport *t)
         flush(tt);
     if (tt->clnt)
         clnt_destroy(tt->clnt);
+    if (tt->raw_open)
+        tdm_recstream_destroy(&tt->raw);
     pthread_cond_destroy(&tt->wake);
     pthread_mutex_destroy(&tt->lock);
     pthread_mutex_destroy(&tt->io_lock);

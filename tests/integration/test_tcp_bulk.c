@@ -212,3 +212,73 @@ Test(tcp_bulk, streams_pattern_round_trips, .init = up, .fini = down)
     cr_expect(strstr(r->out, "\nok\n") != NULL, "output:\n%s", r->out);
     free(r);
 }
+
+/* ---- tcp bulk data (issue 14): a download abandoned half way ---- */
+/* A guest asks for a 64 MiB download, reads 1 MiB of the reply and goes
+ * away: the server, in the middle of writing the payload straight from its
+ * staging, ends that session only (the log says why), and a session busy
+ * with its own uploads and downloads does not notice. */
+Test(tcp_bulk, download_abandoned_harms_no_one_else, .init = up, .fini = down)
+{
+    const size_t n = 3 * (size_t)TDM_MAX_CHUNK + 8, big = 64u << 20;
+    unsigned char *pattern = malloc(n), *back = malloc(n);
+    char *junk = malloc(1 << 20), rec[256];
+    tdm_transport *t = guest_open();
+    uint64_t dev = g_malloc(t, n);
+    int fd = raw_connect();
+    struct sockaddr_in sa;
+    socklen_t salen = sizeof(sa);
+    struct netbuf addr = { sizeof(sa), sizeof(sa), &sa };
+    CLIENT *c;
+    tdm_hello_args h = { TDM_PROTO_VERSION, (int)getpid(), "abandoning", TDM_RESUME_NONE };
+    tdm_hello_res hr;
+    tdm_malloc_res mr;
+    u_quad_t sz = big;
+    struct timeval tmo = { 10, 0 };
+    struct rpc_msg msg;
+    tdm_memcpy_dtoh_args a = { .size = big, .stream = 0 };
+    uint32_t mark;
+    XDR x;
+
+    fill(pattern, n, 5);
+    getpeername(fd, (struct sockaddr *)&sa, &salen);
+    c = clnt_vc_create(fd, &addr, TANDEM_PROG, TANDEM_V1, 0, 0);
+    cr_assert(c != NULL);
+    memset(&hr, 0, sizeof(hr));
+    cr_assert_eq(clnt_call(c, TDM_HELLO, (xdrproc_t)xdr_tdm_hello_args, (char *)&h, (xdrproc_t)xdr_tdm_hello_res,
+                           (char *)&hr, tmo), RPC_SUCCESS);
+    xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&hr);
+    memset(&mr, 0, sizeof(mr));
+    cr_assert_eq(clnt_call(c, TDM_MALLOC, (xdrproc_t)xdr_u_quad_t, (char *)&sz, (xdrproc_t)xdr_tdm_malloc_res,
+                           (char *)&mr, tmo), RPC_SUCCESS);
+    cr_assert_eq(mr.err, 0);
+    a.src = mr.addr;
+
+    /* The download's call, written by hand after clnt_vc's (nothing of it
+     * is left in clnt_vc's buffers: every call above was answered). */
+    xdrmem_create(&x, rec + 4, sizeof(rec) - 4, XDR_ENCODE);
+    tdm_rpc_call_msg(&msg, 77, TDM_MEMCPY_DTOH_STREAM);
+    cr_assert(xdr_callmsg(&x, &msg) && xdr_tdm_memcpy_dtoh_args(&x, &a));
+    mark = htonl(0x80000000u | xdr_getpos(&x));
+    memcpy(rec, &mark, 4);
+    cr_assert_eq(write(fd, rec, 4 + xdr_getpos(&x)), (ssize_t)(4 + xdr_getpos(&x)));
+    for (size_t got = 0; got < (1u << 20);) {
+        ssize_t r = read(fd, junk, (1u << 20) - got);
+        cr_assert_gt(r, 0, "the download's reply stopped before 1 MiB");
+        got += (size_t)r;
+    }
+    clnt_destroy(c);   /* leaves fd open: CLSET_FD_CLOSE was not asked for */
+    close(fd);
+
+    g_write(t, dev, pattern, n);
+    cr_expect_eq(g_read_stream(t, dev, back, n, 0), 0);
+    cr_expect_eq(memcmp(back, pattern, n), 0, "the other session's data changed");
+    /* The server notices when its next write fails: give it a moment. */
+    for (int i = 0; i < 50 && !th_server_log_has(&srv, "cannot send reply: peer gone"); i++)
+        usleep(100000);
+    cr_expect(th_server_log_has(&srv, "cannot send reply: peer gone"), "no clear error in the server log");
+    t->ops->close(t);
+    free(junk);
+    free(pattern);
+    free(back);
+}
