@@ -57,6 +57,8 @@ static void close_at_exit(void)
 {
     tdm_client *cl = client();
 
+    /* ---- host callbacks (issue 14): the synchronize below must not find a stream held ---- */
+    tdm_callbacks_wait_idle();
     pthread_mutex_lock(&cl->lock);
     if (cl->conn.t) {
         /* One round trip so every queued one-way call has been taken by the
@@ -158,7 +160,15 @@ static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t 
     bool output = false;
     int rc;
 
+    /* ---- host callbacks (issue 14) ---- */
+    if (tdm_callbacks_refuse(call))
+        return cudaErrorNotPermitted;
     pthread_mutex_lock(&cl->lock);
+    while (tdm_callbacks_must_wait(call)) {
+        pthread_mutex_unlock(&cl->lock);
+        tdm_callbacks_wait_idle();
+        pthread_mutex_lock(&cl->lock);
+    }
     err = connect_locked(cl);
     if (err)
         goto out;
@@ -222,7 +232,15 @@ cudaError_t tdm_post(uint32_t proc, void *args)
 
     if (!call)
         return cudaErrorInvalidValue;
+    /* ---- host callbacks (issue 14) ---- */
+    if (tdm_callbacks_refuse(call))
+        return cudaErrorNotPermitted;
     pthread_mutex_lock(&cl->lock);
+    while (tdm_callbacks_must_wait(call)) {
+        pthread_mutex_unlock(&cl->lock);
+        tdm_callbacks_wait_idle();
+        pthread_mutex_lock(&cl->lock);
+    }
     err = connect_locked(cl);
     if (err)
         goto out;

@@ -96,6 +96,8 @@ typedef struct tdm_session {
     struct tdm_capture_entry *captures; /* captures begun on its streams and not ended */
     size_t ncaptures, captures_cap;
     uint64_t kept_bytes;             /* host bytes kept for captured copies (bounded) */
+    /* ---- host callbacks (issue 14) ---- */
+    struct tdm_session_callbacks *callbacks; /* session_callbacks.c; NULL until the first */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -386,5 +388,24 @@ int tdm_session_kernel_node_set(tdm_session *s, uint64_t exec, uint64_t node, co
 int tdm_session_stream_set_attribute(tdm_session *s, uint64_t stream, const tdm_bstream_attr *a);
 /* cudaStreamGetAttribute: fills *a from a->id. */
 int tdm_session_stream_get_attribute(tdm_session *s, uint64_t stream, tdm_bstream_attr *a);
+
+/* ---- host callbacks (issue 14): session_callbacks.c ---- */
+/* At most this many callbacks handed out or reported done per poll
+ * (tandem.x's TDM_MAX_CALLBACKS_POLLED). */
+#define TDM_CB_POLL_MAX 64
+typedef struct tdm_cb_due_out { uint64_t seq, fn; int status; } tdm_cb_due_out;
+/* Queues the guest's host function `fn` (its key) on stream: the stream
+ * waits there, once its earlier work is done, until a poll reports it run.
+ * cudaErrorLaunchOutOfResources beyond TDM_CBQ_MAX pending. */
+int tdm_session_callback_enqueue(tdm_session *s, uint64_t stream, uint64_t fn);
+/* Releases the streams of the callbacks in done (each one the guest was
+ * given and has not reported before: otherwise cudaErrorInvalidValue, the
+ * others still count), then hands out up to max due ones, oldest first.
+ * *pending: callbacks not reported done; *received: enqueues served. */
+int tdm_session_callback_poll(tdm_session *s, const uint64_t *done, size_t ndone, tdm_cb_due_out *due,
+                              size_t max, size_t *ndue, uint32_t *pending, uint64_t *received);
+/* The session ends: releases every held stream (first, so its work can
+ * drain). */
+void tdm_session_callbacks_close(tdm_session *s);
 
 #endif

@@ -305,4 +305,7 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     /* ---- launch ex and stream attributes (issue 14) ---- */
     .stream_set_attribute = tdm_cuda_stream_set_attribute,
     .stream_get_attribute = tdm_cuda_stream_get_attribute,
+    /* ---- host callbacks (issue 14) ---- */
+    .host_func_enqueue = tdm_cuda_host_func_enqueue,
+    .host_func_release = tdm_cuda_host_func_release,
 };

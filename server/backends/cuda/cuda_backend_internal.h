@@ -178,4 +178,9 @@ int tdm_cuda_graph_add_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *c
 int tdm_cuda_stream_set_attribute(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
 int tdm_cuda_stream_get_attribute(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
 
+/* ---- host callbacks (issue 14): cuda_callbacks.c ---- */
+int tdm_cuda_host_func_enqueue(tdm_backend *b, tdm_bstream *s, void (*due)(void *arg, int status), void *arg,
+                               tdm_bhold **out);
+void tdm_cuda_host_func_release(tdm_backend *b, tdm_bhold *h);
+
 #endif
