@@ -49,6 +49,10 @@ static const sim_kernel *const kernels[] = {
     /* ---- managed memory (issue 14) ---- */
     &sim_kernel_managed_scale,
     &sim_kernel_managed_fill,
+    /* ---- host callbacks (issue 14) ---- */
+    &sim_kernel_cb_stamp,
+    &sim_kernel_cb_spin,
+    &sim_kernel_cb_fault,
 };
 
 static const sim_global_desc *const globals[] = {

@@ -42,4 +42,8 @@ extern const sim_kernel sim_kernel_mapped_scale;
 /* managed_memory.c (examples/managed_memory.cu) */
 extern const sim_kernel sim_kernel_managed_scale, sim_kernel_managed_fill;
 
+/* ---- host callbacks (issue 14) ---- */
+/* callbacks_check.c (examples/callbacks_check.cu) */
+extern const sim_kernel sim_kernel_cb_stamp, sim_kernel_cb_spin, sim_kernel_cb_fault;
+
 #endif
