@@ -10,6 +10,8 @@
 //   callbacks-check hang     a callback that does not return for 60 s, and a
 //                            synchronize behind it (a test kills it: its
 //                            server must release the stream; CI only)
+//   callbacks-check exit     a callback that exits the program with status 3,
+//                            as a failed check in a callback does (CI only)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -229,8 +231,27 @@ static void hang(void)
     CHECK(cudaStreamSynchronize(s));
 }
 
+static void CUDART_CB exit_3(void *)
+{
+    exit(3);
+}
+
+static void exit_from_callback(void)
+{
+    cudaStream_t s;
+
+    CHECK(cudaStreamCreate(&s));
+    CHECK(cudaLaunchHostFunc(s, exit_3, NULL));
+    CHECK(cudaStreamSynchronize(s));
+    printf("not reached\n");
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "exit") == 0) {
+        exit_from_callback();
+        return 0;
+    }
     if (argc > 1 && strcmp(argv[1], "hang") == 0) {
         hang();
         return 0;

@@ -46,9 +46,21 @@ static struct {
 
 static _Thread_local bool on_callback_thread;
 
+/* The callback thread's own calls: its polls, and the device output a
+ * poll's reply may say is waiting.  Neither waits for the device. */
+static bool own_call(uint32_t proc)
+{
+    return proc == TDM_CALLBACK_POLL || proc == TDM_OUTPUT_FETCH;
+}
+
+bool tdm_callbacks_on_thread(void)
+{
+    return on_callback_thread;
+}
+
 bool tdm_callbacks_refuse(const tdm_call_info *call)
 {
-    return on_callback_thread && call->proc != TDM_CALLBACK_POLL;
+    return on_callback_thread && !own_call(call->proc);
 }
 
 /* One-way calls that must not pass a pending callback either: the shm
@@ -65,7 +77,7 @@ bool tdm_callbacks_must_wait(const tdm_call_info *call)
 {
     bool wait;
 
-    if (call->proc == TDM_CALLBACK_ENQUEUE || call->proc == TDM_CALLBACK_POLL)
+    if (call->proc == TDM_CALLBACK_ENQUEUE || own_call(call->proc))
         return false;
     if (call->mode != TDM_CALL_SYNC && !waits_among_oneway(call->proc))
         return false;

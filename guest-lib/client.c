@@ -57,7 +57,18 @@ static void close_at_exit(void)
 {
     tdm_client *cl = client();
 
-    /* ---- host callbacks (issue 14): the synchronize below must not find a stream held ---- */
+    /* ---- host callbacks (issue 14) ---- */
+    /* A callback that exits holds its own stream: the synchronize below
+     * would never end.  Hang up; the server releases the session's
+     * streams.  Otherwise that synchronize must not find a stream held. */
+    if (tdm_callbacks_on_thread()) {
+        pthread_mutex_lock(&cl->lock);
+        if (cl->conn.t)
+            cl->conn.t->ops->close(cl->conn.t);
+        cl->conn.t = NULL;
+        pthread_mutex_unlock(&cl->lock);
+        return;
+    }
     tdm_callbacks_wait_idle();
     pthread_mutex_lock(&cl->lock);
     if (cl->conn.t) {

@@ -202,6 +202,8 @@ cudaError_t tdm_callback_enqueue(cudaStream_t stream, cudaHostFn_t host, cudaStr
 /* A host callback may not call CUDA (cudaErrorNotPermitted, as natively):
  * true for every call but the callback thread's own polls, there. */
 bool tdm_callbacks_refuse(const struct tdm_call_info *call);
+/* True on the callback thread. */
+bool tdm_callbacks_on_thread(void);
 /* With the client's lock held: true when call must not be sent while host
  * callbacks may be pending (it could make the server wait for a stream
  * that a callback holds); then wait with tdm_callbacks_wait_idle, unlocked. */

@@ -93,6 +93,22 @@ Test(callbacks, a_guest_gone_mid_callback_releases_its_streams, .init = up, .fin
     expect_output_over_both("nested", 60, "cudaMalloc in a host function: cudaErrorNotPermitted\n");
 }
 
+/* A callback that exits the program (a failed check in it): the process
+ * ends with its status instead of waiting for its own stream at exit. */
+Test(callbacks, a_callback_may_exit_the_program, .init = up, .fini = down)
+{
+    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
+    const char *argv[] = { th_bin("callbacks-check"), "exit", NULL };
+
+    for (int i = 0; i < 2; i++) {
+        th_result *r = calloc(1, sizeof(*r));
+        th_run_guest(endpoints[i], argv, 20, r);
+        cr_expect_eq(r->status, 3, "callbacks-check exit (%s) ended %d:\n%s%s", endpoints[i], r->status, r->out,
+                     r->err);
+        free(r);
+    }
+}
+
 /* ---- guests speaking the protocol directly ---- */
 
 static int enqueue(tdm_transport *t, uint64_t stream, uint64_t fn)
