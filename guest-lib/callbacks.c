@@ -38,7 +38,8 @@ static struct {
     cb_entry *v;             /* queued and not yet run */
     size_t n, cap;
     uint64_t next_key;
-    uint64_t sent;           /* CALLBACK_ENQUEUE calls made */
+    int in_flight;           /* CALLBACK_ENQUEUE calls sent, not yet answered */
+    uint64_t answered;       /* CALLBACK_ENQUEUE calls answered so far */
     bool busy;               /* the server may hold a stream for a callback */
     bool started;            /* the callback thread runs */
     bool dead;               /* the session is lost: nothing will run */
@@ -147,9 +148,12 @@ static void *callback_thread(void *unused)
         tdm_callback_poll_res r;
         cudaError_t err;
 
+        uint64_t answered_before;
+
         pthread_mutex_lock(&cbs.lock);
         while (!cbs.busy && !ndone)
             pthread_cond_wait(&cbs.wake, &cbs.lock);
+        answered_before = cbs.answered;
         pthread_mutex_unlock(&cbs.lock);
         memset(&r, 0, sizeof(r));
         err = tdm_call(TDM_CALLBACK_POLL, &a, &r);
@@ -171,9 +175,10 @@ static void *callback_thread(void *unused)
             done[ndone++] = r.due.due_val[i].seq;
         }
         pthread_mutex_lock(&cbs.lock);
-        /* Idle only if the server has every enqueue sent so far and none
-         * is pending: an enqueue still on its way keeps busy set. */
-        if (!ndone && r.pending == 0 && r.received == cbs.sent) {
+        /* Idle only if none is pending and this poll saw every enqueue:
+         * none was on its way while it went, none answered since it
+         * left (that one may have reached the server after it). */
+        if (!ndone && r.pending == 0 && !cbs.in_flight && cbs.answered == answered_before) {
             cbs.busy = false;
             pthread_cond_broadcast(&cbs.idle);
         }
@@ -231,17 +236,19 @@ cudaError_t tdm_callback_enqueue(cudaStream_t stream, cudaHostFn_t host, cudaStr
     }
     a.fn = ++cbs.next_key;
     cbs.v[cbs.n++] = (cb_entry){ a.fn, host, stream_cb, data, stream };
-    cbs.sent++;
+    cbs.in_flight++;
     cbs.busy = true;
     pthread_cond_signal(&cbs.wake);
     pthread_mutex_unlock(&cbs.lock);
     err = tdm_call_err(TDM_CALLBACK_ENQUEUE, &a);
+    pthread_mutex_lock(&cbs.lock);
+    cbs.in_flight--;
+    cbs.answered++;
     if (err) {
         cb_entry gone;
 
-        pthread_mutex_lock(&cbs.lock);
         take_locked(a.fn, &gone);
-        pthread_mutex_unlock(&cbs.lock);
     }
+    pthread_mutex_unlock(&cbs.lock);
     return err;
 }

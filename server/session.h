@@ -401,9 +401,9 @@ int tdm_session_callback_enqueue(tdm_session *s, uint64_t stream, uint64_t fn);
 /* Releases the streams of the callbacks in done (each one the guest was
  * given and has not reported before: otherwise cudaErrorInvalidValue, the
  * others still count), then hands out up to max due ones, oldest first.
- * *pending: callbacks not reported done; *received: enqueues served. */
+ * *pending: callbacks not reported done. */
 int tdm_session_callback_poll(tdm_session *s, const uint64_t *done, size_t ndone, tdm_cb_due_out *due,
-                              size_t max, size_t *ndue, uint32_t *pending, uint64_t *received);
+                              size_t max, size_t *ndue, uint32_t *pending);
 /* The session ends: releases every held stream (first, so its work can
  * drain). */
 void tdm_session_callbacks_close(tdm_session *s);

@@ -23,7 +23,6 @@ typedef struct tdm_session_callbacks {
     int refs;                /* the session's, plus one per announcement to come */
     bool closed;             /* the session ended: announcements are dropped */
     tdm_cbq q;
-    uint64_t received;       /* CALLBACK_ENQUEUE calls served */
 } tdm_session_callbacks;
 
 /* What the backend hands back to due. */
@@ -85,9 +84,6 @@ int tdm_session_callback_enqueue(tdm_session *s, uint64_t stream, uint64_t fn)
 
     if (!cb)
         return cudaErrorMemoryAllocation;
-    pthread_mutex_lock(&cb->lock);
-    cb->received++;
-    pthread_mutex_unlock(&cb->lock);
     if (!st)
         return cudaErrorInvalidResourceHandle;
     if (tdm_session_capturing(s, st)) {
@@ -134,7 +130,7 @@ int tdm_session_callback_enqueue(tdm_session *s, uint64_t stream, uint64_t fn)
 }
 
 int tdm_session_callback_poll(tdm_session *s, const uint64_t *done, size_t ndone, tdm_cb_due_out *due,
-                              size_t max, size_t *ndue, uint32_t *pending, uint64_t *received)
+                              size_t max, size_t *ndue, uint32_t *pending)
 {
     tdm_session_callbacks *cb = s->callbacks;
     void *holds[TDM_CB_POLL_MAX];
@@ -144,7 +140,6 @@ int tdm_session_callback_poll(tdm_session *s, const uint64_t *done, size_t ndone
 
     *ndue = 0;
     *pending = 0;
-    *received = 0;
     if (ndone > TDM_CB_POLL_MAX || max > TDM_CB_POLL_MAX)
         return cudaErrorInvalidValue;
     if (!cb) {
@@ -171,7 +166,6 @@ int tdm_session_callback_poll(tdm_session *s, const uint64_t *done, size_t ndone
     for (size_t i = 0; i < *ndue; i++)
         due[i] = (tdm_cb_due_out){ taken[i].seq, taken[i].fn, taken[i].status };
     *pending = (uint32_t)cb->q.n;
-    *received = cb->received;
     pthread_mutex_unlock(&cb->lock);
     for (size_t i = 0; i < nholds; i++)
         s->srv->ops->host_func_release(s->srv->be, holds[i]);

@@ -24,7 +24,7 @@ bool tdm_serve_CALLBACK_POLL(void *ctx, void *args, void *res)
     size_t n = 0;
 
     r->err = tdm_session_callback_poll(ctx, a->done.done_val, a->done.done_len, due, TDM_CB_POLL_MAX, &n,
-                                       &r->pending, &r->received);
+                                       &r->pending);
     if (!n)
         return true;
     /* The RPC layer frees the reply's array after sending it. */
