@@ -162,6 +162,19 @@ const tdm_hello_info *tdm_hello(void)
     return &client()->hello;
 }
 
+/* ---- host callbacks (issue 14) ---- */
+/* Takes the lock to send call, once no pending host callback could make
+ * the server wait with it (callbacks.c). */
+static void lock_for(tdm_client *cl, const tdm_call_info *call)
+{
+    pthread_mutex_lock(&cl->lock);
+    while (tdm_callbacks_must_wait(call)) {
+        pthread_mutex_unlock(&cl->lock);
+        tdm_callbacks_wait_idle();
+        pthread_mutex_lock(&cl->lock);
+    }
+}
+
 /* A synchronous call of `call`, its reply decoded by xres. */
 static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t xres, void *res)
 {
@@ -174,12 +187,7 @@ static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t 
     /* ---- host callbacks (issue 14) ---- */
     if (tdm_callbacks_refuse(call))
         return cudaErrorNotPermitted;
-    pthread_mutex_lock(&cl->lock);
-    while (tdm_callbacks_must_wait(call)) {
-        pthread_mutex_unlock(&cl->lock);
-        tdm_callbacks_wait_idle();
-        pthread_mutex_lock(&cl->lock);
-    }
+    lock_for(cl, call);
     err = connect_locked(cl);
     if (err)
         goto out;
@@ -246,12 +254,7 @@ cudaError_t tdm_post(uint32_t proc, void *args)
     /* ---- host callbacks (issue 14) ---- */
     if (tdm_callbacks_refuse(call))
         return cudaErrorNotPermitted;
-    pthread_mutex_lock(&cl->lock);
-    while (tdm_callbacks_must_wait(call)) {
-        pthread_mutex_unlock(&cl->lock);
-        tdm_callbacks_wait_idle();
-        pthread_mutex_lock(&cl->lock);
-    }
+    lock_for(cl, call);
     err = connect_locked(cl);
     if (err)
         goto out;
