@@ -78,6 +78,19 @@ static void close_at_exit(void)
 {
     tdm_client *cl = client();
 
+    /* ---- host callbacks (issue 14) ---- */
+    /* A callback that exits holds its own stream: the synchronize below
+     * would never end.  Hang up; the server releases the session's
+     * streams.  Otherwise that synchronize must not find a stream held. */
+    if (tdm_callbacks_on_thread()) {
+        pthread_mutex_lock(&cl->lock);
+        if (cl->conn.t)
+            cl->conn.t->ops->close(cl->conn.t);
+        cl->conn.t = NULL;
+        pthread_mutex_unlock(&cl->lock);
+        return;
+    }
+    tdm_callbacks_wait_idle();
     pthread_mutex_lock(&cl->lock);
     if (cl->conn.t) {
         /* One round trip so every queued one-way call has been taken by the
@@ -175,6 +188,19 @@ const tdm_hello_info *tdm_hello(void)
     return &client()->hello;
 }
 
+/* ---- host callbacks (issue 14) ---- */
+/* Takes the lock to send call, once no pending host callback could make
+ * the server wait with it (callbacks.c). */
+static void lock_for(tdm_client *cl, const tdm_call_info *call)
+{
+    pthread_mutex_lock(&cl->lock);
+    while (tdm_callbacks_must_wait(call)) {
+        pthread_mutex_unlock(&cl->lock);
+        tdm_callbacks_wait_idle();
+        pthread_mutex_lock(&cl->lock);
+    }
+}
+
 /* A synchronous call of `call`, its reply decoded by xres. */
 static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t xres, void *res)
 {
@@ -184,7 +210,10 @@ static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t 
     bool output = false;
     int rc;
 
-    pthread_mutex_lock(&cl->lock);
+    /* ---- host callbacks (issue 14) ---- */
+    if (tdm_callbacks_refuse(call))
+        return cudaErrorNotPermitted;
+    lock_for(cl, call);
     err = connect_locked(cl);
     if (err)
         goto out;
@@ -248,7 +277,10 @@ cudaError_t tdm_post(uint32_t proc, void *args)
 
     if (!call)
         return cudaErrorInvalidValue;
-    pthread_mutex_lock(&cl->lock);
+    /* ---- host callbacks (issue 14) ---- */
+    if (tdm_callbacks_refuse(call))
+        return cudaErrorNotPermitted;
+    lock_for(cl, call);
     err = connect_locked(cl);
     if (err)
         goto out;

@@ -208,4 +208,20 @@ cudaError_t tdm_ipc_event_fence(uint64_t handle, cudaError_t posted);
 /* cudaDeviceReset closed every import and destroyed every event. */
 void tdm_ipc_reset(void);
 
+/* ---- host callbacks (issue 14): callbacks.c ---- */
+/* Queues a host function (host, or stream_cb with the stream's status) on
+ * stream; it runs on the callback thread when the stream gets there. */
+cudaError_t tdm_callback_enqueue(cudaStream_t stream, cudaHostFn_t host, cudaStreamCallback_t stream_cb,
+                                 void *data);
+/* A host callback may not call CUDA (cudaErrorNotPermitted, as natively):
+ * true for every call but the callback thread's own polls, there. */
+bool tdm_callbacks_refuse(const struct tdm_call_info *call);
+/* True on the callback thread. */
+bool tdm_callbacks_on_thread(void);
+/* With the client's lock held: true when call must not be sent while host
+ * callbacks may be pending (it could make the server wait for a stream
+ * that a callback holds); then wait with tdm_callbacks_wait_idle, unlocked. */
+bool tdm_callbacks_must_wait(const struct tdm_call_info *call);
+void tdm_callbacks_wait_idle(void);
+
 #endif

@@ -962,6 +962,8 @@ void tdm_session_destroy(tdm_session *s)
 {
     if (!s)
         return;
+    /* ---- host callbacks (issue 14): streams held for the guest go on ---- */
+    tdm_session_callbacks_close(s);
     tdm_session_health_closing(s);
     HOOK0(s, closed);
     /* What its kernels print while its work drains is still its own: kept

@@ -101,6 +101,8 @@ typedef struct tdm_session {
     uint64_t kept_bytes;             /* host bytes kept for captured copies (bounded) */
     /* ---- ipc (issue 14) ---- */
     struct tdm_session_ipc *ipc;     /* its imports (session_ipc.c); NULL until it uses IPC */
+    /* ---- host callbacks (issue 14) ---- */
+    struct tdm_session_callbacks *callbacks; /* session_callbacks.c; NULL until the first */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -418,5 +420,24 @@ int tdm_session_ipc_event_put(tdm_session *s, tdm_event_entry *e);
 void tdm_session_ipc_release_imports(tdm_session *s);
 /* The session ends: its exports kept for importers are nobody's now. */
 void tdm_session_ipc_ended(tdm_session *s);
+
+/* ---- host callbacks (issue 14): session_callbacks.c ---- */
+/* At most this many callbacks handed out or reported done per poll
+ * (tandem.x's TDM_MAX_CALLBACKS_POLLED). */
+#define TDM_CB_POLL_MAX 64
+typedef struct tdm_cb_due_out { uint64_t seq, fn; int status; } tdm_cb_due_out;
+/* Queues the guest's host function `fn` (its key) on stream: the stream
+ * waits there, once its earlier work is done, until a poll reports it run.
+ * cudaErrorLaunchOutOfResources beyond TDM_CBQ_MAX pending. */
+int tdm_session_callback_enqueue(tdm_session *s, uint64_t stream, uint64_t fn);
+/* Releases the streams of the callbacks in done (each one the guest was
+ * given and has not reported before: otherwise cudaErrorInvalidValue, the
+ * others still count), then hands out up to max due ones, oldest first.
+ * *pending: callbacks not reported done. */
+int tdm_session_callback_poll(tdm_session *s, const uint64_t *done, size_t ndone, tdm_cb_due_out *due,
+                              size_t max, size_t *ndue, uint32_t *pending);
+/* The session ends: releases every held stream (first, so its work can
+ * drain). */
+void tdm_session_callbacks_close(tdm_session *s);
 
 #endif

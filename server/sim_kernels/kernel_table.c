@@ -51,6 +51,10 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_managed_fill,
     /* ---- ipc (issue 14) ---- */
     &sim_kernel_ipc_step,
+    /* ---- host callbacks (issue 14) ---- */
+    &sim_kernel_cb_stamp,
+    &sim_kernel_cb_spin,
+    &sim_kernel_cb_fault,
 };
 
 static const sim_global_desc *const globals[] = {

@@ -45,4 +45,8 @@ extern const sim_kernel sim_kernel_managed_scale, sim_kernel_managed_fill;
 /* ---- ipc (issue 14): ipc.c (examples/ipc.cu) ---- */
 extern const sim_kernel sim_kernel_ipc_step;
 
+/* ---- host callbacks (issue 14) ---- */
+/* callbacks_check.c (examples/callbacks_check.cu) */
+extern const sim_kernel sim_kernel_cb_stamp, sim_kernel_cb_spin, sim_kernel_cb_fault;
+
 #endif

@@ -135,6 +135,12 @@ static int cuda_init(tdm_backend **out, const tdm_backend_config *cfg)
     err = tdm_cuda_err(tdm_cu.cuStreamCreate(&b->zero_stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     if (err)
         goto fail_ctx;
+    /* ---- host callbacks (issue 14) ---- */
+    err = tdm_cuda_holds_init(b);
+    if (err) {
+        tdm_cu.cuStreamDestroy(b->zero_stream);
+        goto fail_ctx;
+    }
     *out = b;
     return cudaSuccess;
 
@@ -158,6 +164,7 @@ static void cuda_shutdown(tdm_backend *b)
         tdm_cuda_arena_free(b);
         tdm_cuda_err(tdm_cu.cuStreamDestroy(b->zero_stream), "cuStreamDestroy(zero stream)");
     }
+    tdm_cuda_holds_free(b, lost);   /* ---- host callbacks (issue 14) ---- */
     tdm_cuda_release_context(b, lost);
     free(b);
 }
@@ -305,4 +312,7 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     /* ---- launch ex and stream attributes (issue 14) ---- */
     .stream_set_attribute = tdm_cuda_stream_set_attribute,
     .stream_get_attribute = tdm_cuda_stream_get_attribute,
+    /* ---- host callbacks (issue 14) ---- */
+    .host_func_enqueue = tdm_cuda_host_func_enqueue,
+    .host_func_release = tdm_cuda_host_func_release,
 };

@@ -35,6 +35,8 @@ struct tdm_backend {
      * a session that set none reads; bit per limit once known. */
     uint64_t limit_default[TDM_CUDA_LIMITS];
     uint32_t limit_default_known;
+    /* ---- host callbacks (issue 14) ---- */
+    struct tdm_cuda_holds *holds;  /* cuda_callbacks.c: the words held streams wait on */
 };
 
 /* CUresult -> cudaError_t, without logging (for expected outcomes). */
@@ -177,5 +179,15 @@ int tdm_cuda_graph_add_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *c
 /* ---- launch ex and stream attributes (issue 14): cuda_stream_attr.c ---- */
 int tdm_cuda_stream_set_attribute(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
 int tdm_cuda_stream_get_attribute(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
+
+/* ---- host callbacks (issue 14): cuda_callbacks.c ---- */
+/* The pool of pinned words of b's context (pages made on demand); free
+ * after the context's work is done, before the context goes (lost: its
+ * pages went with the context). */
+int tdm_cuda_holds_init(tdm_backend *b);
+void tdm_cuda_holds_free(tdm_backend *b, bool lost);
+int tdm_cuda_host_func_enqueue(tdm_backend *b, tdm_bstream *s, void (*due)(void *arg, int status), void *arg,
+                               tdm_bhold **out);
+void tdm_cuda_host_func_release(tdm_backend *b, tdm_bhold *h);
 
 #endif

@@ -29,6 +29,7 @@ typedef struct tdm_bmem tdm_bmem;       /* one physical allocation */
 typedef struct tdm_bgraph tdm_bgraph;   /* a graph (captured) */
 typedef struct tdm_bgexec tdm_bgexec;   /* an executable graph */
 typedef struct tdm_bgnode tdm_bgnode;   /* a node of a graph built node by node */
+typedef struct tdm_bhold tdm_bhold;     /* a stream held for a host callback (issue 14) */
 
 #define TDM_MAX_KERNEL_PARAMS 256
 #define TDM_MAX_PARAM_BYTES 32764       /* CUDA 12.1+ kernel parameter limit */
@@ -327,6 +328,16 @@ typedef struct tdm_backend_ops {
      * cuStreamSetAttribute/cuStreamGetAttribute; get fills *a from a->id. */
     int (*stream_set_attribute)(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
     int (*stream_get_attribute)(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
+    /* ---- host callbacks (issue 14) ---- */
+    /* Holds s at this point of its work for a host function the guest
+     * runs (docs/runtime-api.md, "Host callbacks"): once s's earlier work
+     * is done, due(arg, status) is called on a thread of the backend, with
+     * s's error (0 if none); it must return promptly.  s's later work waits
+     * until host_func_release(*out).  due is called exactly once, also when
+     * the release came first; the caller releases exactly once. */
+    int (*host_func_enqueue)(tdm_backend *b, tdm_bstream *s, void (*due)(void *arg, int status), void *arg,
+                             tdm_bhold **out);
+    void (*host_func_release)(tdm_backend *b, tdm_bhold *h);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

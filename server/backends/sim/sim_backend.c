@@ -152,4 +152,7 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     /* ---- launch ex and stream attributes (issue 14) ---- */
     .stream_set_attribute = sim_stream_set_attribute,
     .stream_get_attribute = sim_stream_get_attribute,
+    /* ---- host callbacks (issue 14) ---- */
+    .host_func_enqueue = sim_host_func_enqueue,
+    .host_func_release = sim_host_func_release,
 };

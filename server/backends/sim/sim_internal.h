@@ -99,6 +99,7 @@ typedef enum sim_op_kind {
     SIM_OP_LAUNCH,
     SIM_OP_RECORD,
     SIM_OP_WAIT,
+    SIM_OP_HOST,             /* ---- host callbacks (issue 14): sim_callbacks.c ---- */
 } sim_op_kind;
 
 typedef struct sim_op {
@@ -117,6 +118,10 @@ typedef struct sim_op {
     tdm_bevent *event;       /* record, wait: holds a reference */
     uint64_t event_seq;      /* record: this record's number; wait: the one awaited */
     struct tdm_bstream *stream; /* where it was queued (a launch prints into its output) */
+    /* ---- host callbacks (issue 14) ---- */
+    void (*due)(void *arg, int status); /* host: told when the stream got here */
+    void *due_arg;
+    tdm_bhold *hold;         /* host: the stream waits here until it is released */
 } sim_op;
 
 /* ---- launch ex and stream attributes (issue 14) ---- */
@@ -376,5 +381,15 @@ int sim_capture_wait_locked(tdm_backend *b, tdm_bstream *s, tdm_bevent *e);
 /* ---- launch ex and stream attributes (issue 14): sim_stream_attr.c ---- */
 int sim_stream_set_attribute(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
 int sim_stream_get_attribute(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
+
+/* ---- host callbacks (issue 14): sim_callbacks.c ---- */
+int sim_host_func_enqueue(tdm_backend *b, tdm_bstream *s, void (*due)(void *arg, int status), void *arg,
+                          tdm_bhold **out);
+void sim_host_func_release(tdm_backend *b, tdm_bhold *h);
+/* The worker reached a SIM_OP_HOST: tells its owner, then waits for the
+ * release.  b->lock held; dropped while due runs. */
+void sim_host_run_locked(tdm_backend *b, tdm_bstream *s, sim_op *op);
+/* b->lock held.  The op's share of its hold ends. */
+void sim_host_unref_locked(tdm_bhold *h);
 
 #endif

@@ -26,6 +26,9 @@ static void run_head_locked(tdm_backend *b, tdm_bstream *s, sim_op *op)
         while (op->event->completed < op->event_seq && !atomic_load(&b->stopping))
             pthread_cond_wait(&b->progress, &b->lock);
         break;
+    case SIM_OP_HOST:        /* ---- host callbacks (issue 14) ---- */
+        sim_host_run_locked(b, s, op);
+        break;
     default:
         sim_context_poll_locked(b, s);
         if (s->sticky || stopping) {

@@ -24,6 +24,8 @@ void sim_op_free_locked(tdm_backend *b, sim_op *op)
     if (op->kind == SIM_OP_HTOD)
         free(op->host);
     free(op->params);
+    if (op->hold)   /* ---- host callbacks (issue 14) ---- */
+        sim_host_unref_locked(op->hold);
     free(op);
 }
 
