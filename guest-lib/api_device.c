@@ -51,15 +51,13 @@ static int attr(enum cudaDeviceAttr a)
 {
     int v = (unsigned)a < TDM_ATTR_COUNT ? info.attrs[a] : 0;
 
-    /* Mapped host memory needs memory both sides share (api_mapped.c);
-     * the server reports it 0 (device_props.c), the transport decides. */
-    if (a == cudaDevAttrCanMapHostMemory)
-        return tdm_mapped_available();
-    /* Managed memory over shm only, where both sides share its pages
-     * (api_managed.c); never concurrent with kernels.  The device can never
-     * reach the program's pageable memory (docs/memory-models.md). */
-    if (a == cudaDevAttrManagedMemory)
-        return tdm_mapped_available();
+    /* Mapped and managed memory work over every transport (shm: shared
+     * pages; TCP and managed memory: host copies kept coherent, coherent.c),
+     * whatever the device says: the guest provides them.  Never concurrent
+     * with kernels.  The device can never reach the program's pageable
+     * memory (docs/memory-models.md). */
+    if (a == cudaDevAttrCanMapHostMemory || a == cudaDevAttrManagedMemory)
+        return 1;
     if (a == cudaDevAttrConcurrentManagedAccess ||
         a == cudaDevAttrPageableMemoryAccess || a == cudaDevAttrPageableMemoryAccessUsesHostPageTables ||
         a == cudaDevAttrDirectManagedMemAccessFromHost)

@@ -80,7 +80,9 @@ cudaError_t tdm_host_alloc(size_t size, unsigned flags, void **out)
 
     *out = NULL;
     if (!r) {
-        if (posix_memalign(&p, 4096, size ? size : 1) != 0)
+        /* Whole pages: if the device maps it (api_mapped.c), its host copy
+         * is write-protected page by page and must share no page. */
+        if (posix_memalign(&p, 4096, size ? (size + 4095) / 4096 * 4096 : 1) != 0)
             return cudaErrorMemoryAllocation;
         if (!add_block(p, size, flags, 0)) {
             free(p);
@@ -144,6 +146,8 @@ cudaError_t tdm_host_free(void *p)
      * release is retried. */
     if (in_region)
         err = region_pin(tdm_shm(), (uint64_t)(uintptr_t)p, in_region, false);
+    else
+        err = tdm_mapped_release(p);
     if (find_block(p, &in_region, true) != 0)
         return cudaErrorInvalidValue;     /* another thread freed it meanwhile */
     if (in_region)
@@ -191,6 +195,11 @@ int tdm_host_reregister(struct tdm_transport *t)
 
 int tdm_host_lookup(const void *p, void **base)
 {
+    return tdm_host_block(p, base, NULL);
+}
+
+int tdm_host_block(const void *p, void **base, size_t *size)
+{
     int flags = -1;
     uintptr_t a = (uintptr_t)p;
 
@@ -201,6 +210,8 @@ int tdm_host_lookup(const void *p, void **base)
             flags = (int)blocks[i].flags;
             if (base)
                 *base = blocks[i].base;
+            if (size)
+                *size = blocks[i].size;
             break;
         }
     }

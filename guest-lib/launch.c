@@ -64,6 +64,14 @@ cudaError_t tdm_launch_as(uint32_t proc, tdm_function *f, dim3 grid, dim3 block,
     if (f->params_len > sizeof(small) && !(buf = malloc(f->params_len)))
         return tdm_ret(cudaErrorMemoryAllocation);
     tdm_pack_params(f, args, buf);
+    /* What the host wrote to managed or mapped memory reaches the device
+     * ahead of the kernel, which may then change any of it (coherent.c). */
+    err = tdm_coherent_before_launch(tdm_stream_id(stream), false);
+    if (err) {
+        if (buf != small)
+            free(buf);
+        return tdm_ret(err);
+    }
 
     memset(&a, 0, sizeof(a));
     a.func = f->handle;
