@@ -326,15 +326,17 @@ cudaError_t tdm_coherent_attach(const void *host, int attach, uint64_t stream)
     return err;
 }
 
-/* Whether device work on `stream` may touch p (the attachment rules of a
- * device without concurrent managed access).  The legacy stream reaches
- * everything the device may reach. */
+/* Whether device work on `stream` may touch p.  Memory attached to one
+ * stream (cudaMemAttachSingle) is left to that stream's work and the
+ * legacy stream's, as on a device without concurrent managed access, so
+ * host threads working on their own streams' memory do not disturb each
+ * other.  cudaMemAttachHost memory is treated as global: native GPUs with
+ * concurrent managed access let kernels reach it, and programs written for
+ * them pass it to kernels unattached. */
 static bool reachable(const pair *p, uint64_t stream)
 {
-    if (p->attach == cudaMemAttachHost)
-        return false;
     if (p->attach == cudaMemAttachSingle)
-        return stream == 0 || stream == p->attach_stream;
+        return stream <= 2 || stream == p->attach_stream;   /* legacy, per-thread (the session's null stream) */
     return true;
 }
 

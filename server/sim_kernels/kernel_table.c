@@ -49,6 +49,10 @@ static const sim_kernel *const kernels[] = {
     /* ---- managed memory (issue 14) ---- */
     &sim_kernel_managed_scale,
     &sim_kernel_managed_fill,
+    &sim_kernel_mm_atomics,
+    &sim_kernel_mm_multiply,
+    &sim_kernel_mm_check,
+    &sim_kernel_mm_vector_add,
 };
 
 static const sim_global_desc *const globals[] = {

@@ -4,6 +4,7 @@
  * the host, independently. */
 #include <criterion/criterion.h>
 #include <driver_types.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -356,6 +357,52 @@ Test(examples, managed_memory, .init = up, .fini = down)
     cr_expect_str_eq(r->out, want_tcp, "managed_memory (tcp) printed\n%s", r->out);
     free(r);
     cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
+}
+
+/* The cuda-samples' patterns of managed and mapped memory
+ * (examples/managed_memory_patterns.cu), the same over shm and TCP:
+ * device and host atomics on one managed array, cudaMemAttachHost arrays
+ * attached to a stream and back, prefetches both ways, a managed flag set
+ * by a captured graph's kernel and reset by the host, copies and memsets
+ * naming managed memory, zero-copy vector addition; bad input refused. */
+Test(examples, managed_memory_patterns, .init = up, .fini = down)
+{
+    const char *argv[] = { th_example("managed_memory_patterns"), NULL };
+    const char *want = "managedMemory 1 canMapHostMemory 1\n"
+                       "atomics: count 17384 (want 17384) max 16383 untouched 255\n"
+                       "attached: c[0]=2 c[262143]=4294705153 sum=523043980836864\n"
+                       "prefetched: c[0]=2 c[262143]=4294705153 sum=523043980836864\n"
+                       "graph round 0: bad 0\n"
+                       "graph round 1: bad 1\n"
+                       "graph round 2: bad 0\n"
+                       "memset: c[0]=0 c[131072]=393218 sum=280011824627712\n"
+                       "copied: c[1]=7 sum=385222059393024, host copy sum=385222059393024\n"
+                       "one element: c[0]=7\n"
+                       "attach single to the legacy stream: cudaErrorInvalidValue\n"
+                       "free inside an allocation: cudaErrorInvalidValue\n"
+                       "zero-copy round 0: hc[0]=0 wrong 0 sum=137438429184\n"
+                       "zero-copy round 1: hc[0]=100 wrong 0 sum=137438429284\n";
+
+    expect_output_over_both(argv, 120, want);
+    cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
+}
+
+/* The library's SIGSEGV handler takes only faults on host copies it
+ * tracks: a wild write after managed memory was used still kills the
+ * program with SIGSEGV (the handler it replaced, here the default). */
+Test(examples, a_wild_write_beside_managed_memory_still_faults, .init = up, .fini = down)
+{
+    const char *argv[] = { th_example("managed_memory_patterns"), "segv", NULL };
+    const char *eps[] = { srv.endpoint, srv.shm_endpoint };
+
+    for (int e = 0; e < 2; e++) {
+        th_result *r = calloc(1, sizeof(*r));
+
+        th_run_guest(eps[e], argv, 60, r);
+        cr_expect_eq(r->status, 128 + SIGSEGV, "%s: status %d:\n%s%s", eps[e], r->status, r->out, r->err);
+        cr_expect_str_eq(r->out, "managed m[0]=0x1010101\n", "%s printed\n%s", eps[e], r->out);
+        free(r);
+    }
 }
 
 /* ---- launch ex and stream attributes (issue 14) ---- */
