@@ -51,13 +51,11 @@ static int attr(enum cudaDeviceAttr a)
 {
     int v = (unsigned)a < TDM_ATTR_COUNT ? info.attrs[a] : 0;
 
-    /* Mapped and managed memory work over every transport (shm: shared
-     * pages; TCP and managed memory: host copies kept coherent, coherent.c),
-     * whatever the device says: the guest provides them.  Never concurrent
-     * with kernels.  The device can never reach the program's pageable
-     * memory (docs/memory-models.md). */
-    if (a == cudaDevAttrCanMapHostMemory || a == cudaDevAttrManagedMemory)
-        return 1;
+    /* Mapped and managed memory work over every transport as the device
+     * reports them (shm: shared pages; TCP and managed memory: host copies
+     * kept coherent, coherent.c), never concurrent with kernels.  The
+     * device can never reach the program's pageable memory
+     * (docs/memory-models.md). */
     if (a == cudaDevAttrConcurrentManagedAccess ||
         a == cudaDevAttrPageableMemoryAccess || a == cudaDevAttrPageableMemoryAccessUsesHostPageTables ||
         a == cudaDevAttrDirectManagedMemAccessFromHost)
@@ -328,6 +326,7 @@ cudaError_t cudaDeviceReset(void)
     cudaError_t err = tdm_call_err(TDM_DEVICE_RESET, NULL);
 
     if (!err) {
+        tdm_managed_reset();   /* before the table that names their device memory */
         tdm_allocs_clear(false);
         tdm_live_handles_clear();
         tdm_registrations_reset();

@@ -154,6 +154,19 @@ cudaError_t tdm_managed_free(void *p, bool *was_managed)
     return err;
 }
 
+void tdm_managed_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nblocks; i++) {
+        tdm_coherent_remove(blocks[i].base);
+        munmap((void *)blocks[i].base, blocks[i].size);
+        free(blocks[i].pages);
+    }
+    nblocks = 0;
+    pthread_mutex_unlock(&lock);
+    tdm_coherent_clear();   /* mapped blocks: their device memory is gone too */
+}
+
 /* The location a cudaMemLocation names for advice and prefetches: the
  * host, or device 0, the only device.  0 when it names neither. */
 static int location_code(struct cudaMemLocation loc, cudaError_t *err)

@@ -294,6 +294,17 @@ void tdm_coherent_remove(uintptr_t host)
     pthread_mutex_unlock(&lock);
 }
 
+void tdm_coherent_clear(void)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < npairs; i++) {
+        mprotect((void *)pairs[i].host, pairs[i].span, PROT_READ | PROT_WRITE);
+        free(pairs[i].state);
+    }
+    npairs = 0;
+    pthread_mutex_unlock(&lock);
+}
+
 bool tdm_coherent_lookup(const void *addr, void **host, uint64_t *dev)
 {
     bool on_host = false;

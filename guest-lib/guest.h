@@ -195,6 +195,10 @@ bool tdm_managed_block(const void *p, void **base, uint64_t *size);
 /* cudaFree of managed memory: *was_managed false (and nothing done) if p
  * is in no managed block. */
 cudaError_t tdm_managed_free(void *p, bool *was_managed);
+/* cudaDeviceReset released the session's memory: every managed host copy
+ * goes, and mapped blocks lose their device memory (mapped again on the
+ * next cudaHostGetDevicePointer). */
+void tdm_managed_reset(void);
 
 /* ---- host copies kept coherent with device memory (issue 14): coherent.c ---- */
 /* Tracks host copy [host, host+span) of device memory [dev, dev+size)
@@ -203,6 +207,8 @@ cudaError_t tdm_managed_free(void *p, bool *was_managed);
 cudaError_t tdm_coherent_add(uintptr_t host, uint64_t dev, uint64_t size, uint64_t span, int attach, bool valid);
 /* Forgets the pair whose host copy starts at host; its pages read-write again. */
 void tdm_coherent_remove(uintptr_t host);
+/* Forgets every pair (cudaDeviceReset released their device memory). */
+void tdm_coherent_clear(void);
 /* The pair whose host copy or device memory contains addr. */
 bool tdm_coherent_lookup(const void *addr, void **host, uint64_t *dev);
 /* cudaStreamAttachMemAsync's effect on which launches reach the pair. */

@@ -86,15 +86,12 @@ static int at(int a)
 }
 
 /* The value a guest sees over a transport: mapped and managed memory work
- * over both (docs/device-properties.md); no managed access is ever
- * concurrent. */
+ * over both as the device says (docs/device-properties.md); no managed
+ * access is ever concurrent. */
 static int seen(int a, bool shm)
 {
     (void)shm;
     switch (a) {
-    case cudaDevAttrCanMapHostMemory:
-    case cudaDevAttrManagedMemory:
-        return 1;
     case cudaDevAttrConcurrentManagedAccess:
     case cudaDevAttrPageableMemoryAccess:
     case cudaDevAttrPageableMemoryAccessUsesHostPageTables:
@@ -303,8 +300,8 @@ Test(device_props, every_property_field_is_the_devices, .init = up, .fini = down
 }
 
 /* Over tcp host memory is mapped and managed memory served (the guest
- * keeps host copies coherent), whatever the server's table says, and no
- * managed access is concurrent: applied where both paths read it. */
+ * keeps host copies coherent) as the device says (the sim's table says 1),
+ * and no managed access is concurrent: applied where both paths read it. */
 Test(device_props, deliberate_differences_reach_both_paths, .init = up, .fini = down)
 {
     th_result *props = run_check(srv.endpoint, "props"), *attrs = run_check(srv.endpoint, "attrs");
