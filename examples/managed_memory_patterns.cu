@@ -13,6 +13,10 @@
 // The output is deterministic and the same natively and through Tandem.
 // With the argument "segv" it touches managed memory, then faults on an
 // address that is not managed: it must die of SIGSEGV like any program.
+// With "latch", a kernel spins on a flag in pinned memory, passed by its
+// host pointer, until the host sets it (UnifiedMemoryPerf's latch): that
+// needs memory the host and a running kernel share, so through Tandem it
+// works over shm only.
 // Diagnostics go to stderr.
 #include <cstdint>
 #include <cstdio>
@@ -55,6 +59,13 @@ __global__ void mm_check(const unsigned int *c, int n, bool *bad)
         *bad = true;
 }
 
+__global__ void mm_spin_until_set(volatile unsigned int *latch, unsigned int *seen)
+{
+    while (*latch == 0u)
+        ;
+    *seen = *latch;
+}
+
 __global__ void mm_vector_add(const unsigned int *a, const unsigned int *b, unsigned int *c, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -86,6 +97,30 @@ static int segv(void)
     return 0;
 }
 
+// A kernel waits for the host through pinned memory named by its host
+// pointer; work queued behind it runs once the host lets it go.
+static int latch(void)
+{
+    unsigned int *flag, *seen, *m;
+    cudaStream_t s;
+    CHECK(cudaStreamCreate(&s));
+    CHECK(cudaMallocHost((void **)&flag, sizeof(unsigned int)));
+    CHECK(cudaMallocManaged((void **)&seen, sizeof(unsigned int)));
+    CHECK(cudaMallocManaged((void **)&m, 4096));
+    *flag = 0u;
+    mm_spin_until_set<<<1, 1, 0, s>>>(flag, seen);
+    CHECK(cudaGetLastError());
+    CHECK(cudaMemsetAsync(m, 2, 4096, s));
+    *flag = 5u;
+    CHECK(cudaStreamSynchronize(s));
+    printf("latch: the kernel saw %u, then m[0]=%#x\n", *seen, m[0]);
+    CHECK(cudaFree(m));
+    CHECK(cudaFree(seen));
+    CHECK(cudaFreeHost(flag));
+    CHECK(cudaStreamDestroy(s));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const int threads = 256;
@@ -93,6 +128,8 @@ int main(int argc, char **argv)
 
     if (argc > 1 && strcmp(argv[1], "segv") == 0)
         return segv();
+    if (argc > 1 && strcmp(argv[1], "latch") == 0)
+        return latch();
 
     CHECK(cudaSetDeviceFlags(cudaDeviceMapHost));
     CHECK(cudaGetDeviceProperties(&prop, 0));

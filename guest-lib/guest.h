@@ -89,6 +89,9 @@ cudaError_t tdm_host_free(void *p);
 int tdm_host_lookup(const void *p, void **base);
 /* The same, with its start and size. */
 int tdm_host_block(const void *p, void **base, size_t *size);
+/* Over shm: pinned blocks that a kernel's packed arguments point into are
+ * made reachable by the device at their host address (unified addressing). */
+void tdm_host_map_kernel_args(const char *params, uint32_t len);
 /* cudaFreeHost over TCP: the device memory that mapped the block, if any,
  * goes with it (api_mapped.c). */
 cudaError_t tdm_mapped_release(void *p);

@@ -42,6 +42,7 @@ void tdm_pack_params(const tdm_function *f, void **args, char *buf)
     memset(buf, 0, f->params_len);
     for (uint32_t i = 0; i < f->nparams; i++)
         memcpy(buf + f->param_offset[i], args[i], f->param_size[i]);
+    tdm_host_map_kernel_args(buf, f->params_len);
 }
 
 cudaError_t tdm_launch(tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream)

@@ -1,6 +1,8 @@
 /* Twins of examples/managed_memory.cu:
  *   managed_scale(unsigned int *p, int n)               p[i] = 3 * p[i] + 1   for i < n
  *   managed_fill(unsigned int *p, int n, unsigned k)    p[i] = i * k + 7      for i < n */
+#include <sched.h>
+
 #include "kernels.h"
 
 typedef struct fill_ctx {
@@ -64,6 +66,8 @@ const sim_kernel sim_kernel_managed_fill = {
  *   mm_check(const unsigned *c, int n, bool *bad)
  *                                             *bad = true if c[i] != (i+1)(2i+1)+1
  *   mm_vector_add(a, b, c, int n)             c[i] = a[i] + b[i]                for i < n
+ *   mm_spin_until_set(volatile unsigned *latch, unsigned *seen)
+ *                                             waits for *latch != 0, *seen = *latch
  * The launch runs its indices one after another, so the atomics are plain
  * updates here. */
 typedef struct abc_ctx {
@@ -176,4 +180,28 @@ const sim_kernel sim_kernel_mm_vector_add = {
     .nparams = 4,
     .params = abc_params,
     .run = run_vector_add,
+};
+
+/* The host sets the latch while the twin runs: read it as the GPU's
+ * volatile loads do, until it is set or the launch is stopped. */
+static void run_spin(const sim_launch *l)
+{
+    uint32_t *latch = sim_mem_ptr_aligned(l, sim_param_ptr(l, 0), 4, 4), *seen, v = 0;
+
+    if (!latch)
+        return;
+    while ((v = __atomic_load_n(latch, __ATOMIC_ACQUIRE)) == 0 && !sim_launch_stopped(l))
+        sched_yield();
+    seen = sim_u32(l, sim_param_ptr(l, 1));
+    if (seen)
+        *seen = v;
+}
+
+static const sim_param_desc spin_params[] = { SIM_PARAM_PTR, SIM_PARAM_PTR };
+
+const sim_kernel sim_kernel_mm_spin_until_set = {
+    .name = "_Z17mm_spin_until_setPVjPj",
+    .nparams = 2,
+    .params = spin_params,
+    .run = run_spin,
 };

@@ -387,6 +387,23 @@ Test(examples, managed_memory_patterns, .init = up, .fini = down)
     cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
 }
 
+/* Unified addressing of pinned memory over shm: a kernel given the host
+ * pointer of a cudaMallocHost flag spins until the host sets it while the
+ * kernel runs (UnifiedMemoryPerf's latch); work queued behind it runs
+ * after.  Over TCP no memory is shared with a running kernel (documented
+ * difference), so this runs over shm only. */
+Test(examples, a_kernel_waits_on_pinned_memory_by_its_host_pointer_over_shm, .init = up, .fini = down)
+{
+    const char *argv[] = { th_example("managed_memory_patterns"), "latch", NULL };
+    th_result *r = calloc(1, sizeof(*r));
+
+    th_run_guest(srv.shm_endpoint, argv, 60, r);
+    cr_expect_eq(r->status, 0, "status %d:\n%s%s", r->status, r->out, r->err);
+    cr_expect_str_eq(r->out, "latch: the kernel saw 5, then m[0]=0x2020202\n", "printed\n%s", r->out);
+    free(r);
+    cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
+}
+
 /* The library's SIGSEGV handler takes only faults on host copies it
  * tracks: a wild write after managed memory was used still kills the
  * program with SIGSEGV (the handler it replaced, here the default). */
