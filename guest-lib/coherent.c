@@ -305,6 +305,19 @@ void tdm_coherent_clear(void)
     pthread_mutex_unlock(&lock);
 }
 
+int tdm_coherent_state(const void *addr)
+{
+    bool on_host = false;
+    int st = -1;
+
+    pthread_mutex_lock(&lock);
+    long i = find((uintptr_t)addr, &on_host);
+    if (i >= 0 && on_host)
+        st = pairs[i].state[((uintptr_t)addr - pairs[i].host) / BLOCK];
+    pthread_mutex_unlock(&lock);
+    return st;
+}
+
 bool tdm_coherent_lookup(const void *addr, void **host, uint64_t *dev)
 {
     bool on_host = false;

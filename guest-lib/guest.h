@@ -212,6 +212,9 @@ cudaError_t tdm_coherent_add(uintptr_t host, uint64_t dev, uint64_t size, uint64
 void tdm_coherent_remove(uintptr_t host);
 /* Forgets every pair (cudaDeviceReset released their device memory). */
 void tdm_coherent_clear(void);
+/* The state of the host copy's block holding addr: 0 INVALID, 1 CLEAN,
+ * 2 DIRTY; -1 if addr is in no host copy (for tests and diagnostics). */
+int tdm_coherent_state(const void *addr);
 /* The pair whose host copy or device memory contains addr. */
 bool tdm_coherent_lookup(const void *addr, void **host, uint64_t *dev);
 /* cudaStreamAttachMemAsync's effect on which launches reach the pair. */
