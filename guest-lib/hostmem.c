@@ -83,7 +83,7 @@ cudaError_t tdm_host_alloc(size_t size, unsigned flags, void **out)
     if (!r) {
         /* Whole pages: if the device maps it (api_mapped.c), its host copy
          * is write-protected page by page and must share no page. */
-        if (posix_memalign(&p, 4096, size ? (size + 4095) / 4096 * 4096 : 1) != 0)
+        if (posix_memalign(&p, 4096, ((size ? size : 1) + 4095) / 4096 * 4096) != 0)
             return cudaErrorMemoryAllocation;
         if (!add_block(p, size, flags, 0)) {
             free(p);
