@@ -53,6 +53,9 @@ typedef struct pair {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pair *pairs;
 static size_t npairs, cap;
+/* npairs, readable without the lock: launches and copies of a program
+ * with no managed or mapped memory skip the lock. */
+static atomic_size_t live;
 /* Streams being captured into a graph: work on them is recorded, not run,
  * so it moves no data now (the graph's launch does). */
 static uint64_t capturing[MAX_CAPTURES];
@@ -271,6 +274,7 @@ cudaError_t tdm_coherent_add(uintptr_t host, uint64_t dev, uint64_t size, uint64
     pthread_mutex_lock(&lock);
     if (tdm_grow(&pairs, &cap, npairs + 1, sizeof(*pairs), 16) == 0) {
         pairs[npairs++] = (pair){ host, dev, size, span, nblocks, valid ? nblocks : 0, state, attach, 0 };
+        atomic_store(&live, npairs);
         mprotect((void *)host, span, valid ? PROT_READ : PROT_NONE);
     } else {
         free(state);
@@ -288,6 +292,7 @@ void tdm_coherent_remove(uintptr_t host)
             mprotect((void *)host, pairs[i].span, PROT_READ | PROT_WRITE);
             free(pairs[i].state);
             pairs[i] = pairs[--npairs];
+            atomic_store(&live, npairs);
             break;
         }
     }
@@ -302,6 +307,7 @@ void tdm_coherent_clear(void)
         free(pairs[i].state);
     }
     npairs = 0;
+    atomic_store(&live, 0);
     pthread_mutex_unlock(&lock);
 }
 
@@ -368,6 +374,8 @@ cudaError_t tdm_coherent_before_launch(uint64_t stream, bool every_stream)
 {
     cudaError_t err = cudaSuccess;
 
+    if (atomic_load(&live) == 0)
+        return cudaSuccess;
     pthread_mutex_lock(&lock);
     if (!is_capturing(stream)) {
         for (size_t i = 0; i < npairs && !err; i++) {
@@ -418,13 +426,9 @@ cudaError_t tdm_coherent_copy(void **dst, const void **src, size_t n, enum cudaM
     const void *dp = *dst;
     cudaError_t err;
 
-    if (n == 0)
+    if (n == 0 || atomic_load(&live) == 0)
         return cudaSuccess;
     pthread_mutex_lock(&lock);
-    if (!npairs) {
-        pthread_mutex_unlock(&lock);
-        return cudaSuccess;
-    }
     err = copy_side(src, n, false, stream, &s);
     if (!err)
         err = copy_side(&dp, n, true, stream, &d);
@@ -446,8 +450,10 @@ cudaError_t tdm_coherent_device_write(void **dst, size_t n, uint64_t stream)
     const void *dp = *dst;
     cudaError_t err;
 
+    if (atomic_load(&live) == 0)
+        return cudaSuccess;
     pthread_mutex_lock(&lock);
-    err = npairs ? copy_side(&dp, n, true, stream, &d) : cudaSuccess;
+    err = copy_side(&dp, n, true, stream, &d);
     pthread_mutex_unlock(&lock);
     *dst = (void *)dp;
     return err;
