@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 
 #include "grow.h"
 #include "guest.h"
@@ -210,9 +211,22 @@ static void chain(int sig, siginfo_t *si, void *uc)
     }
 }
 
+/* Whether the faulting access was a write, where the CPU says so (x86-64:
+ * the page-fault error code); elsewhere a write to a block just fetched
+ * faults a second time, which makes it DIRTY. */
+static bool fault_was_write(const void *uc)
+{
+#if defined(__x86_64__)
+    return (((const ucontext_t *)uc)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#else
+    (void)uc;
+    return false;
+#endif
+}
+
 /* True when addr is a block of ours, now accessible (or made so by
  * another thread meanwhile): the access is retried. */
-static bool on_fault(uintptr_t addr)
+static bool on_fault(uintptr_t addr, bool write)
 {
     bool on_host = false, ours = false;
     cudaError_t err = cudaSuccess;
@@ -222,13 +236,17 @@ static bool on_fault(uintptr_t addr)
     if (i >= 0 && on_host) {
         pair *p = &pairs[i];
         uint32_t k = (uint32_t)((addr - p->host) / BLOCK), e = k + 1;
+        bool was_invalid = p->state[k] == INVALID;
 
         ours = true;
-        if (p->state[k] == INVALID) {
+        if (was_invalid) {
             while (e < p->nblocks && e < k + FETCH_BLOCKS && p->state[e] == INVALID)
                 e++;
             err = fetch(p, k, e, 0);
-        } else if (p->state[k] == CLEAN) {
+        }
+        /* A fault on a CLEAN block is a write; on an INVALID one, the CPU
+         * may have said so (else the write faults again, now on CLEAN). */
+        if (p->state[k] == CLEAN && (!was_invalid || write)) {
             p->state[k] = DIRTY;
             protect(p, k, k + 1, PROT_READ | PROT_WRITE);
         }
@@ -242,7 +260,7 @@ static bool on_fault(uintptr_t addr)
 
 static void handler(int sig, siginfo_t *si, void *uc)
 {
-    if (!on_fault((uintptr_t)si->si_addr))
+    if (!on_fault((uintptr_t)si->si_addr, fault_was_write(uc)))
         chain(sig, si, uc);
 }
 

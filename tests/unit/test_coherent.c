@@ -25,8 +25,10 @@ typedef struct xfer {
     char dir;
     uint64_t off, n, stream;
 } xfer;
-static xfer log_[64];
-static int nlog;
+/* Written by the fault handler's copies: volatile, so that the compiler
+ * neither sinks the reset below a faulting access nor caches it. */
+static volatile xfer log_[64];
+static volatile int nlog;
 
 cudaError_t tdm_memcpy_direct(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream,
                               bool async)
@@ -100,6 +102,7 @@ static void run(const step *steps, size_t n)
         enum cudaMemcpyKind kind = cudaMemcpyHostToDevice;
 
         nlog = 0;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
         switch (t->op) {
         case READ:
             cr_expect_eq(*p, device[(size_t)t->b * BLOCK + 8], "step %zu: the host reads what the device has", i);
@@ -173,6 +176,21 @@ Test(coherent, copies_flush_then_invalidate_what_they_write)
 
     run(steps, sizeof(steps) / sizeof(steps[0]));
     cr_expect_eq(host[8], 0x77);
+}
+
+/* A write to an INVALID block fetches it first (the write may cover part
+ * of it) and leaves it DIRTY; the next launch uploads it. */
+Test(coherent, a_write_to_an_invalid_block_fetches_then_dirties_it)
+{
+    const step steps[] = {
+        { LAUNCH, 1, 0, "", "IIII" },
+        { WRITE, 1, 0, "F", "IDCC" },
+        { LAUNCH, -1, 0, "U", "IIII" },
+    };
+
+    run(steps, sizeof(steps) / sizeof(steps[0]));
+    cr_expect_eq(device[BLOCK + 8], 0x11, "the host's byte");
+    cr_expect_eq(device[BLOCK + 9], 0x5a, "the kernel's bytes beside it");
 }
 
 /* Prefetches: to the device uploads what the host wrote (blocks stay
