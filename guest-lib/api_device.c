@@ -51,15 +51,11 @@ static int attr(enum cudaDeviceAttr a)
 {
     int v = (unsigned)a < TDM_ATTR_COUNT ? info.attrs[a] : 0;
 
-    /* Mapped host memory needs memory both sides share (api_mapped.c);
-     * the server reports it 0 (device_props.c), the transport decides. */
-    if (a == cudaDevAttrCanMapHostMemory)
-        return tdm_mapped_available();
-    /* Managed memory over shm only, where both sides share its pages
-     * (api_managed.c); never concurrent with kernels.  The device can never
-     * reach the program's pageable memory (docs/memory-models.md). */
-    if (a == cudaDevAttrManagedMemory)
-        return tdm_mapped_available();
+    /* Mapped and managed memory work over every transport as the device
+     * reports them (shm: shared pages; TCP and managed memory: host copies
+     * kept coherent, coherent.c), never concurrent with kernels.  The
+     * device can never reach the program's pageable memory
+     * (docs/memory-models.md). */
     if (a == cudaDevAttrConcurrentManagedAccess ||
         a == cudaDevAttrPageableMemoryAccess || a == cudaDevAttrPageableMemoryAccessUsesHostPageTables ||
         a == cudaDevAttrDirectManagedMemAccessFromHost)
@@ -330,6 +326,7 @@ cudaError_t cudaDeviceReset(void)
     cudaError_t err = tdm_call_err(TDM_DEVICE_RESET, NULL);
 
     if (!err) {
+        tdm_managed_reset();   /* before the table that names their device memory */
         tdm_allocs_clear(false);
         tdm_live_handles_clear();
         tdm_registrations_reset();

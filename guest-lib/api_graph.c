@@ -24,8 +24,11 @@ static bool capture_mode_valid(int mode)
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
 {
     tdm_capture_begin_args a = { tdm_stream_id(stream), (int)mode };
+    cudaError_t err = tdm_call_err(TDM_STREAM_BEGIN_CAPTURE, &a);
 
-    return tdm_ret(tdm_call_err(TDM_STREAM_BEGIN_CAPTURE, &a));
+    if (!err)   /* captured work moves no managed memory until launched */
+        tdm_coherent_capture(a.stream, true);
+    return tdm_ret(err);
 }
 
 cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode)
@@ -45,6 +48,8 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
     err = tdm_call(TDM_STREAM_END_CAPTURE, &h, &r);
     if (!err)
         err = (cudaError_t)r.err;
+    if (err != cudaErrorStreamCaptureWrongThread && err != cudaErrorDevicesUnavailable)
+        tdm_coherent_capture(h, false);
     *pGraph = err ? NULL : (cudaGraph_t)(uintptr_t)r.handle;
     return tdm_ret(err);
 }
@@ -185,9 +190,13 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
     tdm_graph_launch_args a = { (uint64_t)(uintptr_t)graphExec, tdm_stream_id(stream) };
 
+    cudaError_t err;
+
     if (!graphExec)
         return tdm_ret(cudaErrorInvalidValue);
-    return tdm_ret(tdm_post(TDM_GRAPH_LAUNCH, &a));
+    /* The graph's nodes may touch managed or mapped memory (coherent.c). */
+    err = tdm_coherent_before_launch(a.stream, true);
+    return tdm_ret(err ? err : tdm_post(TDM_GRAPH_LAUNCH, &a));
 }
 
 cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)

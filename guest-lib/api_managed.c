@@ -1,21 +1,19 @@
-/* Managed memory (docs/memory-models.md, "Managed memory").  Over shm a
- * managed allocation is a pinned block of the shared region that the
- * server also maps, for itself and for the device, at this process's
- * address of it: the program and its kernels use the one pointer on the
- * very same pages, so no copy keeps them coherent.  The device reports
- * concurrentManagedAccess 0.  Over TCP nothing is shared: managedMemory is
- * 0 and cudaMallocManaged answers cudaErrorNotSupported, as on a device
- * without managed memory.  Advice and prefetches have nothing to move
- * (the pages stay host memory the device reaches); they are validated as
- * CUDA does and remembered page by page, so cudaMemRangeGetAttribute
- * answers what was asked for. */
+/* Managed memory (docs/memory-models.md, "Managed memory").  A managed
+ * allocation is device memory of the session's arena, allocated as
+ * cudaMalloc allocates (quota, range map, mirrored to a standby), with the
+ * host copy mapped in this process at the same address: one pointer on
+ * both sides, as native.  coherent.c keeps the two coherent at
+ * synchronization points, the same over shm and TCP (the pre-Pascal
+ * contract, concurrentManagedAccess 0).  Advice is remembered page by page,
+ * so cudaMemRangeGetAttribute answers what was asked for. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "grow.h"
 #include "guest.h"
-#include "shm_region.h"
+#include "log.h"
 
 #define PAGE 4096u
 
@@ -31,7 +29,7 @@ enum { LOC_NONE = 0, LOC_HOST = 1, LOC_DEVICE = 2 };
 
 typedef struct managed {
     uintptr_t base;
-    uint64_t size;               /* whole pages, as the region holds it */
+    uint64_t size;               /* whole pages of the host mapping */
     uint8_t *pages;
 } managed;
 
@@ -61,13 +59,26 @@ bool tdm_managed_block(const void *p, void **base, uint64_t *size)
     return i >= 0;
 }
 
+/* The host copy at the device address: the arena lies far from this
+ * process's own mappings, and MAP_FIXED_NOREPLACE never replaces one. */
+static cudaError_t map_host_copy(void *p, uint64_t span)
+{
+    void *h = mmap(p, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+    if (h == p)
+        return cudaSuccess;
+    if (h != MAP_FAILED)
+        munmap(h, span);     /* a kernel without MAP_FIXED_NOREPLACE placed it elsewhere */
+    tdm_log("cannot map managed memory at %p in this process (address in use)", p);
+    return cudaErrorMemoryAllocation;
+}
+
 cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
 {
-    const tdm_shm_region *r;
-    void *p = NULL, *base = NULL;
-    uint64_t rounded = 0;
+    u_quad_t sz = size;
+    uint64_t span = ((uint64_t)size + PAGE - 1) / PAGE * PAGE;
     uint8_t *pages = NULL;
-    tdm_managed_map_args a;
+    void *p = NULL;
     cudaError_t err;
 
     if (!devPtr || size == 0 || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
@@ -75,37 +86,38 @@ cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
     err = tdm_connect();
     if (err)
         return tdm_ret(err);
-    r = tdm_shm();
-    if (!r)
-        return tdm_ret(cudaErrorNotSupported);    /* a device without managed memory */
-    err = tdm_host_alloc(size, TDM_HOST_MANAGED, &p);
-    if (err)
-        return tdm_ret(err);
-    if (tdm_host_region_block(p, &base, &rounded) != 0 || base != p) {
-        err = cudaErrorMemoryAllocation;
-        goto out;
-    }
-    pages = calloc(rounded / PAGE, 1);
-    if (!pages) {
-        err = cudaErrorMemoryAllocation;
-        goto out;
-    }
-    a.offset = (uint64_t)(uintptr_t)p - (uint64_t)(uintptr_t)r->base;
-    a.size = rounded;
-    a.addr = (uint64_t)(uintptr_t)p;
-    err = tdm_call_err(TDM_SHM_MANAGED_MAP, &a);
-    if (err)
-        goto out;
-    pthread_mutex_lock(&lock);
-    if (tdm_grow(&blocks, &cap, nblocks + 1, sizeof(*blocks), 16) == 0)
-        blocks[nblocks++] = (managed){ (uintptr_t)p, rounded, pages };
-    else
-        err = cudaErrorMemoryAllocation;
-    pthread_mutex_unlock(&lock);
-out:
+    pages = calloc(span / PAGE, 1);
+    if (!pages)
+        return tdm_ret(cudaErrorMemoryAllocation);
+    err = tdm_malloc_call(TDM_MALLOC, &sz, size, &p);
     if (err) {
         free(pages);
-        tdm_host_free(p);           /* its SHM_HOST_UNREGISTER ends any alias */
+        return tdm_ret(err);
+    }
+    err = map_host_copy(p, span);
+    /* Both copies start zeroed (native leaves the contents undefined), so
+     * the host copy starts CLEAN. */
+    if (!err)
+        err = tdm_memset(p, 0, size, NULL);
+    if (!err)
+        err = tdm_coherent_add((uintptr_t)p, (uint64_t)(uintptr_t)p, size, span, (int)flags, true);
+    if (!err) {
+        pthread_mutex_lock(&lock);
+        if (tdm_grow(&blocks, &cap, nblocks + 1, sizeof(*blocks), 16) == 0)
+            blocks[nblocks++] = (managed){ (uintptr_t)p, span, pages };
+        else
+            err = cudaErrorMemoryAllocation;
+        pthread_mutex_unlock(&lock);
+        if (err)
+            tdm_coherent_remove((uintptr_t)p);
+    }
+    if (err) {
+        tdm_addr a = (uint64_t)(uintptr_t)p;
+
+        free(pages);
+        munmap(p, span);       /* ours if mapped; nothing there otherwise (NOREPLACE) */
+        tdm_call_err(TDM_FREE, &a);
+        tdm_allocs_remove(a);
         return tdm_ret(err);
     }
     *devPtr = p;
@@ -115,6 +127,8 @@ out:
 cudaError_t tdm_managed_free(void *p, bool *was_managed)
 {
     managed m = { 0 };
+    tdm_addr a = (uint64_t)(uintptr_t)p;
+    cudaError_t err;
 
     *was_managed = false;
     pthread_mutex_lock(&lock);
@@ -131,9 +145,26 @@ cudaError_t tdm_managed_free(void *p, bool *was_managed)
     if (m.base != (uintptr_t)p)
         return cudaErrorInvalidValue;      /* not the start of the allocation */
     free(m.pages);
-    /* Waits for the device as cudaFree does, then the server ends the
-     * alias before the block leaves the region. */
-    return tdm_host_free(p);
+    tdm_coherent_remove(m.base);
+    munmap(p, m.size);
+    /* Waits for the device, as cudaFree does. */
+    err = tdm_call_err(TDM_FREE, &a);
+    if (err != cudaErrorInvalidValue && err != cudaErrorDevicesUnavailable)
+        tdm_allocs_remove(a);
+    return err;
+}
+
+void tdm_managed_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nblocks; i++) {
+        tdm_coherent_remove(blocks[i].base);
+        munmap((void *)blocks[i].base, blocks[i].size);
+        free(blocks[i].pages);
+    }
+    nblocks = 0;
+    pthread_mutex_unlock(&lock);
+    tdm_coherent_clear();   /* mapped blocks: their device memory is gone too */
 }
 
 /* The location a cudaMemLocation names for advice and prefetches: the
@@ -195,22 +226,25 @@ static void clear_bits(uint8_t *pg, int bits)
     *pg &= (uint8_t)~bits;
 }
 
-/* No data moves: the pages are host memory the device reaches in place.
- * A prefetch to device 0 is accepted although concurrentManagedAccess is 0
- * (native refuses it there): programs written for a GPU that migrates
- * prefetch unconditionally, and here it is harmless. */
+/* To the host: the host copy is fetched now, on `stream`; to the device:
+ * what the host wrote is uploaded on `stream`.  Accepted although
+ * concurrentManagedAccess is 0 (native refuses it there): programs written
+ * for GPUs that migrate prefetch unconditionally, and here it moves what
+ * it says. */
 cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location,
                                  unsigned int flags, cudaStream_t stream)
 {
     cudaError_t err;
     int loc = location_code(location, &err);
 
-    (void)stream;
     if (err)
         return tdm_ret(err);
     if (flags != 0)
         return tdm_ret(cudaErrorInvalidValue);
-    return tdm_ret(for_pages(devPtr, count, set_prefetch, loc));
+    err = for_pages(devPtr, count, set_prefetch, loc);
+    if (!err)
+        err = tdm_coherent_prefetch(devPtr, count, loc == LOC_HOST, tdm_stream_id(stream));
+    return tdm_ret(err);
 }
 
 cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t count, struct cudaMemLocation location,
@@ -356,20 +390,23 @@ cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRa
     return cudaMemRangeGetAttributes(&data, &dataSize, &attribute, 1, devPtr, count);
 }
 
-/* Accepted: every stream may reach every managed page at any time here
- * (they are host memory mapped for the device), so the association
- * changes nothing; the arguments are checked as CUDA checks them. */
+/* Which launches may touch the allocation from now on (coherent.c): with
+ * cudaMemAttachHost none, with cudaMemAttachSingle those of `stream` (and
+ * the legacy stream's), with cudaMemAttachGlobal all.  Applied at once
+ * rather than in stream order: the host copy is only fetched when the host
+ * touches it, after the program synchronized. */
 cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags)
 {
     void *base = NULL;
     uint64_t size = 0;
 
-    (void)stream;
     if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost && flags != cudaMemAttachSingle)
         return tdm_ret(cudaErrorInvalidValue);
     if (!tdm_managed_block(devPtr, &base, &size) || base != devPtr || (length != 0 && length > size))
         return tdm_ret(cudaErrorInvalidValue);
-    return cudaSuccess;
+    if (flags == cudaMemAttachSingle && tdm_stream_id(stream) <= 1)
+        return tdm_ret(cudaErrorInvalidValue);   /* single needs a stream of the program's */
+    return tdm_ret(tdm_coherent_attach(devPtr, (int)flags, tdm_stream_id(stream)));
 }
 
 cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags)

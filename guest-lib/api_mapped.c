@@ -1,8 +1,8 @@
 /* Mapped (zero-copy) host memory (docs/memory-models.md).  Over shm every
  * pinned block lies in the region the server maps too, and the server maps
  * it for the device on request: kernels read and write the very pages the
- * program sees.  Over TCP nothing is shared, so nothing can be mapped and
- * canMapHostMemory is reported 0. */
+ * program sees.  Over TCP nothing is shared: a mapped block gets device
+ * memory kept coherent with it at synchronization points (coherent.c). */
 #include <pthread.h>
 #include <string.h>
 
@@ -89,9 +89,60 @@ cudaError_t cudaHostUnregister(void *ptr)
     return tdm_ret(err);
 }
 
-bool tdm_mapped_available(void)
+/* Over TCP: the block gets device memory D of its size, kept coherent with
+ * it at synchronization points as managed memory is (coherent.c), from
+ * the first cudaHostGetDevicePointer of the block until cudaFreeHost. */
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static cudaError_t map_over_tcp(void **pDevice, void *pHost)
 {
-    return tdm_shm() != NULL;
+    void *base = NULL, *h = NULL, *d = NULL;
+    uint64_t dev = 0;
+    size_t size = 0;
+    cudaError_t err = cudaSuccess;
+
+    if (tdm_host_block(pHost, &base, &size) < 0)
+        return tdm_host_registered_flags(pHost) >= 0 ? cudaErrorMemoryAllocation   /* the program's own pages */
+                                                     : cudaErrorInvalidValue;
+    pthread_mutex_lock(&map_lock);
+    if (!tdm_coherent_lookup(base, &h, &dev) || h != base) {
+        u_quad_t sz = size ? size : 1;
+
+        err = tdm_malloc_call(TDM_MALLOC, &sz, (size_t)sz, &d);
+        if (!err)   /* what the host wrote before is the device's too */
+            err = tdm_memcpy_direct(d, base, (size_t)sz, cudaMemcpyHostToDevice, NULL, false);
+        if (!err)
+            err = tdm_coherent_add((uintptr_t)base, (uint64_t)(uintptr_t)d, sz, (sz + 4095) / 4096 * 4096,
+                                   cudaMemAttachGlobal, true);
+        if (err && d) {
+            tdm_addr a = (uint64_t)(uintptr_t)d;
+
+            tdm_call_err(TDM_FREE, &a);
+            tdm_allocs_remove(a);
+        }
+        dev = (uint64_t)(uintptr_t)d;
+    }
+    pthread_mutex_unlock(&map_lock);
+    if (!err)
+        *pDevice = (void *)(uintptr_t)(dev + (uint64_t)((char *)pHost - (char *)base));
+    return err;
+}
+
+cudaError_t tdm_mapped_release(void *p)
+{
+    void *h = NULL;
+    uint64_t dev = 0;
+    tdm_addr a;
+    cudaError_t err;
+
+    if (!tdm_coherent_lookup(p, &h, &dev) || h != p)
+        return cudaSuccess;
+    tdm_coherent_remove((uintptr_t)p);
+    a = dev;
+    err = tdm_call_err(TDM_FREE, &a);   /* waits for the device, as cudaFreeHost does */
+    if (err != cudaErrorInvalidValue && err != cudaErrorDevicesUnavailable)
+        tdm_allocs_remove(a);
+    return err;
 }
 
 cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int flags)
@@ -109,7 +160,9 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
     if (err)
         return tdm_ret(err);
     r = tdm_shm();
-    if (!r || tdm_host_region_block(pHost, &base, &in_region) != 0) {
+    if (!r)
+        return tdm_ret(map_over_tcp(pDevice, pHost));
+    if (tdm_host_region_block(pHost, &base, &in_region) != 0) {
         /* Pinned or registered memory the device cannot map here: the
          * error of a device without mapped memory. */
         if (tdm_host_lookup(pHost, NULL) >= 0 || tdm_host_registered_flags(pHost) >= 0)

@@ -149,8 +149,14 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
         attributes->type = cudaMemoryTypeDevice;
         attributes->devicePointer = (void *)ptr;
     } else if (tdm_host_lookup(ptr, &base) >= 0 || tdm_host_registered_flags(ptr) >= 0) {
+        void *h = NULL;
+        uint64_t dev = 0;
+
         attributes->type = cudaMemoryTypeHost;
         attributes->hostPointer = (void *)ptr;
+        /* A block mapped over TCP: its device memory (api_mapped.c). */
+        if (tdm_coherent_lookup(ptr, &h, &dev) && (const char *)ptr >= (const char *)h)
+            attributes->devicePointer = (void *)(uintptr_t)(dev + (uint64_t)((const char *)ptr - (const char *)h));
     } else {
         attributes->type = cudaMemoryTypeUnregistered;
         attributes->device = -2;

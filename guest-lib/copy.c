@@ -56,8 +56,27 @@ static cudaError_t dtoh(char *dst, uint64_t src, size_t n, uint64_t stream)
     return r.got == n ? cudaSuccess : cudaErrorUnknown;
 }
 
+/* Memory kept coherent with a host copy (managed memory; mapped memory over
+ * TCP) is copied as the device memory it is, the host copy flushed or
+ * invalidated around it (coherent.c): the library never reads or writes a
+ * host copy the device may have changed. */
 cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream,
                        bool async)
+{
+    cudaError_t err;
+
+    if (n == 0)
+        return cudaSuccess;
+    if (!dst || !src)
+        return tdm_ret(cudaErrorInvalidValue);
+    err = tdm_coherent_copy(&dst, &src, n, &kind, tdm_stream_id(stream));
+    if (err)
+        return tdm_ret(err);
+    return tdm_memcpy_direct(dst, src, n, kind, stream, async);
+}
+
+cudaError_t tdm_memcpy_direct(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream,
+                              bool async)
 {
     uint64_t sid = tdm_stream_id(stream);
     const struct tdm_shm_region *shm;
@@ -95,8 +114,13 @@ cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind
 
 cudaError_t tdm_memset(void *dst, int value, size_t n, cudaStream_t stream)
 {
+    cudaError_t err;
+
     if (n == 0)
         return cudaSuccess;
+    err = tdm_coherent_device_write(&dst, n, tdm_stream_id(stream));
+    if (err)
+        return tdm_ret(err);
     if (!tdm_allocs_covers(dev(dst), n))
         return tdm_ret(cudaErrorInvalidValue);
     tdm_memset_args a = { .dst = dev(dst), .value = (u_int)(value & 0xff), .size = n,

@@ -87,13 +87,18 @@ cudaError_t tdm_host_alloc(size_t size, unsigned flags, void **p);
 cudaError_t tdm_host_free(void *p);
 /* Flags of the pinned allocation containing p, or -1. */
 int tdm_host_lookup(const void *p, void **base);
+/* The same, with its start and size. */
+int tdm_host_block(const void *p, void **base, size_t *size);
+/* Over shm: pinned blocks that a kernel's packed arguments point into are
+ * made reachable by the device at their host address (unified addressing). */
+void tdm_host_map_kernel_args(const char *params, uint32_t len);
+/* cudaFreeHost over TCP: the device memory that mapped the block, if any,
+ * goes with it (api_mapped.c). */
+cudaError_t tdm_mapped_release(void *p);
 /* ---- memory models (issue 14) ---- */
 /* The block of the shm region containing p: its start and the bytes it
  * takes there; -1 if p is in no block of the region. */
 int tdm_host_region_block(const void *p, void **base, uint64_t *in_region);
-/* Whether the device can map this program's host memory (api_mapped.c):
- * over shm only. */
-bool tdm_mapped_available(void);
 /* Flags of the cudaHostRegister'ed range containing p, or -1. */
 int tdm_host_registered_flags(const void *p);
 /* After a takeover over shm: registers every pinned block with the new
@@ -151,6 +156,9 @@ void tdm_pack_params(const tdm_function *f, void **args, char *buf);
  * still be in flight when it returns). */
 cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream,
                        bool async);
+/* The same without the coherence step (coherent.c moves host copies with it). */
+cudaError_t tdm_memcpy_direct(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream,
+                              bool async);
 
 /* ---- copies through the shm transport's region (copy_shm.c) ---- */
 struct tdm_shm_region;
@@ -185,14 +193,43 @@ cudaError_t tdm_launch_as(uint32_t proc, tdm_function *f, dim3 grid, dim3 block,
                           cudaStream_t stream);
 
 /* ---- managed memory (issue 14) ---- */
-/* Flag of tdm_host_alloc's table marking a managed block (api_managed.c),
- * outside every cudaHostAlloc flag. */
-#define TDM_HOST_MANAGED 0x80000000u
 /* The managed block containing p: its start and size; false if none. */
 bool tdm_managed_block(const void *p, void **base, uint64_t *size);
 /* cudaFree of managed memory: *was_managed false (and nothing done) if p
  * is in no managed block. */
 cudaError_t tdm_managed_free(void *p, bool *was_managed);
+/* cudaDeviceReset released the session's memory: every managed host copy
+ * goes, and mapped blocks lose their device memory (mapped again on the
+ * next cudaHostGetDevicePointer). */
+void tdm_managed_reset(void);
+
+/* ---- host copies kept coherent with device memory (issue 14): coherent.c ---- */
+/* Tracks host copy [host, host+span) of device memory [dev, dev+size)
+ * (span: whole pages, size <= span).  valid: the two agree now (the host
+ * copy starts CLEAN), else the device has the bytes (INVALID). */
+cudaError_t tdm_coherent_add(uintptr_t host, uint64_t dev, uint64_t size, uint64_t span, int attach, bool valid);
+/* Forgets the pair whose host copy starts at host; its pages read-write again. */
+void tdm_coherent_remove(uintptr_t host);
+/* Forgets every pair (cudaDeviceReset released their device memory). */
+void tdm_coherent_clear(void);
+/* The state of the host copy's block holding addr: 0 INVALID, 1 CLEAN,
+ * 2 DIRTY; -1 if addr is in no host copy (for tests and diagnostics). */
+int tdm_coherent_state(const void *addr);
+/* The pair whose host copy or device memory contains addr. */
+bool tdm_coherent_lookup(const void *addr, void **host, uint64_t *dev);
+/* cudaStreamAttachMemAsync's effect on which launches reach the pair. */
+cudaError_t tdm_coherent_attach(const void *host, int attach, uint64_t stream);
+/* Before a launch on stream (every_stream: a graph's, whose nodes may run
+ * anywhere): DIRTY blocks uploaded on the stream, then all INVALID. */
+cudaError_t tdm_coherent_before_launch(uint64_t stream, bool every_stream);
+/* Rewrites a copy whose sides name coherent memory into a device copy. */
+cudaError_t tdm_coherent_copy(void **dst, const void **src, size_t n, enum cudaMemcpyKind *kind, uint64_t stream);
+/* A device-side write of [*dst, +n) (memset): translated and invalidated. */
+cudaError_t tdm_coherent_device_write(void **dst, size_t n, uint64_t stream);
+/* cudaMemPrefetchAsync: to the host fetches now, to the device flushes. */
+cudaError_t tdm_coherent_prefetch(const void *addr, size_t n, bool to_host, uint64_t stream);
+/* A stream starts or ends capturing a graph: its work moves no data. */
+void tdm_coherent_capture(uint64_t stream, bool on);
 
 /* ---- ipc (issue 14) ---- */
 /* Memory another process exported, opened with cudaIpcOpenMemHandle: device

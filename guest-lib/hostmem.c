@@ -24,6 +24,7 @@ typedef struct host_block {
     size_t size;
     unsigned flags;
     uint64_t in_region;      /* bytes taken from the shm area, 0 for malloc'ed */
+    bool at_own_address;     /* shm: the device reaches it at its host address */
 } host_block;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -64,7 +65,7 @@ static bool add_block(void *p, size_t size, unsigned flags, uint64_t in_region)
     pthread_mutex_lock(&lock);
     ok = tdm_grow(&blocks, &cap, nblocks + 1, sizeof(*blocks), 64) == 0;
     if (ok)
-        blocks[nblocks++] = (host_block){ p, size, flags, in_region };
+        blocks[nblocks++] = (host_block){ p, size, flags, in_region, false };
     pthread_mutex_unlock(&lock);
     return ok;
 }
@@ -80,7 +81,9 @@ cudaError_t tdm_host_alloc(size_t size, unsigned flags, void **out)
 
     *out = NULL;
     if (!r) {
-        if (posix_memalign(&p, 4096, size ? size : 1) != 0)
+        /* Whole pages: if the device maps it (api_mapped.c), its host copy
+         * is write-protected page by page and must share no page. */
+        if (posix_memalign(&p, 4096, ((size ? size : 1) + 4095) / 4096 * 4096) != 0)
             return cudaErrorMemoryAllocation;
         if (!add_block(p, size, flags, 0)) {
             free(p);
@@ -144,6 +147,8 @@ cudaError_t tdm_host_free(void *p)
      * release is retried. */
     if (in_region)
         err = region_pin(tdm_shm(), (uint64_t)(uintptr_t)p, in_region, false);
+    else
+        err = tdm_mapped_release(p);
     if (find_block(p, &in_region, true) != 0)
         return cudaErrorInvalidValue;     /* another thread freed it meanwhile */
     if (in_region)
@@ -191,6 +196,11 @@ int tdm_host_reregister(struct tdm_transport *t)
 
 int tdm_host_lookup(const void *p, void **base)
 {
+    return tdm_host_block(p, base, NULL);
+}
+
+int tdm_host_block(const void *p, void **base, size_t *size)
+{
     int flags = -1;
     uintptr_t a = (uintptr_t)p;
 
@@ -201,6 +211,8 @@ int tdm_host_lookup(const void *p, void **base)
             flags = (int)blocks[i].flags;
             if (base)
                 *base = blocks[i].base;
+            if (size)
+                *size = blocks[i].size;
             break;
         }
     }
@@ -227,4 +239,52 @@ int tdm_host_region_block(const void *p, void **base, uint64_t *in_region)
     }
     pthread_mutex_unlock(&lock);
     return rc;
+}
+
+/* Unified addressing for pinned memory over shm: natively the host pointer
+ * of pinned memory is also its device address, and programs pass it
+ * straight to kernels (a flag a kernel spins on while the host sets it).
+ * Here the server maps the region elsewhere, so the first time a pointer
+ * into a pinned block appears among a kernel's arguments the server maps
+ * the block again at the guest's own address for itself and the device
+ * (SHM_MANAGED_MAP, server/session_managed.c): the same pages, truly
+ * shared.  That call ends the session's protection by a standby (the
+ * standby could not place the block there), so it is made only for
+ * blocks a kernel is given.  A pointer hidden deeper (in device memory, in
+ * a struct behind a pointer) is not seen. */
+void tdm_host_map_kernel_args(const char *params, uint32_t len)
+{
+    const tdm_shm_region *r;
+    uintptr_t lo, hi;
+
+    if (len < 8 || !(r = tdm_shm()) || !r->g.host_size)
+        return;
+    lo = (uintptr_t)r->base + r->g.host_off;
+    hi = lo + r->g.host_size;
+    for (uint32_t off = 0; off + 8 <= len; off += 8) {
+        uint64_t word;
+        tdm_managed_map_args a = { 0 };
+        bool want = false;
+
+        memcpy(&word, params + off, 8);
+        if (word < lo || word >= hi)
+            continue;
+        pthread_mutex_lock(&lock);
+        for (size_t i = 0; i < nblocks; i++) {
+            uintptr_t b = (uintptr_t)blocks[i].base;
+            if (blocks[i].in_region && word >= b && word - b < blocks[i].in_region) {
+                want = !blocks[i].at_own_address;
+                blocks[i].at_own_address = true;   /* asked once, whatever the answer */
+                a = (tdm_managed_map_args){ b - (uintptr_t)r->base, blocks[i].in_region, b };
+                break;
+            }
+        }
+        pthread_mutex_unlock(&lock);
+        if (want) {
+            cudaError_t err = tdm_call_err(TDM_SHM_MANAGED_MAP, &a);
+            if (err)
+                tdm_log("pinned block %p cannot be mapped for the device at its own address (cudaError %d); "
+                        "a kernel given it faults", (void *)(uintptr_t)a.addr, (int)err);
+        }
+    }
 }

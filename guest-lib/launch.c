@@ -42,6 +42,7 @@ void tdm_pack_params(const tdm_function *f, void **args, char *buf)
     memset(buf, 0, f->params_len);
     for (uint32_t i = 0; i < f->nparams; i++)
         memcpy(buf + f->param_offset[i], args[i], f->param_size[i]);
+    tdm_host_map_kernel_args(buf, f->params_len);
 }
 
 cudaError_t tdm_launch(tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream)
@@ -64,6 +65,14 @@ cudaError_t tdm_launch_as(uint32_t proc, tdm_function *f, dim3 grid, dim3 block,
     if (f->params_len > sizeof(small) && !(buf = malloc(f->params_len)))
         return tdm_ret(cudaErrorMemoryAllocation);
     tdm_pack_params(f, args, buf);
+    /* What the host wrote to managed or mapped memory reaches the device
+     * ahead of the kernel, which may then change any of it (coherent.c). */
+    err = tdm_coherent_before_launch(tdm_stream_id(stream), false);
+    if (err) {
+        if (buf != small)
+            free(buf);
+        return tdm_ret(err);
+    }
 
     memset(&a, 0, sizeof(a));
     a.func = f->handle;

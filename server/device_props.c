@@ -15,10 +15,10 @@ static_assert(TDM_DEVICE_ATTR_COUNT == TDM_ATTR_COUNT, "backend and protocol car
  * cudaErrorNotSupported; native programs check these and fall back.  The
  * area that makes one of them work removes its rows. */
 static const int differences[] = {
-    cudaDevAttrCanMapHostMemory,                        /* mapped host memory is not remoted */
-    cudaDevAttrManagedMemory,                           /* managed memory is not remoted */
-    cudaDevAttrConcurrentManagedAccess,                 /* ditto */
-    cudaDevAttrDirectManagedMemAccessFromHost,          /* ditto */
+    /* managed memory is coherent at synchronization points only (the
+     * pre-Pascal contract, docs/memory-models.md) */
+    cudaDevAttrConcurrentManagedAccess,
+    cudaDevAttrDirectManagedMemAccessFromHost,
     cudaDevAttrPageableMemoryAccess,                    /* the device cannot see a guest's pageable memory */
     cudaDevAttrPageableMemoryAccessUsesHostPageTables,  /* nor a guest's page tables */
 };

@@ -55,6 +55,11 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_cb_stamp,
     &sim_kernel_cb_spin,
     &sim_kernel_cb_fault,
+    &sim_kernel_mm_atomics,
+    &sim_kernel_mm_multiply,
+    &sim_kernel_mm_check,
+    &sim_kernel_mm_vector_add,
+    &sim_kernel_mm_spin_until_set,
 };
 
 static const sim_global_desc *const globals[] = {

@@ -41,6 +41,9 @@ extern const sim_kernel sim_kernel_mapped_scale;
 /* ---- managed memory (issue 14) ---- */
 /* managed_memory.c (examples/managed_memory.cu) */
 extern const sim_kernel sim_kernel_managed_scale, sim_kernel_managed_fill;
+/* managed_memory.c (examples/managed_memory_patterns.cu) */
+extern const sim_kernel sim_kernel_mm_atomics, sim_kernel_mm_multiply, sim_kernel_mm_check, sim_kernel_mm_vector_add,
+    sim_kernel_mm_spin_until_set;
 
 /* ---- ipc (issue 14): ipc.c (examples/ipc.cu) ---- */
 extern const sim_kernel sim_kernel_ipc_step;

@@ -85,15 +85,13 @@ static int at(int a)
     return di.attrs[a] == TDM_DEVICE_ATTR_UNSUPPORTED ? 0 : di.attrs[a];
 }
 
-/* The value a guest sees over a transport: mapped and managed memory need
- * memory both sides share, so shm offers them and tcp does not
- * (docs/device-properties.md); no managed access is ever concurrent. */
+/* The value a guest sees over a transport: mapped and managed memory work
+ * over both as the device says (docs/device-properties.md); no managed
+ * access is ever concurrent. */
 static int seen(int a, bool shm)
 {
+    (void)shm;
     switch (a) {
-    case cudaDevAttrCanMapHostMemory:
-    case cudaDevAttrManagedMemory:
-        return shm;
     case cudaDevAttrConcurrentManagedAccess:
     case cudaDevAttrPageableMemoryAccess:
     case cudaDevAttrPageableMemoryAccessUsesHostPageTables:
@@ -301,15 +299,19 @@ Test(device_props, every_property_field_is_the_devices, .init = up, .fini = down
     }
 }
 
-/* Over tcp no host memory is mapped, whatever the table says: the
- * difference is applied where both paths read it. */
+/* Over tcp host memory is mapped and managed memory served (the guest
+ * keeps host copies coherent) as the device says (the sim's table says 1),
+ * and no managed access is concurrent: applied where both paths read it. */
 Test(device_props, deliberate_differences_reach_both_paths, .init = up, .fini = down)
 {
     th_result *props = run_check(srv.endpoint, "props"), *attrs = run_check(srv.endpoint, "attrs");
     char got[64];
 
-    cr_expect_str_eq(value_of(props->out, "prop", "canMapHostMemory", got, sizeof(got)), "0");
-    cr_expect_str_eq(value_of(attrs->out, "attr", "19 cudaDevAttrCanMapHostMemory", got, sizeof(got)), "0");
+    cr_expect_str_eq(value_of(props->out, "prop", "canMapHostMemory", got, sizeof(got)), "1");
+    cr_expect_str_eq(value_of(attrs->out, "attr", "19 cudaDevAttrCanMapHostMemory", got, sizeof(got)), "1");
+    cr_expect_str_eq(value_of(props->out, "prop", "managedMemory", got, sizeof(got)), "1");
+    cr_expect_str_eq(value_of(attrs->out, "attr", "83 cudaDevAttrManagedMemory", got, sizeof(got)), "1");
+    cr_expect_str_eq(value_of(props->out, "prop", "concurrentManagedAccess", got, sizeof(got)), "0");
     free(props);
     free(attrs);
 }

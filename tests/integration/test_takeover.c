@@ -322,3 +322,37 @@ Test(takeover_bad, resume_at_a_server_that_is_no_standby)
     cr_expect_eq(r.status, 0, "%s", r.err);
     cr_expect_eq(th_server_stop(&srv), 0);
 }
+
+/* ---- managed and mapped memory (issue 14) ---- */
+/* Managed memory is arena memory mirrored like cudaMalloc's, and its host
+ * copy is the guest's own (docs/memory-models.md): a session using it
+ * stays protected, and a crash at any point of examples/managed_memory
+ * (in-place kernels on managed memory, host writes between them, copies,
+ * attachment, prefetches) resumes on the standby with the output of a
+ * fault-free run. */
+Test(takeover, managed_memory_resumes_exactly)
+{
+    static const char *const points[] = { "3", "6", "10", "14", "18", "25", "40" };
+    char path[512], want[16384];
+    const char *argv[] = { path, NULL };
+    int crashed = 0;
+
+    th_require_sim();
+    /* th_example's buffer is reused by the harness's later paths. */
+    snprintf(path, sizeof(path), "%s", th_example("managed_memory"));
+    th_fault_free_output(argv, false, want, sizeof(want));
+    for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+        const char *aextra[] = { "--crash-after-calls", points[i], NULL };
+        th_result r;
+        th_pair p;
+
+        th_pair_start(&p, NULL, aextra);
+        th_run_guest(p.active.endpoint, argv, 120, &r);
+        crashed += strstr(r.err, "resumed on") != NULL;
+        cr_expect_eq(r.status, 0, "crash at call %s: status %d\n%s\n(standby log %s)", points[i], r.status, r.err,
+                     p.standby.log);
+        cr_expect_str_eq(r.out, want, "crash at call %s: output differs from a fault-free run", points[i]);
+        th_pair_stop(&p);
+    }
+    cr_expect_geq(crashed, 3, "the session resumed at only %d of the points", crashed);
+}

@@ -53,7 +53,7 @@ static const struct {
     { cudaDevAttrLocalL1CacheSupported, 1 },
     { cudaDevAttrMaxSharedMemoryPerMultiprocessor, 233472 },
     { cudaDevAttrMaxRegistersPerMultiprocessor, 65536 },
-    { cudaDevAttrManagedMemory, 0 },
+    { cudaDevAttrManagedMemory, 1 },
     { cudaDevAttrIsMultiGpuBoard, 0 },
     { cudaDevAttrHostNativeAtomicSupported, 0 },
     { cudaDevAttrSingleToDoublePrecisionPerfRatio, 2 },
