@@ -147,6 +147,8 @@ static cudaError_t instantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, u
         err = (cudaError_t)r.err;
     if (!err)
         *pGraphExec = (cudaGraphExec_t)(uintptr_t)r.handle;
+    if (!err)   /* the exec reads the host memory its graph's nodes name */
+        err = tdm_graph_host_copy(a.graph, false, r.handle, true);
     return err;
 }
 
@@ -185,8 +187,12 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
     tdm_graph_launch_args a = { (uint64_t)(uintptr_t)graphExec, tdm_stream_id(stream) };
 
+    cudaError_t err;
+
     if (!graphExec)
         return tdm_ret(cudaErrorInvalidValue);
+    if ((err = tdm_graph_host_before_launch(a.exec)) != cudaSuccess)
+        return tdm_ret(err);
     return tdm_ret(tdm_post(TDM_GRAPH_LAUNCH, &a));
 }
 
@@ -213,6 +219,7 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 
     if (!graphExec)
         return tdm_ret(cudaErrorInvalidValue);
+    tdm_graph_host_forget(h, true);
     return tdm_ret(tdm_call_err(TDM_GRAPH_EXEC_DESTROY, &h));
 }
 
@@ -222,6 +229,7 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 
     if (!graph)
         return tdm_ret(cudaErrorInvalidValue);
+    tdm_graph_host_forget(h, false);
     return tdm_ret(tdm_call_err(TDM_GRAPH_DESTROY, &h));
 }
 
@@ -238,6 +246,8 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
     err = tdm_call(TDM_GRAPH_EXEC_UPDATE, &a, &r);
     if (!err)
         err = (cudaError_t)r.err;
+    if (!err)   /* the exec now reads what the graph's nodes read */
+        err = tdm_graph_host_copy(a.graph, false, a.exec, true);
     /* The nodes stay on the server: errorNode is not named (docs/graphs.md). */
     resultInfo->result = (enum cudaGraphExecUpdateResult)r.result;
     resultInfo->errorNode = NULL;
@@ -414,40 +424,6 @@ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
     a.dst = (uint64_t)(uintptr_t)p->dst;
     a.size = (uint64_t)p->width * p->elementSize;
     a.value = (unsigned)byte;
-    return tdm_ret(add_node(pGraphNode, graph, pDependencies, numDependencies, &a));
-}
-
-cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
-                                     const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst,
-                                     const void *src, size_t count, enum cudaMemcpyKind kind)
-{
-    tdm_graph_add_node_args a;
-    bool src_dev, dst_dev;
-
-    if (!dst || !src || !count)
-        return tdm_ret(cudaErrorInvalidValue);
-    src_dev = tdm_allocs_is_device(src);
-    dst_dev = tdm_allocs_is_device(dst);
-    if (kind == cudaMemcpyDefault)
-        kind = src_dev ? (dst_dev ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)
-                       : (dst_dev ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
-    if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice)
-        return tdm_ret(kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost
-                           ? tdm_unsupported("cudaGraphAddMemcpyNode1D into host memory")
-                           : cudaErrorInvalidMemcpyDirection);
-    if (count > TDM_MAX_CHUNK && kind == cudaMemcpyHostToDevice)
-        return tdm_ret(tdm_unsupported("cudaGraphAddMemcpyNode1D of more than 8 MiB from the host"));
-    memset(&a, 0, sizeof(a));
-    a.kind = cudaGraphNodeTypeMemcpy;
-    a.dst = (uint64_t)(uintptr_t)dst;
-    a.size = count;
-    if (kind == cudaMemcpyHostToDevice) {
-        /* The bytes of now travel with the node (docs/graphs.md). */
-        a.data.data_val = (char *)(uintptr_t)src;
-        a.data.data_len = (u_int)count;
-    } else {
-        a.src = (uint64_t)(uintptr_t)src;
-    }
     return tdm_ret(add_node(pGraphNode, graph, pDependencies, numDependencies, &a));
 }
 

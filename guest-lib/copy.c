@@ -61,6 +61,7 @@ cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind
 {
     uint64_t sid = tdm_stream_id(stream);
     const struct tdm_shm_region *shm;
+    cudaError_t err;
 
     if (n == 0)
         return cudaSuccess;
@@ -79,9 +80,12 @@ cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind
     case cudaMemcpyDeviceToHost:
         if (!tdm_allocs_covers(dev(src), n))
             return tdm_ret(cudaErrorInvalidValue);
-        if ((shm = tdm_shm()) != NULL)
-            return tdm_ret(tdm_shm_dtoh(shm, dst, dev(src), n, sid, async));
-        return tdm_ret(dtoh(dst, dev(src), n, sid));
+        err = (shm = tdm_shm()) != NULL ? tdm_shm_dtoh(shm, dst, dev(src), n, sid, async)
+                                        : dtoh(dst, dev(src), n, sid);
+        /* The stream captures and the server cannot reach dst (docs/graphs.md). */
+        if ((int)err == TDM_ERR_CAPTURE_STAGE)
+            err = tdm_graph_capture_dtoh(dst, dev(src), n, sid);
+        return tdm_ret(err);
     case cudaMemcpyDeviceToDevice: {
         if (!tdm_allocs_covers(dev(dst), n) || !tdm_allocs_covers(dev(src), n))
             return tdm_ret(cudaErrorInvalidValue);

@@ -305,4 +305,9 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     /* ---- launch ex and stream attributes (issue 14) ---- */
     .stream_set_attribute = tdm_cuda_stream_set_attribute,
     .stream_get_attribute = tdm_cuda_stream_get_attribute,
+    /* ---- graph memcpy nodes, queries (issue 14) ---- */
+    .graph_clone = tdm_cuda_graph_clone,
+    .graph_nodes = tdm_cuda_graph_nodes,
+    .graph_node_type = tdm_cuda_graph_node_type,
+    .graph_node_deps = tdm_cuda_graph_node_deps,
 };

@@ -104,6 +104,8 @@ typedef enum tdm_gnode_kind {
     TDM_GNODE_COPY_HTOD,     /* dst, host, n: host must outlive the graph and its execs */
     TDM_GNODE_COPY_DTOD,     /* dst, src, n */
     TDM_GNODE_MEMSET,        /* dst, value, n */
+    /* ---- graph memcpy nodes (issue 14) ---- */
+    TDM_GNODE_COPY_DTOH,     /* host (written), src, n: host outlives the graph and its execs */
 } tdm_gnode_kind;
 
 typedef struct tdm_gnode_desc {
@@ -327,6 +329,19 @@ typedef struct tdm_backend_ops {
      * cuStreamSetAttribute/cuStreamGetAttribute; get fills *a from a->id. */
     int (*stream_set_attribute)(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
     int (*stream_get_attribute)(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
+
+    /* ---- graph memcpy nodes, queries (issue 14) ---- */
+    /* Host memory in memcpy nodes (TDM_GNODE_COPY_HTOD/DTOH) is read or
+     * written at each launch, in the launch's stream order, as in CUDA. */
+    /* A copy of g with every node and dependency (cuGraphClone): host
+     * memory its copy nodes name is shared, not copied. */
+    int (*graph_clone)(tdm_backend *b, tdm_bgraph *g, tdm_bgraph **out);
+    /* g's nodes (cuGraphGetNodes): at most cap into out, *n all of them. */
+    int (*graph_nodes)(tdm_backend *b, tdm_bgraph *g, tdm_bgnode **out, size_t cap, size_t *n);
+    /* *type: n's cudaGraphNodeType. */
+    int (*graph_node_type)(tdm_backend *b, tdm_bgnode *n, int *type);
+    /* The nodes n depends on (cuGraphNodeGetDependencies), as graph_nodes. */
+    int (*graph_node_deps)(tdm_backend *b, tdm_bgnode *n, tdm_bgnode **out, size_t cap, size_t *count);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

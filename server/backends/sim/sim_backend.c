@@ -152,4 +152,9 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     /* ---- launch ex and stream attributes (issue 14) ---- */
     .stream_set_attribute = sim_stream_set_attribute,
     .stream_get_attribute = sim_stream_get_attribute,
+    /* ---- graph memcpy nodes, queries (issue 14) ---- */
+    .graph_clone = sim_graph_clone,
+    .graph_nodes = sim_graph_nodes,
+    .graph_node_type = sim_graph_node_type,
+    .graph_node_deps = sim_graph_node_deps,
 };

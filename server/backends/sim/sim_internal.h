@@ -117,6 +117,8 @@ typedef struct sim_op {
     tdm_bevent *event;       /* record, wait: holds a reference */
     uint64_t event_seq;      /* record: this record's number; wait: the one awaited */
     struct tdm_bstream *stream; /* where it was queued (a launch prints into its output) */
+    /* ---- graph memcpy nodes (issue 14) ---- */
+    const void *live_src;    /* htod in a graph: read at each launch (host stays owned by its graph) */
 } sim_op;
 
 /* ---- launch ex and stream attributes (issue 14) ---- */
@@ -376,5 +378,10 @@ int sim_capture_wait_locked(tdm_backend *b, tdm_bstream *s, tdm_bevent *e);
 /* ---- launch ex and stream attributes (issue 14): sim_stream_attr.c ---- */
 int sim_stream_set_attribute(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
 int sim_stream_get_attribute(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
+/* ---- graph memcpy nodes, queries (issue 14): sim_graph.c ---- */
+int sim_graph_clone(tdm_backend *b, tdm_bgraph *g, tdm_bgraph **out);
+int sim_graph_nodes(tdm_backend *b, tdm_bgraph *g, tdm_bgnode **out, size_t cap, size_t *n);
+int sim_graph_node_type(tdm_backend *b, tdm_bgnode *n, int *type);
+int sim_graph_node_deps(tdm_backend *b, tdm_bgnode *n, tdm_bgnode **out, size_t cap, size_t *count);
 
 #endif
