@@ -190,7 +190,8 @@ static void explicit_graph(const char *variant, unsigned int *in, unsigned int *
     CHECK(cudaGraphDestroy(clone));
 }
 
-// Captured as jacobiCudaGraphs does: memset, kernels, copies to the host.
+// Captured as jacobiCudaGraphs does: an upload, a memset, kernels, copies
+// to the host; the host input changes after each capture.
 static void captured_graph(unsigned int *in, unsigned int *out, unsigned int *d_a, unsigned int *d_out,
                            cudaStream_t s)
 {
@@ -203,6 +204,7 @@ static void captured_graph(unsigned int *in, unsigned int *out, unsigned int *d_
         size_t count = 0;
 
         CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+        CHECK(cudaMemcpyAsync(d_a, in, BYTES, cudaMemcpyHostToDevice, s));
         CHECK(cudaMemsetAsync(d_out, 0, BYTES, s));
         se_transform<<<BLOCKS, THREADS, 0, s>>>(d_a, N, 3 + it, it);
         se_combine<<<BLOCKS, THREADS, 0, s>>>(d_a, d_a, d_out, N);
@@ -219,8 +221,7 @@ static void captured_graph(unsigned int *in, unsigned int *out, unsigned int *d_
             printf("captured graph %u: %zu nodes, exec update result %d\n", it, count, (int)info.result);
         }
         CHECK(cudaGraphDestroy(g));
-        fill(in, 30 + it);
-        CHECK(cudaMemcpy(d_a, in, BYTES, cudaMemcpyHostToDevice));
+        fill(in, 30 + it);   // after the capture: the launch reads these bytes
         memset(out, 0, BYTES);
         scalar = 0;
         CHECK(cudaGraphLaunch(exec, s));

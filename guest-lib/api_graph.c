@@ -24,8 +24,11 @@ static bool capture_mode_valid(int mode)
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
 {
     tdm_capture_begin_args a = { tdm_stream_id(stream), (int)mode };
+    cudaError_t err = tdm_call_err(TDM_STREAM_BEGIN_CAPTURE, &a);
 
-    return tdm_ret(tdm_call_err(TDM_STREAM_BEGIN_CAPTURE, &a));
+    if (!err)
+        tdm_graph_capture_opened();
+    return tdm_ret(err);
 }
 
 cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode)
@@ -39,13 +42,21 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
     tdm_handle_res r;
     cudaError_t err;
 
+    uint64_t id;
+
     if (!pGraph)
         return tdm_ret(cudaErrorInvalidValue);
+    id = tdm_graph_capture_ending(h);
     memset(&r, 0, sizeof(r));
     err = tdm_call(TDM_STREAM_END_CAPTURE, &h, &r);
     if (!err)
         err = (cudaError_t)r.err;
     *pGraph = err ? NULL : (cudaGraph_t)(uintptr_t)r.handle;
+    /* Not capturing, or not the origin: the capture goes on. */
+    if (err != cudaErrorIllegalState && err != cudaErrorStreamCaptureUnmatched) {
+        tdm_graph_capture_closed();
+        tdm_graph_capture_ended(id, err ? 0 : r.handle);
+    }
     return tdm_ret(err);
 }
 

@@ -74,6 +74,9 @@ cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind
     case cudaMemcpyHostToDevice:
         if (!tdm_allocs_covers(dev(dst), n))
             return tdm_ret(cudaErrorInvalidValue);
+        /* A copy a capture may take reads the bytes of each launch (docs/graphs.md). */
+        if (tdm_graph_captures_open() && (err = tdm_graph_capture_htod(dst, src, n, sid)) != TDM_ERR_NOT_CAPTURING)
+            return tdm_ret(err);
         if ((shm = tdm_shm()) != NULL)
             return tdm_ret(tdm_shm_htod(shm, dev(dst), src, n, sid, async));
         return tdm_ret(htod(dev(dst), src, n, sid));

@@ -177,3 +177,92 @@ cudaError_t tdm_graph_capture_dtoh(void *dst, uint64_t src, size_t n, uint64_t s
         tdm_graph_host_output();
     return err;
 }
+
+/* ---- captured host-to-device copies ---- */
+
+static atomic_int open_captures;
+
+/* A captured copy's staging, until its capture ends. */
+typedef struct captured_src {
+    uint64_t id;   /* the capture's */
+    host_src h;
+} captured_src;
+
+static captured_src *captured;
+static size_t ncaptured, captured_cap;
+
+void tdm_graph_capture_opened(void)
+{
+    atomic_fetch_add(&open_captures, 1);
+}
+
+void tdm_graph_capture_closed(void)
+{
+    if (atomic_load(&open_captures) > 0)
+        atomic_fetch_sub(&open_captures, 1);
+}
+
+bool tdm_graph_captures_open(void)
+{
+    return atomic_load(&open_captures) > 0;
+}
+
+cudaError_t tdm_graph_capture_htod(void *dst, const void *src, size_t n, uint64_t stream)
+{
+    const struct tdm_shm_region *shm = tdm_shm();
+    tdm_graph_capture_htod_args a = { .stream = stream, .dst = (uint64_t)(uintptr_t)dst, .size = n,
+                                      .src = (uint64_t)(uintptr_t)src };
+    tdm_graph_capture_htod_res r;
+    uint64_t off;
+    cudaError_t err;
+
+    /* Pinned memory over shm: the graph reads it in place at each launch. */
+    if (shm && tdm_shm_host_offset(shm, src, n, &off))
+        return (cudaError_t)TDM_ERR_NOT_CAPTURING;
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_GRAPH_CAPTURE_HTOD, &a, &r);
+    if (err || r.err)
+        return err ? err : (cudaError_t)r.err;
+    pthread_mutex_lock(&lock);
+    if (tdm_grow(&captured, &captured_cap, ncaptured + 1, sizeof(*captured), 8) == 0)
+        captured[ncaptured++] = (captured_src){ r.id, { r.key, src, n } };
+    else
+        err = cudaErrorMemoryAllocation;
+    pthread_mutex_unlock(&lock);
+    return err;
+}
+
+uint64_t tdm_graph_capture_ending(uint64_t stream)
+{
+    tdm_handle h = stream;
+    tdm_capture_info_res r;
+    bool any;
+
+    pthread_mutex_lock(&lock);
+    any = ncaptured > 0;
+    pthread_mutex_unlock(&lock);
+    if (!any)
+        return 0;
+    memset(&r, 0, sizeof(r));
+    if (tdm_call(TDM_STREAM_CAPTURE_INFO, &h, &r) != cudaSuccess || r.err)
+        return 0;
+    return r.id;
+}
+
+void tdm_graph_capture_ended(uint64_t id, uint64_t graph)
+{
+    if (!id)
+        return;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < ncaptured;) {
+        if (captured[i].id != id) {
+            i++;
+            continue;
+        }
+        owner *o = graph ? find(graph, false, true) : NULL;
+        if (o && tdm_grow(&o->v, &o->cap, o->n + 1, sizeof(*o->v), 4) == 0)
+            o->v[o->n++] = captured[i].h;
+        captured[i] = captured[--ncaptured];
+    }
+    pthread_mutex_unlock(&lock);
+}

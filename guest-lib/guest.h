@@ -212,6 +212,18 @@ void tdm_graph_host_fetch(void);
 /* A device-to-host copy on a capturing stream the server could not reach
  * (it answered TDM_ERR_CAPTURE_STAGE): captured through staging. */
 cudaError_t tdm_graph_capture_dtoh(void *dst, uint64_t src, size_t n, uint64_t stream);
+/* Captures this process began and did not end (a hint: copies ask the
+ * server whether they are captured only while some may be). */
+void tdm_graph_capture_opened(void);
+void tdm_graph_capture_closed(void);
+bool tdm_graph_captures_open(void);
+/* A host-to-device copy from src on a stream that may capture: the
+ * server's answer (TDM_ERR_NOT_CAPTURING: copy as usual). */
+cudaError_t tdm_graph_capture_htod(void *dst, const void *src, size_t n, uint64_t stream);
+/* Before the end of the capture on stream, and after it (graph 0: failed):
+ * the captured host-to-device sources become graph's. */
+uint64_t tdm_graph_capture_ending(uint64_t stream);
+void tdm_graph_capture_ended(uint64_t id, uint64_t graph);
 /* The region offset of [p, p+n) if it lies in the shm region's host
  * (pinned) memory area (copy_shm.c). */
 bool tdm_shm_host_offset(const struct tdm_shm_region *r, const void *p, size_t n, uint64_t *off);

@@ -99,6 +99,7 @@ typedef struct tdm_session {
     /* ---- graph memcpy nodes (issue 14): session_graph_copy.c ---- */
     struct tdm_kept_bytes **graph_pending; /* launched with device-to-host staging the guest has not fetched */
     size_t ngraph_pending, graph_pending_cap;
+    uint64_t graph_io_keys;          /* names of captured host-to-device staging */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -412,6 +413,11 @@ int tdm_session_graph_host_fetch(tdm_session *s, int *got, int *more, uint64_t *
 /* A device-to-host copy captured on a capturing stream into the guest's
  * host memory at dst, through staging. */
 int tdm_session_graph_capture_dtoh(tdm_session *s, uint64_t stream, uint64_t src, uint64_t n, uint64_t dst);
+/* A host-to-device copy on stream from the guest's host memory at src:
+ * TDM_ERR_NOT_CAPTURING unless the stream captures; captured, through
+ * staging named *key of capture *id. */
+int tdm_session_graph_capture_htod(tdm_session *s, uint64_t stream, uint64_t dst, uint64_t n, uint64_t src,
+                                   uint64_t *key, uint64_t *id);
 /* tdm_session_memcpy_dtoh into the session's pinned shm memory: on a
  * capturing stream the graph writes it at each launch. */
 int tdm_session_memcpy_dtoh_pinned(tdm_session *s, void *dst, uint64_t src, uint64_t n, uint64_t stream);

@@ -296,3 +296,29 @@ int tdm_session_memcpy_dtoh_pinned(tdm_session *s, void *dst, uint64_t src, uint
      * graphs: the node writes it at each launch, as natively. */
     return ops(s)->memcpy_dtoh_async(be(s), dst, dev, n, st->bs);
 }
+
+int tdm_session_graph_capture_htod(tdm_session *s, uint64_t stream, uint64_t dst, uint64_t n, uint64_t src,
+                                   uint64_t *key, uint64_t *id)
+{
+    tdm_stream_state *st;
+    tdm_kept_bytes *k;
+    tdm_host_io *io;
+    uint64_t dev;
+    int err, status = 0;
+
+    if (!(st = tdm_session_stream_for_work(s, stream, &err)))
+        return err;
+    if (!n || !tdm_session_capturing(s, st))
+        return TDM_ERR_NOT_CAPTURING;
+    if (!tdm_session_resolve(s, dst, n, &dev)) {
+        tdm_log_session(s->id, "captured host-to-device copy names memory the session does not own");
+        return cudaErrorInvalidValue;
+    }
+    if ((err = ops(s)->stream_capture_info(be(s), st->bs, &status, id)) != 0)
+        return err;
+    if (!(k = tdm_session_capture_kept(s, st, &err)) || !(io = io_add(s, k, n, false, src, &err)))
+        return err;
+    io->key = *key = ++s->graph_io_keys;
+    /* The staging outlives the graph: the node reads it at each launch. */
+    return ops(s)->memcpy_htod(be(s), dev, io->buf, n, st->bs);
+}

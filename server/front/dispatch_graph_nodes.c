@@ -126,3 +126,15 @@ bool tdm_serve_GRAPH_CLONE(void *ctx, void *args, void *res)
     r->handle = h;
     return true;
 }
+
+bool tdm_serve_GRAPH_CAPTURE_HTOD(void *ctx, void *args, void *res)
+{
+    tdm_graph_capture_htod_args *a = args;
+    tdm_graph_capture_htod_res *r = res;
+    uint64_t key = 0, id = 0;
+
+    r->err = tdm_session_graph_capture_htod(ctx, a->stream, a->dst, a->size, a->src, &key, &id);
+    r->key = key;
+    r->id = id;
+    return true;
+}

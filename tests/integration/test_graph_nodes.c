@@ -40,8 +40,8 @@ static const char *const lines[] = {
     "pageable: explicit graph: 6 nodes, 2 roots, 5 edges\n",
     "pageable: clone: 6 nodes\n",
     "pageable: exec update: result 0\n",
-    "captured graph: 5 nodes\n",
-    "captured graph 2: 5 nodes, exec update result 0\n",
+    "captured graph: 6 nodes\n",
+    "captured graph 2: 6 nodes, exec update result 0\n",
     "graph_nodes: done\n",
 };
 
