@@ -232,6 +232,44 @@ static void captured_graph(unsigned int *in, unsigned int *out, unsigned int *d_
     CHECK(cudaGraphExecDestroy(exec));
 }
 
+// A graph's structure: dependencies, dependents, edges removed, a node destroyed.
+static void structure()
+{
+    cudaGraph_t g;
+    cudaGraphNode_t e[4], listed[8], deps[4];
+    size_t n = 0, roots = 0, edges = 0;
+    int found = 0;
+
+    CHECK(cudaGraphCreate(&g, 0));
+    CHECK(cudaGraphAddEmptyNode(&e[0], g, NULL, 0));
+    CHECK(cudaGraphAddEmptyNode(&e[1], g, NULL, 0));
+    CHECK(cudaGraphAddEmptyNode(&e[2], g, e, 2));
+    CHECK(cudaGraphAddEmptyNode(&e[3], g, &e[2], 1));
+    n = 8;
+    CHECK(cudaGraphGetNodes(g, listed, &n));
+    for (size_t i = 0; i < n; i++)
+        for (int k = 0; k < 4; k++)
+            found += listed[i] == e[k];
+    printf("structure: %zu nodes, %d of them ours, slot %zu %s\n", n, found, n, listed[n] ? "set" : "NULL");
+    n = 4;
+    CHECK(cudaGraphNodeGetDependencies(e[2], deps, NULL, &n));
+    printf("structure: node 2 depends on %zu nodes (%s)\n", n,
+           (deps[0] == e[0] && deps[1] == e[1]) || (deps[0] == e[1] && deps[1] == e[0]) ? "0 and 1" : "others");
+    CHECK(cudaGraphNodeGetDependentNodes(e[2], NULL, NULL, &n));
+    printf("structure: %zu node depends on node 2\n", n);
+    CHECK(cudaGraphRemoveDependencies(g, &e[0], &e[2], NULL, 1));
+    CHECK(cudaGraphGetEdges(g, NULL, NULL, NULL, &edges));
+    CHECK(cudaGraphNodeGetDependencies(e[2], NULL, NULL, &n));
+    printf("structure: after removing 0->2: %zu edges, node 2 depends on %zu\n", edges, n);
+    printf("structure: removing 0->2 again: %s\n", cudaGetErrorName(cudaGraphRemoveDependencies(g, &e[0], &e[2], NULL, 1)));
+    CHECK(cudaGraphDestroyNode(e[2]));
+    CHECK(cudaGraphGetNodes(g, NULL, &n));
+    CHECK(cudaGraphGetRootNodes(g, NULL, &roots));
+    CHECK(cudaGraphGetEdges(g, NULL, NULL, NULL, &edges));
+    printf("structure: after destroying node 2: %zu nodes, %zu roots, %zu edges\n", n, roots, edges);
+    CHECK(cudaGraphDestroy(g));
+}
+
 int main()
 {
     unsigned int *in, *out, *out2, *d_a, *d_out;
@@ -263,6 +301,7 @@ int main()
     CHECK(cudaFree(d_a));
     CHECK(cudaFree(d_out));
     CHECK(cudaStreamDestroy(s));
+    structure();
     printf("graph_nodes: %s\n", failures ? "FAILED" : "done");
     return failures ? 1 : 0;
 }

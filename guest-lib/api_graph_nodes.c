@@ -194,3 +194,74 @@ cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGrap
     xdr_free((xdrproc_t)xdr_tdm_graph_edges_res, (char *)&r);
     return tdm_ret(err);
 }
+
+static cudaError_t neighbours(cudaGraphNode_t node, bool dependents, cudaGraphNode_t *out,
+                              cudaGraphEdgeData *edgeData, size_t *num)
+{
+    tdm_graph_node_neighbours_args a = { h(node), dependents };
+    tdm_graph_nodes_res r;
+    cudaError_t err;
+
+    if (!node || !num || (edgeData && !out))
+        return cudaErrorInvalidValue;
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_GRAPH_NODE_NEIGHBOURS, &a, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (!err && !out) {
+        *num = r.nodes.nodes_len;
+    } else if (!err) {
+        size_t k = 0;
+        for (; k < *num && k < r.nodes.nodes_len; k++)
+            out[k] = (cudaGraphNode_t)(uintptr_t)r.nodes.nodes_val[k];
+        for (size_t i = k; i < *num; i++)
+            out[i] = NULL;
+        if (edgeData)   /* default edges only (see cudaGraphGetEdges) */
+            memset(edgeData, 0, *num * sizeof(*edgeData));
+        *num = k;
+    }
+    xdr_free((xdrproc_t)xdr_tdm_graph_nodes_res, (char *)&r);
+    return err;
+}
+
+cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies,
+                                         cudaGraphEdgeData *edgeData, size_t *pNumDependencies)
+{
+    return tdm_ret(neighbours(node, false, pDependencies, edgeData, pNumDependencies));
+}
+
+cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes,
+                                           cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes)
+{
+    return tdm_ret(neighbours(node, true, pDependentNodes, edgeData, pNumDependentNodes));
+}
+
+cudaError_t cudaGraphRemoveDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to,
+                                        const cudaGraphEdgeData *edgeData, size_t numDependencies)
+{
+    tdm_graph_deps_args a;
+
+    if (!graph || (numDependencies && (!from || !to)) || numDependencies > TDM_MAX_GRAPH_DEPS)
+        return tdm_ret(cudaErrorInvalidValue);
+    /* Tandem's edges are default ones: edge data naming another kind names no edge. */
+    for (size_t i = 0; edgeData && i < numDependencies; i++) {
+        static const cudaGraphEdgeData zero;
+        if (memcmp(&edgeData[i], &zero, sizeof(zero)) != 0)
+            return tdm_ret(cudaErrorInvalidValue);
+    }
+    a.graph = h(graph);
+    a.from.from_val = (tdm_handle *)(uintptr_t)from;
+    a.from.from_len = (u_int)numDependencies;
+    a.to.to_val = (tdm_handle *)(uintptr_t)to;
+    a.to.to_len = (u_int)numDependencies;
+    return tdm_ret(tdm_call_err(TDM_GRAPH_REMOVE_DEPENDENCIES, &a));
+}
+
+cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
+{
+    tdm_handle n = h(node);
+
+    if (!node)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(tdm_call_err(TDM_GRAPH_DESTROY_NODE, &n));
+}

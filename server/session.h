@@ -426,6 +426,11 @@ int tdm_session_memcpy_dtoh_pinned(tdm_session *s, void *dst, uint64_t src, uint
 int tdm_session_graph_get_nodes(tdm_session *s, uint64_t graph, bool roots, uint64_t **out, uint32_t *n);
 int tdm_session_graph_get_edges(tdm_session *s, uint64_t graph, uint64_t **from, uint64_t **to, uint32_t *n);
 int tdm_session_graph_clone(tdm_session *s, uint64_t graph, uint64_t *clone);
+/* The nodes node depends on (dependents false) or that depend on it. */
+int tdm_session_graph_node_neighbours(tdm_session *s, uint64_t node, bool dependents, uint64_t **out, uint32_t *n);
+int tdm_session_graph_remove_dependencies(tdm_session *s, uint64_t graph, const uint64_t *from, const uint64_t *to,
+                                          uint32_t n);
+int tdm_session_graph_destroy_node(tdm_session *s, uint64_t node);
 /* Releases what session_graph_copy.c holds (the session ends). */
 void tdm_session_graph_copy_release(tdm_session *s);
 

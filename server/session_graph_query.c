@@ -203,3 +203,63 @@ int tdm_session_graph_clone(tdm_session *s, uint64_t graph, uint64_t *clone)
     ops(s)->graph_destroy(be(s), bg);
     return cudaErrorMemoryAllocation;
 }
+
+int tdm_session_graph_node_neighbours(tdm_session *s, uint64_t node, bool dependents, uint64_t **out, uint32_t *n)
+{
+    node_entry *e = tdm_handles_get(&s->graph_nodes, node);
+    uint64_t *from = NULL, *to = NULL;
+    uint32_t ne = 0;
+    int err;
+
+    *out = NULL;
+    *n = 0;
+    if (!e)
+        return cudaErrorInvalidValue;
+    if ((err = tdm_session_graph_get_edges(s, e->graph, &from, &to, &ne)) != 0)
+        return err;
+    /* One answer per edge touching node, the other end of it. */
+    if (!(*out = malloc((ne + 1) * sizeof(**out)))) {
+        err = cudaErrorMemoryAllocation;
+    } else {
+        for (uint32_t i = 0; i < ne; i++)
+            if ((dependents ? from[i] : to[i]) == node)
+                (*out)[(*n)++] = dependents ? to[i] : from[i];
+    }
+    free(from);
+    free(to);
+    return err;
+}
+
+int tdm_session_graph_remove_dependencies(tdm_session *s, uint64_t graph, const uint64_t *from, const uint64_t *to,
+                                          uint32_t n)
+{
+    graph_entry *g = tdm_handles_get(&s->graphs, graph);
+    tdm_bgnode **b;
+    int err = cudaErrorInvalidValue;
+
+    if (!g)
+        return cudaErrorInvalidValue;
+    if (!n)
+        return 0;
+    if (!(b = malloc(2 * (size_t)n * sizeof(*b))))
+        return cudaErrorMemoryAllocation;
+    if (tdm_graph_nodes_of(s, graph, from, n, b) && tdm_graph_nodes_of(s, graph, to, n, b + n))
+        err = ops(s)->graph_remove_dependencies(be(s), g->bg, b, b + n, n);
+    free(b);
+    return err;
+}
+
+int tdm_session_graph_destroy_node(tdm_session *s, uint64_t node)
+{
+    node_entry *e = tdm_handles_get(&s->graph_nodes, node);
+    graph_entry *g = e ? tdm_handles_get(&s->graphs, e->graph) : NULL;
+    int err;
+
+    if (!g)
+        return cudaErrorInvalidValue;
+    /* Its staging, if it had any, stays with the graph: execs made before may read it. */
+    if ((err = ops(s)->graph_destroy_node(be(s), g->bg, e->bn)) != 0)
+        return err;
+    free(tdm_handles_remove(&s->graph_nodes, node));
+    return 0;
+}

@@ -138,3 +138,31 @@ bool tdm_serve_GRAPH_CAPTURE_HTOD(void *ctx, void *args, void *res)
     r->id = id;
     return true;
 }
+
+bool tdm_serve_GRAPH_NODE_NEIGHBOURS(void *ctx, void *args, void *res)
+{
+    tdm_graph_node_neighbours_args *a = args;
+    uint64_t *ids = NULL;
+    uint32_t n = 0;
+    int err = tdm_session_graph_node_neighbours(ctx, a->node, a->dependents != 0, &ids, &n);
+
+    nodes_reply(res, err, ids, n);
+    return true;
+}
+
+bool tdm_serve_GRAPH_REMOVE_DEPENDENCIES(void *ctx, void *args, void *res)
+{
+    tdm_graph_deps_args *a = args;
+
+    *(int *)res = a->from.from_len != a->to.to_len
+                      ? cudaErrorInvalidValue
+                      : tdm_session_graph_remove_dependencies(ctx, a->graph, a->from.from_val, a->to.to_val,
+                                                              a->from.from_len);
+    return true;
+}
+
+bool tdm_serve_GRAPH_DESTROY_NODE(void *ctx, void *args, void *res)
+{
+    *(int *)res = tdm_session_graph_destroy_node(ctx, *(tdm_handle *)args);
+    return true;
+}

@@ -42,6 +42,12 @@ static const char *const lines[] = {
     "pageable: exec update: result 0\n",
     "captured graph: 6 nodes\n",
     "captured graph 2: 6 nodes, exec update result 0\n",
+    "structure: 4 nodes, 4 of them ours, slot 4 NULL\n",
+    "structure: node 2 depends on 2 nodes (0 and 1)\n",
+    "structure: 1 node depends on node 2\n",
+    "structure: after removing 0->2: 2 edges, node 2 depends on 1\n",
+    "structure: removing 0->2 again: cudaErrorInvalidValue\n",
+    "structure: after destroying node 2: 3 nodes, 3 roots, 0 edges\n",
     "graph_nodes: done\n",
 };
 

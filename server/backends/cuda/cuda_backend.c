@@ -310,4 +310,6 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .graph_nodes = tdm_cuda_graph_nodes,
     .graph_node_type = tdm_cuda_graph_node_type,
     .graph_node_deps = tdm_cuda_graph_node_deps,
+    .graph_remove_dependencies = tdm_cuda_graph_remove_dependencies,
+    .graph_destroy_node = tdm_cuda_graph_destroy_node,
 };

@@ -182,5 +182,8 @@ int tdm_cuda_graph_clone(tdm_backend *b, tdm_bgraph *g, tdm_bgraph **out);
 int tdm_cuda_graph_nodes(tdm_backend *b, tdm_bgraph *g, tdm_bgnode **out, size_t cap, size_t *n);
 int tdm_cuda_graph_node_type(tdm_backend *b, tdm_bgnode *n, int *type);
 int tdm_cuda_graph_node_deps(tdm_backend *b, tdm_bgnode *n, tdm_bgnode **out, size_t cap, size_t *count);
+int tdm_cuda_graph_remove_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                                       size_t n);
+int tdm_cuda_graph_destroy_node(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *n);
 
 #endif

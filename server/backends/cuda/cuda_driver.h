@@ -48,7 +48,8 @@
     /* ---- launch ex and stream attributes (issue 14) ---- */                         \
     X(cuStreamSetAttribute) X(cuStreamGetAttribute)                                   \
     /* ---- graph memcpy nodes, queries (issue 14) ---- */                             \
-    X(cuGraphClone) X(cuGraphGetNodes) X(cuGraphNodeGetType) X(cuGraphNodeGetDependencies)
+    X(cuGraphClone) X(cuGraphGetNodes) X(cuGraphNodeGetType) X(cuGraphNodeGetDependencies) \
+    X(cuGraphRemoveDependencies) X(cuGraphDestroyNode)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

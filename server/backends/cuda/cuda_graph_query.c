@@ -51,3 +51,24 @@ int tdm_cuda_graph_node_deps(tdm_backend *b, tdm_bgnode *n, tdm_bgnode **out, si
     return tdm_cuda_err(tdm_cu.cuGraphNodeGetDependencies((CUgraphNode)n, cap ? (CUgraphNode *)out : NULL, NULL, count),
                         "cuGraphNodeGetDependencies");
 }
+
+int tdm_cuda_graph_remove_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                                       size_t n)
+{
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    return tdm_cuda_err(tdm_cu.cuGraphRemoveDependencies((CUgraph)g, (const CUgraphNode *)from,
+                                                         (const CUgraphNode *)to, NULL, n),
+                        "cuGraphRemoveDependencies");
+}
+
+int tdm_cuda_graph_destroy_node(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *n)
+{
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    return tdm_cuda_err(tdm_cu.cuGraphDestroyNode((CUgraphNode)n), "cuGraphDestroyNode");
+}

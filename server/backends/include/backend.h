@@ -342,6 +342,12 @@ typedef struct tdm_backend_ops {
     int (*graph_node_type)(tdm_backend *b, tdm_bgnode *n, int *type);
     /* The nodes n depends on (cuGraphNodeGetDependencies), as graph_nodes. */
     int (*graph_node_deps)(tdm_backend *b, tdm_bgnode *n, tdm_bgnode **out, size_t cap, size_t *count);
+    /* cuGraphRemoveDependencies: every edge from[i] -> to[i] must exist
+     * (else cudaErrorInvalidValue and g as it was). */
+    int (*graph_remove_dependencies)(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                                     size_t n);
+    /* cuGraphDestroyNode: n and its edges leave g. */
+    int (*graph_destroy_node)(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *n);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

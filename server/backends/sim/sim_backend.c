@@ -157,4 +157,6 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .graph_nodes = sim_graph_nodes,
     .graph_node_type = sim_graph_node_type,
     .graph_node_deps = sim_graph_node_deps,
+    .graph_remove_dependencies = sim_graph_remove_dependencies,
+    .graph_destroy_node = sim_graph_destroy_node,
 };

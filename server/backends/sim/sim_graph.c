@@ -598,3 +598,57 @@ int sim_graph_node_deps(tdm_backend *b, tdm_bgnode *n, tdm_bgnode **out, size_t 
     *count = n->ndeps;
     return 0;
 }
+
+/* The index of `from` among t's dependencies, or -1. */
+static long dep_index(const tdm_bgnode *t, const tdm_bgnode *from)
+{
+    for (size_t i = 0; i < t->ndeps; i++)
+        if (t->deps[i] == from)
+            return (long)i;
+    return -1;
+}
+
+int sim_graph_remove_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                                  size_t n)
+{
+    /* All or nothing, as the driver: every edge must exist first. */
+    for (size_t i = 0; i < n; i++)
+        if (dep_index(to[i], from[i]) < 0)
+            return cudaErrorInvalidValue;
+    for (size_t i = 0; i < n; i++) {
+        tdm_bgnode *t = to[i];
+        long k = dep_index(t, from[i]);
+        if (k >= 0)
+            memmove(&t->deps[k], &t->deps[k + 1], (t->ndeps - (size_t)k - 1) * sizeof(*t->deps));
+        t->ndeps -= k >= 0;
+    }
+    return 0;
+}
+
+int sim_graph_destroy_node(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *n)
+{
+    size_t at = g->n;
+
+    for (size_t i = 0; i < g->n; i++) {
+        long k;
+        if (g->nodes[i] == n)
+            at = i;
+        else if ((k = dep_index(g->nodes[i], n)) >= 0) {
+            tdm_bgnode *t = g->nodes[i];
+            memmove(&t->deps[k], &t->deps[k + 1], (t->ndeps - (size_t)k - 1) * sizeof(*t->deps));
+            t->ndeps--;
+        }
+    }
+    if (at == g->n)
+        return cudaErrorInvalidValue;
+    /* Keep the others' order: it is the order nodes were added in. */
+    memmove(&g->nodes[at], &g->nodes[at + 1], (g->n - at - 1) * sizeof(*g->nodes));
+    g->n--;
+    pthread_mutex_lock(&b->lock);
+    if (n->op)
+        sim_op_free_locked(b, n->op);
+    pthread_mutex_unlock(&b->lock);
+    free(n->deps);
+    free(n);
+    return 0;
+}

@@ -383,5 +383,8 @@ int sim_graph_clone(tdm_backend *b, tdm_bgraph *g, tdm_bgraph **out);
 int sim_graph_nodes(tdm_backend *b, tdm_bgraph *g, tdm_bgnode **out, size_t cap, size_t *n);
 int sim_graph_node_type(tdm_backend *b, tdm_bgnode *n, int *type);
 int sim_graph_node_deps(tdm_backend *b, tdm_bgnode *n, tdm_bgnode **out, size_t cap, size_t *count);
+int sim_graph_remove_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                                  size_t n);
+int sim_graph_destroy_node(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *n);
 
 #endif
