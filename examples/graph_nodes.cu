@@ -28,6 +28,8 @@
 
 #include "graph_common.cuh"
 
+__device__ unsigned int gn_table[4];
+
 static const int N = 4096, THREADS = 256, BLOCKS = N / THREADS;
 static const size_t BYTES = N * sizeof(unsigned int);
 static int failures;
@@ -270,6 +272,29 @@ static void structure()
     CHECK(cudaGraphDestroy(g));
 }
 
+// Copy nodes to and from a __device__ variable.
+static void symbols(cudaStream_t s)
+{
+    static const unsigned int in[4] = { 11, 22, 33, 44 };
+    unsigned int out[2] = { 0, 0 };
+    cudaGraph_t g;
+    cudaGraphNode_t to, from;
+    cudaGraphExec_t exec;
+
+    CHECK(cudaGraphCreate(&g, 0));
+    CHECK(cudaGraphAddMemcpyNodeToSymbol(&to, g, NULL, 0, gn_table, in, sizeof(in), 0, cudaMemcpyHostToDevice));
+    CHECK(cudaGraphAddMemcpyNodeFromSymbol(&from, g, &to, 1, out, gn_table, sizeof(out), 2 * sizeof(unsigned int),
+                                           cudaMemcpyDefault));
+    CHECK(cudaGraphInstantiate(&exec, g, 0));
+    CHECK(cudaGraphLaunch(exec, s));
+    CHECK(cudaStreamSynchronize(s));
+    printf("symbols: %u %u\n", out[0], out[1]);
+    printf("symbols: past the end: %s\n",
+           cudaGetErrorName(cudaGraphAddMemcpyNodeToSymbol(&to, g, NULL, 0, gn_table, in, sizeof(in), 4, cudaMemcpyHostToDevice)));
+    CHECK(cudaGraphExecDestroy(exec));
+    CHECK(cudaGraphDestroy(g));
+}
+
 int main()
 {
     unsigned int *in, *out, *out2, *d_a, *d_out;
@@ -300,8 +325,9 @@ int main()
 
     CHECK(cudaFree(d_a));
     CHECK(cudaFree(d_out));
-    CHECK(cudaStreamDestroy(s));
     structure();
+    symbols(s);
+    CHECK(cudaStreamDestroy(s));
     printf("graph_nodes: %s\n", failures ? "FAILED" : "done");
     return failures ? 1 : 0;
 }

@@ -265,3 +265,39 @@ cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
         return tdm_ret(cudaErrorInvalidValue);
     return tdm_ret(tdm_call_err(TDM_GRAPH_DESTROY_NODE, &n));
 }
+
+cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                           const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                           const void *symbol, const void *src, size_t count, size_t offset,
+                                           enum cudaMemcpyKind kind)
+{
+    uint64_t addr = 0;
+    cudaError_t err = tdm_symbol_range(symbol, count, offset, &addr);
+
+    if (err)
+        return tdm_ret(err);
+    if (kind == cudaMemcpyDefault)
+        kind = tdm_allocs_is_device(src) ? cudaMemcpyDeviceToDevice : cudaMemcpyHostToDevice;
+    if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice)
+        return tdm_ret(cudaErrorInvalidMemcpyDirection);
+    return tdm_ret(add_memcpy(pGraphNode, graph, pDependencies, numDependencies, (void *)(uintptr_t)addr, src, count,
+                              kind));
+}
+
+cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                             const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst,
+                                             const void *symbol, size_t count, size_t offset,
+                                             enum cudaMemcpyKind kind)
+{
+    uint64_t addr = 0;
+    cudaError_t err = tdm_symbol_range(symbol, count, offset, &addr);
+
+    if (err)
+        return tdm_ret(err);
+    if (kind == cudaMemcpyDefault)
+        kind = tdm_allocs_is_device(dst) ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost;
+    if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice)
+        return tdm_ret(cudaErrorInvalidMemcpyDirection);
+    return tdm_ret(add_memcpy(pGraphNode, graph, pDependencies, numDependencies, dst, (const void *)(uintptr_t)addr,
+                              count, kind));
+}

@@ -224,6 +224,9 @@ cudaError_t tdm_graph_capture_htod(void *dst, const void *src, size_t n, uint64_
  * the captured host-to-device sources become graph's. */
 uint64_t tdm_graph_capture_ending(uint64_t stream);
 void tdm_graph_capture_ended(uint64_t id, uint64_t graph);
+/* The device address of [offset, +count) of a registered __device__
+ * variable (api_memory.c); cudaErrorInvalidValue past its end. */
+cudaError_t tdm_symbol_range(const void *symbol, size_t count, size_t offset, uint64_t *addr);
 /* The region offset of [p, p+n) if it lies in the shm region's host
  * (pinned) memory area (copy_shm.c). */
 bool tdm_shm_host_offset(const struct tdm_shm_region *r, const void *p, size_t n, uint64_t *off);

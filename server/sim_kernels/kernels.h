@@ -42,4 +42,7 @@ extern const sim_kernel sim_kernel_mapped_scale;
 /* managed_memory.c (examples/managed_memory.cu) */
 extern const sim_kernel sim_kernel_managed_scale, sim_kernel_managed_fill;
 
+/* graph_nodes.c (examples/graph_nodes.cu) */
+extern const sim_global_desc sim_global_gn_table;
+
 #endif
