@@ -264,6 +264,14 @@ static void structure()
     CHECK(cudaGraphNodeGetDependencies(e[2], NULL, NULL, &n));
     printf("structure: after removing 0->2: %zu edges, node 2 depends on %zu\n", edges, n);
     printf("structure: removing 0->2 again: %s\n", cudaGetErrorName(cudaGraphRemoveDependencies(g, &e[0], &e[2], NULL, 1)));
+    CHECK(cudaGraphDebugDotPrint(g, "/tmp/graph_nodes.dot", 0));
+    FILE *dot = fopen("/tmp/graph_nodes.dot", "r");
+    printf("structure: dot file %s\n", dot ? "written" : "MISSING");
+    failures += !dot;
+    if (dot)
+        fclose(dot);
+    printf("structure: dot file in a missing directory: %s\n",
+           cudaGetErrorName(cudaGraphDebugDotPrint(g, "/nonexistent-tandem-dir/g.dot", 0)));
     CHECK(cudaGraphDestroyNode(e[2]));
     CHECK(cudaGraphGetNodes(g, NULL, &n));
     CHECK(cudaGraphGetRootNodes(g, NULL, &roots));

@@ -3,6 +3,7 @@
  * the server's node reads or writes it where it is at each launch.  Any
  * other host side is staged on the server, and graph_host.c moves its
  * bytes around each launch. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -300,4 +301,75 @@ cudaError_t cudaGraphAddMemcpyNodeFromSymbol(cudaGraphNode_t *pGraphNode, cudaGr
         return tdm_ret(cudaErrorInvalidMemcpyDirection);
     return tdm_ret(add_memcpy(pGraphNode, graph, pDependencies, numDependencies, dst, (const void *)(uintptr_t)addr,
                               count, kind));
+}
+
+/* A node kind's name in the DOT file, as the driver spells the kinds. */
+static const char *dot_kind(enum cudaGraphNodeType t)
+{
+    static const char *const names[] = {
+        [cudaGraphNodeTypeKernel] = "KERNEL",          [cudaGraphNodeTypeMemcpy] = "MEMCPY",
+        [cudaGraphNodeTypeMemset] = "MEMSET",          [cudaGraphNodeTypeHost] = "HOST",
+        [cudaGraphNodeTypeGraph] = "CHILD_GRAPH",      [cudaGraphNodeTypeEmpty] = "EMPTY",
+        [cudaGraphNodeTypeWaitEvent] = "WAIT_EVENT",   [cudaGraphNodeTypeEventRecord] = "EVENT_RECORD",
+        [cudaGraphNodeTypeMemAlloc] = "MEM_ALLOC",     [cudaGraphNodeTypeMemFree] = "MEM_FREE",
+        [cudaGraphNodeTypeConditional] = "CONDITIONAL",
+    };
+
+    return (size_t)t < sizeof(names) / sizeof(names[0]) && names[t] ? names[t] : "NODE";
+}
+
+static long dot_index(const cudaGraphNode_t *nodes, size_t n, cudaGraphNode_t x)
+{
+    for (size_t i = 0; i < n; i++)
+        if (nodes[i] == x)
+            return (long)i;
+    return -1;
+}
+
+/* The graph's structure as the server has it: its nodes with their kinds,
+ * and its edges (docs/graphs.md says what the driver's file has besides). */
+cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags)
+{
+    cudaGraphNode_t *nodes = NULL, *from = NULL, *to = NULL;
+    size_t n = 0, ne = 0;
+    FILE *f = NULL;
+    cudaError_t err;
+
+    if (!graph || !path)
+        return tdm_ret(cudaErrorInvalidValue);
+    if ((err = node_list(TDM_GRAPH_GET_NODES, graph, NULL, &n)) != cudaSuccess ||
+        (err = cudaGraphGetEdges(graph, NULL, NULL, NULL, &ne)) != cudaSuccess)
+        return tdm_ret(err);
+    nodes = calloc(n + 1, sizeof(*nodes));
+    from = calloc(ne + 1, sizeof(*from));
+    to = calloc(ne + 1, sizeof(*to));
+    if (!nodes || !from || !to) {
+        err = cudaErrorMemoryAllocation;
+        goto out;
+    }
+    if ((err = node_list(TDM_GRAPH_GET_NODES, graph, nodes, &n)) != cudaSuccess ||
+        (err = cudaGraphGetEdges(graph, from, to, NULL, &ne)) != cudaSuccess)
+        goto out;
+    if (!(f = fopen(path, "w"))) {
+        err = cudaErrorOperatingSystem;
+        goto out;
+    }
+    fprintf(f, "digraph dot {\nsubgraph cluster_1 {\nlabel=\"graph_1\" graph[style=\"dashed\"];\n");
+    for (size_t i = 0; i < n && !err; i++) {
+        enum cudaGraphNodeType t = cudaGraphNodeTypeEmpty;
+        err = cudaGraphNodeGetType(nodes[i], &t);
+        fprintf(f, "\"graph_1_node_%zu\"[style=\"solid\" shape=\"rectangle\" label=\"%zu\\n%s\"];\n", i, i,
+                dot_kind(t));
+    }
+    for (size_t i = 0; i < ne; i++)
+        fprintf(f, "\"graph_1_node_%ld\" -> \"graph_1_node_%ld\";\n", dot_index(nodes, n, from[i]),
+                dot_index(nodes, n, to[i]));
+    fprintf(f, "}\n}\n");
+    if (fclose(f) != 0 && !err)
+        err = cudaErrorOperatingSystem;
+out:
+    free(nodes);
+    free(from);
+    free(to);
+    return tdm_ret(err);
 }

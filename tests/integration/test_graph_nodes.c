@@ -48,6 +48,8 @@ static const char *const lines[] = {
     "structure: after removing 0->2: 2 edges, node 2 depends on 1\n",
     "structure: removing 0->2 again: cudaErrorInvalidValue\n",
     "structure: after destroying node 2: 3 nodes, 3 roots, 0 edges\n",
+    "structure: dot file written\n",
+    "structure: dot file in a missing directory: cudaErrorOperatingSystem\n",
     "symbols: 33 44\n",
     "symbols: past the end: cudaErrorInvalidValue\n",
     "graph_nodes: done\n",
