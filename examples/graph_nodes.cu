@@ -161,6 +161,11 @@ static void explicit_graph(const char *variant, unsigned int *in, unsigned int *
     CHECK(cudaGraphClone(&clone, g));
     CHECK(cudaGraphGetNodes(clone, NULL, &count));
     printf("%s: clone: %zu nodes\n", variant, count);
+    cudaGraphNode_t copy;
+    CHECK(cudaGraphNodeFindInClone(&copy, nodes[2], clone));
+    CHECK(cudaGraphNodeGetType(copy, &type));
+    printf("%s: the transform's copy in the clone: type %d, %s\n", variant, (int)type,
+           copy != nodes[2] ? "another node" : "the same node");
     CHECK(cudaGraphInstantiate(&cexec, clone, 0));
     for (unsigned int l = 0; l < 3; l++) {
         fill(in, l);   // the graph reads the host input at each launch

@@ -373,3 +373,20 @@ out:
     free(to);
     return tdm_ret(err);
 }
+
+cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph)
+{
+    tdm_graph_find_in_clone_args a = { h(originalNode), h(clonedGraph) };
+    tdm_handle_res r;
+    cudaError_t err;
+
+    if (!pNode || !originalNode || !clonedGraph)
+        return tdm_ret(cudaErrorInvalidValue);
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_GRAPH_NODE_FIND_IN_CLONE, &a, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (!err)
+        *pNode = (cudaGraphNode_t)(uintptr_t)r.handle;
+    return tdm_ret(err);
+}

@@ -431,6 +431,8 @@ int tdm_session_graph_node_neighbours(tdm_session *s, uint64_t node, bool depend
 int tdm_session_graph_remove_dependencies(tdm_session *s, uint64_t graph, const uint64_t *from, const uint64_t *to,
                                           uint32_t n);
 int tdm_session_graph_destroy_node(tdm_session *s, uint64_t node);
+/* node's copy in the graph clone (cloned from node's graph). */
+int tdm_session_graph_node_find_in_clone(tdm_session *s, uint64_t node, uint64_t clone, uint64_t *out);
 /* Releases what session_graph_copy.c holds (the session ends). */
 void tdm_session_graph_copy_release(tdm_session *s);
 

@@ -263,3 +263,23 @@ int tdm_session_graph_destroy_node(tdm_session *s, uint64_t node)
     free(tdm_handles_remove(&s->graph_nodes, node));
     return 0;
 }
+
+int tdm_session_graph_node_find_in_clone(tdm_session *s, uint64_t node, uint64_t clone, uint64_t *out)
+{
+    node_entry *e = tdm_handles_get(&s->graph_nodes, node);
+    graph_entry *c = tdm_handles_get(&s->graphs, clone);
+    tdm_bgnode **bns = NULL, *bn = NULL;
+    known_nodes k;
+    size_t total = 0;
+    int err;
+
+    if (!e || !c)
+        return cudaErrorInvalidValue;
+    if ((err = ops(s)->graph_find_in_clone(be(s), c->bg, e->bn, &bn)) != 0)
+        return err;
+    if (!(err = graph_nodes(s, clone, &bns, &total, &k)))
+        err = handle_of(s, &k, bn, out);
+    free(bns);
+    known_free(&k);
+    return err;
+}

@@ -166,3 +166,14 @@ bool tdm_serve_GRAPH_DESTROY_NODE(void *ctx, void *args, void *res)
     *(int *)res = tdm_session_graph_destroy_node(ctx, *(tdm_handle *)args);
     return true;
 }
+
+bool tdm_serve_GRAPH_NODE_FIND_IN_CLONE(void *ctx, void *args, void *res)
+{
+    tdm_graph_find_in_clone_args *a = args;
+    tdm_handle_res *r = res;
+    uint64_t h = 0;
+
+    r->err = tdm_session_graph_node_find_in_clone(ctx, a->node, a->clone, &h);
+    r->handle = h;
+    return true;
+}

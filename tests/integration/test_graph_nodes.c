@@ -36,6 +36,7 @@ static const char *const lines[] = {
     "pinned: explicit graph: 6 nodes, 2 roots, 5 edges\n",
     "pinned: device-to-host node: type 1\n",
     "pinned: clone: 6 nodes\n",
+    "pinned: the transform's copy in the clone: type 0, another node\n",
     "pinned: exec update: result 0\n",
     "pageable: explicit graph: 6 nodes, 2 roots, 5 edges\n",
     "pageable: clone: 6 nodes\n",

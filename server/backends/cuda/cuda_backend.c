@@ -312,4 +312,5 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .graph_node_deps = tdm_cuda_graph_node_deps,
     .graph_remove_dependencies = tdm_cuda_graph_remove_dependencies,
     .graph_destroy_node = tdm_cuda_graph_destroy_node,
+    .graph_find_in_clone = tdm_cuda_graph_find_in_clone,
 };

@@ -185,5 +185,6 @@ int tdm_cuda_graph_node_deps(tdm_backend *b, tdm_bgnode *n, tdm_bgnode **out, si
 int tdm_cuda_graph_remove_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
                                        size_t n);
 int tdm_cuda_graph_destroy_node(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *n);
+int tdm_cuda_graph_find_in_clone(tdm_backend *b, tdm_bgraph *clone, tdm_bgnode *n, tdm_bgnode **out);
 
 #endif

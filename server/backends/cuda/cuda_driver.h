@@ -49,7 +49,7 @@
     X(cuStreamSetAttribute) X(cuStreamGetAttribute)                                   \
     /* ---- graph memcpy nodes, queries (issue 14) ---- */                             \
     X(cuGraphClone) X(cuGraphGetNodes) X(cuGraphNodeGetType) X(cuGraphNodeGetDependencies) \
-    X(cuGraphRemoveDependencies) X(cuGraphDestroyNode)
+    X(cuGraphRemoveDependencies) X(cuGraphDestroyNode) X(cuGraphNodeFindInClone)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

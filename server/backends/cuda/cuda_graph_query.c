@@ -72,3 +72,17 @@ int tdm_cuda_graph_destroy_node(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *n)
         return err;
     return tdm_cuda_err(tdm_cu.cuGraphDestroyNode((CUgraphNode)n), "cuGraphDestroyNode");
 }
+
+int tdm_cuda_graph_find_in_clone(tdm_backend *b, tdm_bgraph *clone, tdm_bgnode *n, tdm_bgnode **out)
+{
+    CUgraphNode c = NULL;
+    int err = tdm_cuda_enter(b);
+
+    *out = NULL;
+    if (err)
+        return err;
+    err = tdm_cuda_err(tdm_cu.cuGraphNodeFindInClone(&c, (CUgraphNode)n, (CUgraph)clone), "cuGraphNodeFindInClone");
+    if (!err)
+        *out = (tdm_bgnode *)c;
+    return err;
+}

@@ -348,6 +348,9 @@ typedef struct tdm_backend_ops {
                                      size_t n);
     /* cuGraphDestroyNode: n and its edges leave g. */
     int (*graph_destroy_node)(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *n);
+    /* cuGraphNodeFindInClone: n's copy in clone (made by graph_clone from
+     * n's graph while n was in it), else cudaErrorInvalidValue. */
+    int (*graph_find_in_clone)(tdm_backend *b, tdm_bgraph *clone, tdm_bgnode *n, tdm_bgnode **out);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -159,4 +159,5 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .graph_node_deps = sim_graph_node_deps,
     .graph_remove_dependencies = sim_graph_remove_dependencies,
     .graph_destroy_node = sim_graph_destroy_node,
+    .graph_find_in_clone = sim_graph_find_in_clone,
 };

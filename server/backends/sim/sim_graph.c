@@ -34,6 +34,7 @@ struct tdm_bgnode {
     struct tdm_bgnode **deps;
     size_t ndeps, depcap;
     size_t mark;             /* topological sort: 0 unseen, 1 in progress, 2 done */
+    struct tdm_bgnode *origin; /* a clone's node: the node it copies (compared, never followed) */
 };
 
 struct tdm_bgraph {
@@ -549,6 +550,8 @@ int sim_graph_clone(tdm_backend *b, tdm_bgraph *g, tdm_bgraph **out)
         if (err && op)
             sim_op_free_locked(b, op);
         pthread_mutex_unlock(&b->lock);
+        if (!err)
+            c->nodes[c->n - 1]->origin = g->nodes[i];
     }
     for (size_t i = 0; !err && i < g->n; i++) {
         tdm_bgnode *nd = c->nodes[i];
@@ -651,4 +654,14 @@ int sim_graph_destroy_node(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *n)
     free(n->deps);
     free(n);
     return 0;
+}
+
+int sim_graph_find_in_clone(tdm_backend *b, tdm_bgraph *clone, tdm_bgnode *n, tdm_bgnode **out)
+{
+    for (size_t i = 0; i < clone->n; i++)
+        if (clone->nodes[i]->origin == n) {
+            *out = clone->nodes[i];
+            return 0;
+        }
+    return cudaErrorInvalidValue;
 }

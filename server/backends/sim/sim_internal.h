@@ -386,5 +386,6 @@ int sim_graph_node_deps(tdm_backend *b, tdm_bgnode *n, tdm_bgnode **out, size_t 
 int sim_graph_remove_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
                                   size_t n);
 int sim_graph_destroy_node(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *n);
+int sim_graph_find_in_clone(tdm_backend *b, tdm_bgraph *clone, tdm_bgnode *n, tdm_bgnode **out);
 
 #endif
