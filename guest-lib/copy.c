@@ -88,6 +88,10 @@ cudaError_t tdm_memcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind
         /* The stream captures and the server cannot reach dst (docs/graphs.md). */
         if ((int)err == TDM_ERR_CAPTURE_STAGE)
             err = tdm_graph_capture_dtoh(dst, dev(src), n, sid);
+        /* A synchronous copy over shm shows progress without a call that
+         * says so: graphs' host outputs come in now (docs/graphs.md). */
+        else if (!err && !async && shm && tdm_graph_host_fetch_due())
+            tdm_graph_host_fetch();
         return tdm_ret(err);
     case cudaMemcpyDeviceToDevice: {
         if (!tdm_allocs_covers(dev(dst), n) || !tdm_allocs_covers(dev(src), n))
