@@ -78,6 +78,8 @@ bool tdm_serve_GRAPH_CAPTURE_DTOH(void *ctx, void *args, void *res)
 
 static void nodes_reply(tdm_graph_nodes_res *r, int err, uint64_t *ids, uint32_t n)
 {
+    if (!err && n > TDM_MAX_GRAPH_NODES_REPLY)   /* a node's neighbours, through its edges */
+        err = cudaErrorMemoryAllocation;
     r->err = err;
     r->nodes.nodes_val = ids;
     r->nodes.nodes_len = err ? 0 : n;
@@ -110,6 +112,14 @@ bool tdm_serve_GRAPH_GET_EDGES(void *ctx, void *args, void *res)
     uint32_t n = 0;
 
     r->err = tdm_session_graph_get_edges(ctx, *(tdm_handle *)args, &from, &to, &n);
+    /* A reply holds at most as many edges as a session may have nodes. */
+    if (!r->err && n > TDM_MAX_GRAPH_NODES_REPLY) {
+        free(from);
+        free(to);
+        from = to = NULL;
+        n = 0;
+        r->err = cudaErrorMemoryAllocation;
+    }
     r->from.from_val = from;
     r->from.from_len = n;
     r->to.to_val = to;
