@@ -26,8 +26,10 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMo
     tdm_capture_begin_args a = { tdm_stream_id(stream), (int)mode };
     cudaError_t err = tdm_call_err(TDM_STREAM_BEGIN_CAPTURE, &a);
 
-    if (!err)   /* captured work moves no managed memory until launched */
+    if (!err) {   /* captured work moves no managed memory until launched */
         tdm_coherent_capture(a.stream, true);
+        tdm_graph_capture_opened();
+    }
     return tdm_ret(err);
 }
 
@@ -41,9 +43,11 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
     tdm_handle h = tdm_stream_id(stream);
     tdm_handle_res r;
     cudaError_t err;
+    uint64_t id;
 
     if (!pGraph)
         return tdm_ret(cudaErrorInvalidValue);
+    id = tdm_graph_capture_ending(h);
     memset(&r, 0, sizeof(r));
     err = tdm_call(TDM_STREAM_END_CAPTURE, &h, &r);
     if (!err)
@@ -51,6 +55,11 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
     if (err != cudaErrorStreamCaptureWrongThread && err != cudaErrorDevicesUnavailable)
         tdm_coherent_capture(h, false);
     *pGraph = err ? NULL : (cudaGraph_t)(uintptr_t)r.handle;
+    /* Not capturing, or not the origin: the capture goes on. */
+    if (err != cudaErrorIllegalState && err != cudaErrorStreamCaptureUnmatched) {
+        tdm_graph_capture_closed();
+        tdm_graph_capture_ended(id, err ? 0 : r.handle);
+    }
     return tdm_ret(err);
 }
 
@@ -152,6 +161,8 @@ static cudaError_t instantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, u
         err = (cudaError_t)r.err;
     if (!err)
         *pGraphExec = (cudaGraphExec_t)(uintptr_t)r.handle;
+    if (!err)   /* the exec reads the host memory its graph's nodes name */
+        err = tdm_graph_host_copy(a.graph, false, r.handle, true);
     return err;
 }
 
@@ -194,8 +205,11 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 
     if (!graphExec)
         return tdm_ret(cudaErrorInvalidValue);
-    /* The graph's nodes may touch managed or mapped memory (coherent.c). */
+    /* The graph's nodes may touch managed or mapped memory (coherent.c),
+     * and its host-to-device nodes read the program's bytes of now. */
     err = tdm_coherent_before_launch(a.stream, true);
+    if (!err)
+        err = tdm_graph_host_before_launch(a.exec);
     return tdm_ret(err ? err : tdm_post(TDM_GRAPH_LAUNCH, &a));
 }
 
@@ -222,6 +236,7 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 
     if (!graphExec)
         return tdm_ret(cudaErrorInvalidValue);
+    tdm_graph_host_forget(h, true);
     return tdm_ret(tdm_call_err(TDM_GRAPH_EXEC_DESTROY, &h));
 }
 
@@ -231,6 +246,7 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 
     if (!graph)
         return tdm_ret(cudaErrorInvalidValue);
+    tdm_graph_host_forget(h, false);
     return tdm_ret(tdm_call_err(TDM_GRAPH_DESTROY, &h));
 }
 
@@ -247,6 +263,8 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
     err = tdm_call(TDM_GRAPH_EXEC_UPDATE, &a, &r);
     if (!err)
         err = (cudaError_t)r.err;
+    if (!err)   /* the exec now reads what the graph's nodes read */
+        err = tdm_graph_host_copy(a.graph, false, a.exec, true);
     /* The nodes stay on the server: errorNode is not named (docs/graphs.md). */
     resultInfo->result = (enum cudaGraphExecUpdateResult)r.result;
     resultInfo->errorNode = NULL;
@@ -423,40 +441,6 @@ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
     a.dst = (uint64_t)(uintptr_t)p->dst;
     a.size = (uint64_t)p->width * p->elementSize;
     a.value = (unsigned)byte;
-    return tdm_ret(add_node(pGraphNode, graph, pDependencies, numDependencies, &a));
-}
-
-cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
-                                     const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst,
-                                     const void *src, size_t count, enum cudaMemcpyKind kind)
-{
-    tdm_graph_add_node_args a;
-    bool src_dev, dst_dev;
-
-    if (!dst || !src || !count)
-        return tdm_ret(cudaErrorInvalidValue);
-    src_dev = tdm_allocs_is_device(src);
-    dst_dev = tdm_allocs_is_device(dst);
-    if (kind == cudaMemcpyDefault)
-        kind = src_dev ? (dst_dev ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)
-                       : (dst_dev ? cudaMemcpyHostToDevice : cudaMemcpyHostToHost);
-    if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice)
-        return tdm_ret(kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyHostToHost
-                           ? tdm_unsupported("cudaGraphAddMemcpyNode1D into host memory")
-                           : cudaErrorInvalidMemcpyDirection);
-    if (count > TDM_MAX_CHUNK && kind == cudaMemcpyHostToDevice)
-        return tdm_ret(tdm_unsupported("cudaGraphAddMemcpyNode1D of more than 8 MiB from the host"));
-    memset(&a, 0, sizeof(a));
-    a.kind = cudaGraphNodeTypeMemcpy;
-    a.dst = (uint64_t)(uintptr_t)dst;
-    a.size = count;
-    if (kind == cudaMemcpyHostToDevice) {
-        /* The bytes of now travel with the node (docs/graphs.md). */
-        a.data.data_val = (char *)(uintptr_t)src;
-        a.data.data_len = (u_int)count;
-    } else {
-        a.src = (uint64_t)(uintptr_t)src;
-    }
     return tdm_ret(add_node(pGraphNode, graph, pDependencies, numDependencies, &a));
 }
 

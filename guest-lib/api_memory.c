@@ -166,7 +166,7 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
 
 /* ---- symbols ---- */
 
-static cudaError_t symbol_range(const void *symbol, size_t count, size_t offset, uint64_t *addr)
+cudaError_t tdm_symbol_range(const void *symbol, size_t count, size_t offset, uint64_t *addr)
 {
     cudaError_t err;
     tdm_variable *v = tdm_variable_for_host(symbol, &err);
@@ -183,7 +183,7 @@ static cudaError_t to_symbol(const void *symbol, const void *src, size_t count, 
                              enum cudaMemcpyKind kind, cudaStream_t stream, bool async)
 {
     uint64_t addr = 0;
-    cudaError_t err = symbol_range(symbol, count, offset, &addr);
+    cudaError_t err = tdm_symbol_range(symbol, count, offset, &addr);
 
     if (err)
         return tdm_ret(err);
@@ -196,7 +196,7 @@ static cudaError_t from_symbol(void *dst, const void *symbol, size_t count, size
                                enum cudaMemcpyKind kind, cudaStream_t stream, bool async)
 {
     uint64_t addr = 0;
-    cudaError_t err = symbol_range(symbol, count, offset, &addr);
+    cudaError_t err = tdm_symbol_range(symbol, count, offset, &addr);
 
     if (err)
         return tdm_ret(err);

@@ -249,6 +249,10 @@ out:
      * what its kernels printed. */
     if (output)
         tdm_output_fetch();
+    /* A graph launched since may have written host memory through server
+     * staging: the program sees it once a call shows its work progressed. */
+    if (call->progress == TDM_PROGRESS_SHOWN && tdm_graph_host_fetch_due())
+        tdm_graph_host_fetch();
     return err;
 }
 

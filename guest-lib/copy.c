@@ -80,6 +80,7 @@ cudaError_t tdm_memcpy_direct(void *dst, const void *src, size_t n, enum cudaMem
 {
     uint64_t sid = tdm_stream_id(stream);
     const struct tdm_shm_region *shm;
+    cudaError_t err;
 
     if (n == 0)
         return cudaSuccess;
@@ -92,15 +93,25 @@ cudaError_t tdm_memcpy_direct(void *dst, const void *src, size_t n, enum cudaMem
     case cudaMemcpyHostToDevice:
         if (!tdm_allocs_covers(dev(dst), n))
             return tdm_ret(cudaErrorInvalidValue);
+        /* A copy a capture may take reads the bytes of each launch (docs/graphs.md). */
+        if (tdm_graph_captures_open() && (err = tdm_graph_capture_htod(dst, src, n, sid)) != TDM_ERR_NOT_CAPTURING)
+            return tdm_ret(err);
         if ((shm = tdm_shm()) != NULL)
             return tdm_ret(tdm_shm_htod(shm, dev(dst), src, n, sid, async));
         return tdm_ret(htod(dev(dst), src, n, sid));
     case cudaMemcpyDeviceToHost:
         if (!tdm_allocs_covers(dev(src), n))
             return tdm_ret(cudaErrorInvalidValue);
-        if ((shm = tdm_shm()) != NULL)
-            return tdm_ret(tdm_shm_dtoh(shm, dst, dev(src), n, sid, async));
-        return tdm_ret(dtoh(dst, dev(src), n, sid));
+        err = (shm = tdm_shm()) != NULL ? tdm_shm_dtoh(shm, dst, dev(src), n, sid, async)
+                                        : dtoh(dst, dev(src), n, sid);
+        /* The stream captures and the server cannot reach dst (docs/graphs.md). */
+        if ((int)err == TDM_ERR_CAPTURE_STAGE)
+            err = tdm_graph_capture_dtoh(dst, dev(src), n, sid);
+        /* A synchronous copy over shm shows progress without a call that
+         * says so: graphs' host outputs come in now (docs/graphs.md). */
+        else if (!err && !async && shm && tdm_graph_host_fetch_due())
+            tdm_graph_host_fetch();
+        return tdm_ret(err);
     case cudaMemcpyDeviceToDevice: {
         if (!tdm_allocs_covers(dev(dst), n) || !tdm_allocs_covers(dev(src), n))
             return tdm_ret(cudaErrorInvalidValue);

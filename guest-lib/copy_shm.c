@@ -25,7 +25,7 @@ static uint32_t tickets[TDM_SHM_MAX_SLOTS];
 static bool in_flight[TDM_SHM_MAX_SLOTS];
 
 /* The region offset of [p, p+n) if it lies in the host memory area. */
-static bool host_offset(const tdm_shm_region *r, const void *p, size_t n, uint64_t *off)
+bool tdm_shm_host_offset(const tdm_shm_region *r, const void *p, size_t n, uint64_t *off)
 {
     uintptr_t a = (uintptr_t)p, lo = (uintptr_t)r->base + r->g.host_off;
 
@@ -76,7 +76,7 @@ cudaError_t tdm_shm_htod(const tdm_shm_region *r, uint64_t dst, const void *src,
     uint64_t off;
     int err;
 
-    if (host_offset(r, src, n, &off)) {
+    if (tdm_shm_host_offset(r, src, n, &off)) {
         if (async)
             return post(TDM_SHM_HTOD, dst, stream, off, n, TDM_SHM_NO_SLOT);
         pthread_mutex_lock(&slots_lock);
@@ -115,7 +115,7 @@ cudaError_t tdm_shm_dtoh(const tdm_shm_region *r, void *dst, uint64_t src, size_
     char *d = dst;
     int err = 0;
 
-    if (host_offset(r, dst, n, &off)) {
+    if (tdm_shm_host_offset(r, dst, n, &off)) {
         if (async)   /* the server copies it in stream order; a later sync reports errors */
             return post(TDM_SHM_DTOH, src, stream, off, n, TDM_SHM_NO_SLOT);
         pthread_mutex_lock(&slots_lock);

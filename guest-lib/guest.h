@@ -261,4 +261,41 @@ bool tdm_callbacks_on_thread(void);
 bool tdm_callbacks_must_wait(const struct tdm_call_info *call);
 void tdm_callbacks_wait_idle(void);
 
+/* ---- graph memcpy nodes (issue 14): graph_host.c (docs/graphs.md) ---- */
+/* A host-to-device node of graph reads src (n bytes) at each launch: key
+ * is its node handle, which uploads name. */
+cudaError_t tdm_graph_host_source(uint64_t graph, uint64_t key, const void *src, uint64_t n);
+/* Some graph writes host memory through staging: launches are fetched. */
+void tdm_graph_host_output(void);
+/* `to` (a graph or exec handle) reads what `from` reads (clone,
+ * instantiate, exec update); forget: a handle is destroyed. */
+cudaError_t tdm_graph_host_copy(uint64_t from, bool from_exec, uint64_t to, bool to_exec);
+void tdm_graph_host_forget(uint64_t handle, bool exec);
+/* Uploads exec's staged sources before its launch is posted. */
+cudaError_t tdm_graph_host_before_launch(uint64_t exec);
+bool tdm_graph_host_fetch_due(void);
+/* Brings finished launches' device-to-host bytes into the program's memory. */
+void tdm_graph_host_fetch(void);
+/* A device-to-host copy on a capturing stream the server could not reach
+ * (it answered TDM_ERR_CAPTURE_STAGE): captured through staging. */
+cudaError_t tdm_graph_capture_dtoh(void *dst, uint64_t src, size_t n, uint64_t stream);
+/* Captures this process began and did not end (a hint: copies ask the
+ * server whether they are captured only while some may be). */
+void tdm_graph_capture_opened(void);
+void tdm_graph_capture_closed(void);
+bool tdm_graph_captures_open(void);
+/* A host-to-device copy from src on a stream that may capture: the
+ * server's answer (TDM_ERR_NOT_CAPTURING: copy as usual). */
+cudaError_t tdm_graph_capture_htod(void *dst, const void *src, size_t n, uint64_t stream);
+/* Before the end of the capture on stream, and after it (graph 0: failed):
+ * the captured host-to-device sources become graph's. */
+uint64_t tdm_graph_capture_ending(uint64_t stream);
+void tdm_graph_capture_ended(uint64_t id, uint64_t graph);
+/* The device address of [offset, +count) of a registered __device__
+ * variable (api_memory.c); cudaErrorInvalidValue past its end. */
+cudaError_t tdm_symbol_range(const void *symbol, size_t count, size_t offset, uint64_t *addr);
+/* The region offset of [p, p+n) if it lies in the shm region's host
+ * (pinned) memory area (copy_shm.c). */
+bool tdm_shm_host_offset(const struct tdm_shm_region *r, const void *p, size_t n, uint64_t *off);
+
 #endif

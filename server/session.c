@@ -614,9 +614,10 @@ int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n,
     st = tdm_session_stream_for_work(s, stream, &err);
     if (!st)
         return err;
-    /* The bytes go back in this reply: a graph could not deliver them. */
+    /* The bytes go back in this reply, which a graph cannot give: the
+     * guest captures the copy through staging (docs/graphs.md). */
     if (tdm_session_capturing(s, st))
-        return cudaErrorStreamCaptureUnsupported;
+        return TDM_ERR_CAPTURE_STAGE;
     return tdm_session_sync_result(s, ops(s)->memcpy_dtoh_sync(be(s), dst, dev, n, st->bs));
 }
 

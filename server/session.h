@@ -103,6 +103,10 @@ typedef struct tdm_session {
     struct tdm_session_ipc *ipc;     /* its imports (session_ipc.c); NULL until it uses IPC */
     /* ---- host callbacks (issue 14) ---- */
     struct tdm_session_callbacks *callbacks; /* session_callbacks.c; NULL until the first */
+    /* ---- graph memcpy nodes (issue 14): session_graph_copy.c ---- */
+    struct tdm_kept_bytes **graph_pending; /* launched with device-to-host staging the guest has not fetched */
+    size_t ngraph_pending, graph_pending_cap;
+    uint64_t graph_io_keys;          /* names of captured host-to-device staging */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -393,6 +397,51 @@ int tdm_session_kernel_node_set(tdm_session *s, uint64_t exec, uint64_t node, co
 int tdm_session_stream_set_attribute(tdm_session *s, uint64_t stream, const tdm_bstream_attr *a);
 /* cudaStreamGetAttribute: fills *a from a->id. */
 int tdm_session_stream_get_attribute(tdm_session *s, uint64_t stream, tdm_bstream_attr *a);
+ 
+/* ---- graph memcpy nodes, queries (issue 14): session_graph_copy.c, session_graph_query.c ---- */
+/* A memcpy node: kind a resolved cudaMemcpyKind; dst/src device addresses
+ * or the guest's host address; region: the host side's bytes in the shm
+ * region (NULL: staged, see docs/graphs.md). */
+typedef struct tdm_memcpy_node_request {
+    int kind;
+    uint64_t dst, src, n;
+    void *region;
+} tdm_memcpy_node_request;
+int tdm_session_graph_add_memcpy_node(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps,
+                                      const tdm_memcpy_node_request *q, uint64_t *node);
+/* Bytes for a host-to-device node's staging, for exec's next launch. */
+int tdm_session_graph_host_upload(tdm_session *s, uint64_t exec, uint64_t key, uint64_t off, const void *data,
+                                  uint64_t n);
+/* One piece of a finished launch's device-to-host staging (*got 0: none
+ * ready); *more: launches with host outputs still running.  *data points
+ * into the session's staging, valid until its next call. */
+int tdm_session_graph_host_fetch(tdm_session *s, int *got, int *more, uint64_t *dst, const void **data,
+                                 uint64_t *n);
+/* A device-to-host copy captured on a capturing stream into the guest's
+ * host memory at dst, through staging. */
+int tdm_session_graph_capture_dtoh(tdm_session *s, uint64_t stream, uint64_t src, uint64_t n, uint64_t dst);
+/* A host-to-device copy on stream from the guest's host memory at src:
+ * TDM_ERR_NOT_CAPTURING unless the stream captures; captured, through
+ * staging named *key of capture *id. */
+int tdm_session_graph_capture_htod(tdm_session *s, uint64_t stream, uint64_t dst, uint64_t n, uint64_t src,
+                                   uint64_t *key, uint64_t *id);
+/* tdm_session_memcpy_dtoh into the session's pinned shm memory: on a
+ * capturing stream the graph writes it at each launch. */
+int tdm_session_memcpy_dtoh_pinned(tdm_session *s, void *dst, uint64_t src, uint64_t n, uint64_t stream);
+/* The node handles of a graph (all, its roots), and its edges; the caller
+ * frees *out. */
+int tdm_session_graph_get_nodes(tdm_session *s, uint64_t graph, bool roots, uint64_t **out, uint32_t *n);
+int tdm_session_graph_get_edges(tdm_session *s, uint64_t graph, uint64_t **from, uint64_t **to, uint32_t *n);
+int tdm_session_graph_clone(tdm_session *s, uint64_t graph, uint64_t *clone);
+/* The nodes node depends on (dependents false) or that depend on it. */
+int tdm_session_graph_node_neighbours(tdm_session *s, uint64_t node, bool dependents, uint64_t **out, uint32_t *n);
+int tdm_session_graph_remove_dependencies(tdm_session *s, uint64_t graph, const uint64_t *from, const uint64_t *to,
+                                          uint32_t n);
+int tdm_session_graph_destroy_node(tdm_session *s, uint64_t node);
+/* node's copy in the graph clone (cloned from node's graph). */
+int tdm_session_graph_node_find_in_clone(tdm_session *s, uint64_t node, uint64_t clone, uint64_t *out);
+/* Releases what session_graph_copy.c holds (the session ends). */
+void tdm_session_graph_copy_release(tdm_session *s);
 
 /* ---- ipc (issue 14): session_ipc.c (docs/ipc.md) ---- */
 /* Imports a session may hold: opened memory and event handles, each open

@@ -211,6 +211,9 @@ int tdm_session_dtoh_stream_begin(tdm_session *s, uint64_t src, uint64_t n, uint
         return err;
     if (n == 0)
         return 0;
+    /* graph memcpy nodes (issue 14): a reply cannot give a graph's bytes. */
+    if (s->ncaptures && tdm_session_capturing(s, tdm_session_stream_state(s, stream)))
+        return TDM_ERR_CAPTURE_STAGE;
     if (!(st = staging(s, &err)))
         return err;
     /* An earlier streamed copy that failed half way may have left a copy

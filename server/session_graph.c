@@ -12,42 +12,7 @@
 
 #include "grow.h"
 #include "log.h"
-
-enum { TAG_GRAPH = 0x47, TAG_GRAPH_EXEC = 0x58, TAG_GRAPH_NODE = 0x4e };
-
-/* Host bytes that captured copies read at each launch: shared by the graph
- * and every executable graph made from it, freed with the last of them. */
-typedef struct tdm_kept_bytes {
-    int refs;
-    void **v;
-    size_t n, cap;
-    uint64_t bytes;
-} tdm_kept_bytes;
-
-/* A capture begun on one of the session's streams. */
-typedef struct tdm_capture_entry {
-    uint64_t id;             /* the backend's capture id */
-    uint64_t origin;         /* the stream handle it began on */
-    tdm_kept_bytes *kept;    /* NULL until a copy needs it */
-} tdm_capture_entry;
-
-typedef struct graph_entry {
-    tdm_bgraph *bg;
-    tdm_kept_bytes *kept;
-} graph_entry;
-
-/* A node added node by node (captured graphs' nodes have no handles). */
-typedef struct node_entry {
-    uint64_t graph;
-    tdm_bgnode *bn;
-    int type;                /* cudaGraphNodeType */
-} node_entry;
-
-typedef struct exec_entry {
-    tdm_bgexec *bx;
-    tdm_kept_bytes *kept;
-    uint64_t graph;          /* the graph it was made from: its nodes name the exec's */
-} exec_entry;
+#include "session_graph_internal.h"
 
 static const tdm_backend_ops *ops(tdm_session *s)
 {
@@ -66,10 +31,11 @@ void tdm_session_graphs_init(tdm_session *s)
     tdm_handles_init(&s->graph_nodes, TAG_GRAPH_NODE);
 }
 
-static void kept_unref(tdm_session *s, tdm_kept_bytes *k)
+void tdm_kept_unref(tdm_session *s, tdm_kept_bytes *k)
 {
     if (!k || --k->refs > 0)
         return;
+    tdm_kept_host_io_free(s, k);
     for (size_t i = 0; i < k->n; i++)
         free(k->v[i]);
     s->kept_bytes -= k->bytes;
@@ -123,6 +89,21 @@ static const void *kept_add(tdm_session *s, tdm_kept_bytes **kp, const void *src
     s->kept_bytes += n;
     *err = 0;
     return copy;
+}
+
+tdm_kept_bytes *tdm_kept_get(tdm_kept_bytes **kp)
+{
+    if (!*kp && (*kp = calloc(1, sizeof(**kp))))
+        (*kp)->refs = 1;
+    return *kp;
+}
+
+tdm_kept_bytes *tdm_session_capture_kept(tdm_session *s, tdm_stream_state *st, int *err)
+{
+    tdm_capture_entry *c = capture_find(s, capture_id(s, st));
+
+    *err = c ? cudaErrorMemoryAllocation : cudaErrorStreamCaptureInvalidated;
+    return c ? tdm_kept_get(&c->kept) : NULL;
 }
 
 const void *tdm_session_capture_keep(tdm_session *s, tdm_stream_state *st, const void *src, uint64_t n, int *err)
@@ -189,7 +170,7 @@ int tdm_session_end_capture(tdm_session *s, uint64_t stream, uint64_t *graph)
         capture_remove(s, c);
     }
     if (err) {
-        kept_unref(s, kept);
+        tdm_kept_unref(s, kept);
         return err;
     }
     if (!(g = malloc(sizeof(*g)))) {
@@ -205,7 +186,7 @@ int tdm_session_end_capture(tdm_session *s, uint64_t stream, uint64_t *graph)
     return 0;
 fail:
     ops(s)->graph_destroy(be(s), bg);
-    kept_unref(s, kept);
+    tdm_kept_unref(s, kept);
     return err;
 }
 
@@ -258,7 +239,7 @@ int tdm_session_graph_destroy(tdm_session *s, uint64_t graph)
         return cudaErrorInvalidValue;     /* as cudaGraphDestroy of a bad graph */
     drop_nodes(s, graph);
     err = ops(s)->graph_destroy(be(s), g->bg);
-    kept_unref(s, g->kept);
+    tdm_kept_unref(s, g->kept);
     free(g);
     return err;
 }
@@ -295,7 +276,7 @@ int tdm_session_graph_instantiate(tdm_session *s, uint64_t graph, uint64_t flags
 static void exec_free(tdm_session *s, exec_entry *x)
 {
     ops(s)->graph_exec_destroy(be(s), x->bx);
-    kept_unref(s, x->kept);
+    tdm_kept_unref(s, x->kept);
     free(x);
 }
 
@@ -319,12 +300,15 @@ int tdm_session_graph_launch(tdm_session *s, uint64_t exec, uint64_t stream)
         return cudaErrorInvalidResourceHandle;
     if (!(st = tdm_session_stream_for_work(s, stream, &err)))
         return err;
-    return ops(s)->graph_launch(be(s), x->bx, st->bs);
+    err = ops(s)->graph_launch(be(s), x->bx, st->bs);
+    return err ? err : tdm_kept_launched(s, x->kept, st);
 }
 
 void tdm_session_graphs_release(tdm_session *s)
 {
     void *obj;
+
+    tdm_session_graph_copy_release(s);
 
     while (s->ncaptures) {
         tdm_capture_entry c = s->captures[--s->ncaptures];
@@ -333,7 +317,7 @@ void tdm_session_graphs_release(tdm_session *s)
 
         if (st && !ops(s)->stream_end_capture(be(s), st->bs, &bg) && bg)
             ops(s)->graph_destroy(be(s), bg);
-        kept_unref(s, c.kept);
+        tdm_kept_unref(s, c.kept);
     }
     while ((obj = tdm_handles_pop(&s->graph_execs, NULL)))
         exec_free(s, obj);
@@ -342,7 +326,7 @@ void tdm_session_graphs_release(tdm_session *s)
     while ((obj = tdm_handles_pop(&s->graphs, NULL))) {
         graph_entry *g = obj;
         ops(s)->graph_destroy(be(s), g->bg);
-        kept_unref(s, g->kept);
+        tdm_kept_unref(s, g->kept);
         free(g);
     }
 }
@@ -362,7 +346,7 @@ int tdm_session_graph_exec_update(tdm_session *s, uint64_t exec, uint64_t graph,
     /* The exec now reads what g's captured copies read. */
     if (g->kept)
         g->kept->refs++;
-    kept_unref(s, x->kept);
+    tdm_kept_unref(s, x->kept);
     x->kept = g->kept;
     return 0;
 }
@@ -394,7 +378,7 @@ int tdm_session_graph_create(tdm_session *s, unsigned flags, uint64_t *graph)
 
 /* The backend nodes behind n node handles, all of `graph`; false if one is
  * not (out has room for n). */
-static bool nodes_of(tdm_session *s, uint64_t graph, const uint64_t *ids, uint32_t n, tdm_bgnode **out)
+bool tdm_graph_nodes_of(tdm_session *s, uint64_t graph, const uint64_t *ids, uint32_t n, tdm_bgnode **out)
 {
     for (uint32_t i = 0; i < n; i++) {
         node_entry *e = tdm_handles_get(&s->graph_nodes, ids[i]);
@@ -466,7 +450,7 @@ int tdm_session_graph_add_node(tdm_session *s, uint64_t graph, const uint64_t *d
         return cudaErrorMemoryAllocation;
     if (ndeps && !(bdeps = malloc(ndeps * sizeof(*bdeps))))
         return cudaErrorMemoryAllocation;
-    err = nodes_of(s, graph, deps, ndeps, bdeps) ? describe_node(s, g, req, &d) : cudaErrorInvalidValue;
+    err = tdm_graph_nodes_of(s, graph, deps, ndeps, bdeps) ? describe_node(s, g, req, &d) : cudaErrorInvalidValue;
     if (!err)
         err = ops(s)->graph_add_node(be(s), g->bg, &d, bdeps, ndeps, &bn);
     free(bdeps);
@@ -496,7 +480,7 @@ int tdm_session_graph_add_dependencies(tdm_session *s, uint64_t graph, const uin
         return 0;
     if (!(b = malloc(2 * (size_t)n * sizeof(*b))))
         return cudaErrorMemoryAllocation;
-    if (nodes_of(s, graph, from, n, b) && nodes_of(s, graph, to, n, b + n))
+    if (tdm_graph_nodes_of(s, graph, from, n, b) && tdm_graph_nodes_of(s, graph, to, n, b + n))
         err = ops(s)->graph_add_dependencies(be(s), g->bg, b, b + n, n);
     free(b);
     return err;

@@ -59,7 +59,9 @@ bool tdm_serve_SHM_DTOH(void *ctx, void *args, void *res)
     tdm_session *s = ctx;
     tdm_shm_copy_args *a = args;
     void *dst = region_span(s, a);
-    int err = dst ? tdm_session_memcpy_dtoh(s, dst, a->dev, a->size, a->stream) : cudaErrorInvalidValue;
+    int err = !dst                           ? cudaErrorInvalidValue
+              : a->slot == TDM_SHM_NO_SLOT ? tdm_session_memcpy_dtoh_pinned(s, dst, a->dev, a->size, a->stream)
+                                           : tdm_session_memcpy_dtoh(s, dst, a->dev, a->size, a->stream);
 
     if (a->slot == TDM_SHM_NO_SLOT)
         tdm_session_defer(s, err);           /* cudaMemcpyAsync into pinned memory */

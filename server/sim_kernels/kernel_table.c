@@ -65,6 +65,8 @@ static const sim_kernel *const kernels[] = {
 static const sim_global_desc *const globals[] = {
     &sim_global_vadd_scale,
     &sim_global_matmul_positive,
+    /* ---- graph memcpy nodes (issue 14) ---- */
+    &sim_global_gn_table,
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

@@ -52,4 +52,7 @@ extern const sim_kernel sim_kernel_ipc_step;
 /* callbacks_check.c (examples/callbacks_check.cu) */
 extern const sim_kernel sim_kernel_cb_stamp, sim_kernel_cb_spin, sim_kernel_cb_fault;
 
+/* graph_nodes.c (examples/graph_nodes.cu) */
+extern const sim_global_desc sim_global_gn_table;
+
 #endif

@@ -315,4 +315,12 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     /* ---- host callbacks (issue 14) ---- */
     .host_func_enqueue = tdm_cuda_host_func_enqueue,
     .host_func_release = tdm_cuda_host_func_release,
+    /* ---- graph memcpy nodes, queries (issue 14) ---- */
+    .graph_clone = tdm_cuda_graph_clone,
+    .graph_nodes = tdm_cuda_graph_nodes,
+    .graph_node_type = tdm_cuda_graph_node_type,
+    .graph_node_deps = tdm_cuda_graph_node_deps,
+    .graph_remove_dependencies = tdm_cuda_graph_remove_dependencies,
+    .graph_destroy_node = tdm_cuda_graph_destroy_node,
+    .graph_find_in_clone = tdm_cuda_graph_find_in_clone,
 };

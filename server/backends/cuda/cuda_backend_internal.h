@@ -179,6 +179,15 @@ int tdm_cuda_graph_add_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *c
 /* ---- launch ex and stream attributes (issue 14): cuda_stream_attr.c ---- */
 int tdm_cuda_stream_set_attribute(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
 int tdm_cuda_stream_get_attribute(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
+/* ---- graph memcpy nodes, queries (issue 14): cuda_graph_query.c ---- */
+int tdm_cuda_graph_clone(tdm_backend *b, tdm_bgraph *g, tdm_bgraph **out);
+int tdm_cuda_graph_nodes(tdm_backend *b, tdm_bgraph *g, tdm_bgnode **out, size_t cap, size_t *n);
+int tdm_cuda_graph_node_type(tdm_backend *b, tdm_bgnode *n, int *type);
+int tdm_cuda_graph_node_deps(tdm_backend *b, tdm_bgnode *n, tdm_bgnode **out, size_t cap, size_t *count);
+int tdm_cuda_graph_remove_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                                       size_t n);
+int tdm_cuda_graph_destroy_node(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *n);
+int tdm_cuda_graph_find_in_clone(tdm_backend *b, tdm_bgraph *clone, tdm_bgnode *n, tdm_bgnode **out);
 
 /* ---- host callbacks (issue 14): cuda_callbacks.c ---- */
 /* The pool of pinned words of b's context (pages made on demand); free

@@ -48,7 +48,10 @@
     /* ---- launch ex and stream attributes (issue 14) ---- */                         \
     X(cuStreamSetAttribute) X(cuStreamGetAttribute)                                       \
     /* ---- host callbacks (issue 14) ---- */                                            \
-    X(cuMemHostAlloc) X(cuMemFreeHost) X(cuStreamAddCallback) X(cuStreamWaitValue32) X(cuLaunchHostFunc)
+    X(cuMemHostAlloc) X(cuMemFreeHost) X(cuStreamAddCallback) X(cuStreamWaitValue32) X(cuLaunchHostFunc) \
+    /* ---- graph memcpy nodes, queries (issue 14) ---- */                             \
+    X(cuGraphClone) X(cuGraphGetNodes) X(cuGraphNodeGetType) X(cuGraphNodeGetDependencies) \
+    X(cuGraphRemoveDependencies) X(cuGraphDestroyNode) X(cuGraphNodeFindInClone)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

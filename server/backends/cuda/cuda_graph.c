@@ -184,6 +184,19 @@ int tdm_cuda_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc 
         r = tdm_cu.cuGraphAddMemcpyNode(&n, cg, cdeps, ndeps, &c, b->ctx);
         break;
     }
+    case TDM_GNODE_COPY_DTOH: {   /* graph memcpy nodes (issue 14) */
+        CUDA_MEMCPY3D c = {
+            .srcMemoryType = CU_MEMORYTYPE_DEVICE,
+            .srcDevice = d->src,
+            .dstMemoryType = CU_MEMORYTYPE_HOST,
+            .dstHost = (void *)d->host,
+            .WidthInBytes = d->n,
+            .Height = 1,
+            .Depth = 1,
+        };
+        r = tdm_cu.cuGraphAddMemcpyNode(&n, cg, cdeps, ndeps, &c, b->ctx);
+        break;
+    }
     case TDM_GNODE_MEMSET: {
         CUDA_MEMSET_NODE_PARAMS m = { .dst = d->dst, .value = d->value, .elementSize = 1, .width = d->n, .height = 1 };
         r = tdm_cu.cuGraphAddMemsetNode(&n, cg, cdeps, ndeps, &m, b->ctx);

@@ -105,6 +105,8 @@ typedef enum tdm_gnode_kind {
     TDM_GNODE_COPY_HTOD,     /* dst, host, n: host must outlive the graph and its execs */
     TDM_GNODE_COPY_DTOD,     /* dst, src, n */
     TDM_GNODE_MEMSET,        /* dst, value, n */
+    /* ---- graph memcpy nodes (issue 14) ---- */
+    TDM_GNODE_COPY_DTOH,     /* host (written), src, n: host outlives the graph and its execs */
 } tdm_gnode_kind;
 
 typedef struct tdm_gnode_desc {
@@ -338,6 +340,28 @@ typedef struct tdm_backend_ops {
     int (*host_func_enqueue)(tdm_backend *b, tdm_bstream *s, void (*due)(void *arg, int status), void *arg,
                              tdm_bhold **out);
     void (*host_func_release)(tdm_backend *b, tdm_bhold *h);
+
+    /* ---- graph memcpy nodes, queries (issue 14) ---- */
+    /* Host memory in memcpy nodes (TDM_GNODE_COPY_HTOD/DTOH) is read or
+     * written at each launch, in the launch's stream order, as in CUDA. */
+    /* A copy of g with every node and dependency (cuGraphClone): host
+     * memory its copy nodes name is shared, not copied. */
+    int (*graph_clone)(tdm_backend *b, tdm_bgraph *g, tdm_bgraph **out);
+    /* g's nodes (cuGraphGetNodes): at most cap into out, *n all of them. */
+    int (*graph_nodes)(tdm_backend *b, tdm_bgraph *g, tdm_bgnode **out, size_t cap, size_t *n);
+    /* *type: n's cudaGraphNodeType. */
+    int (*graph_node_type)(tdm_backend *b, tdm_bgnode *n, int *type);
+    /* The nodes n depends on (cuGraphNodeGetDependencies), as graph_nodes. */
+    int (*graph_node_deps)(tdm_backend *b, tdm_bgnode *n, tdm_bgnode **out, size_t cap, size_t *count);
+    /* cuGraphRemoveDependencies: every edge from[i] -> to[i] must exist
+     * (else cudaErrorInvalidValue and g as it was). */
+    int (*graph_remove_dependencies)(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                                     size_t n);
+    /* cuGraphDestroyNode: n and its edges leave g. */
+    int (*graph_destroy_node)(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *n);
+    /* cuGraphNodeFindInClone: n's copy in clone (made by graph_clone from
+     * n's graph while n was in it), else cudaErrorInvalidValue. */
+    int (*graph_find_in_clone)(tdm_backend *b, tdm_bgraph *clone, tdm_bgnode *n, tdm_bgnode **out);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -155,4 +155,12 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     /* ---- host callbacks (issue 14) ---- */
     .host_func_enqueue = sim_host_func_enqueue,
     .host_func_release = sim_host_func_release,
+    /* ---- graph memcpy nodes, queries (issue 14) ---- */
+    .graph_clone = sim_graph_clone,
+    .graph_nodes = sim_graph_nodes,
+    .graph_node_type = sim_graph_node_type,
+    .graph_node_deps = sim_graph_node_deps,
+    .graph_remove_dependencies = sim_graph_remove_dependencies,
+    .graph_destroy_node = sim_graph_destroy_node,
+    .graph_find_in_clone = sim_graph_find_in_clone,
 };

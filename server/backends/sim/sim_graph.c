@@ -34,6 +34,7 @@ struct tdm_bgnode {
     struct tdm_bgnode **deps;
     size_t ndeps, depcap;
     size_t mark;             /* topological sort: 0 unseen, 1 in progress, 2 done */
+    struct tdm_bgnode *origin; /* a clone's node: the node it copies (compared, never followed) */
 };
 
 struct tdm_bgraph {
@@ -362,12 +363,14 @@ static sim_op *op_clone(tdm_backend *b, const sim_op *op)
         return NULL;
     *c = *op;
     c->next = NULL;
-    c->host = NULL;
+    /* A device-to-host node writes its graph's host memory, which it does not own. */
+    c->host = op->kind == SIM_OP_DTOH ? op->host : NULL;
     c->params = NULL;
     if (op->kind == SIM_OP_HTOD && !(c->host = malloc(op->n ? op->n : 1)))
         goto fail;
+    /* A graph's host-to-device node reads its host memory at each launch. */
     if (op->kind == SIM_OP_HTOD)
-        memcpy(c->host, op->host, op->n);
+        memcpy(c->host, op->live_src ? op->live_src : op->host, op->n);
     if (op->params) {
         size_t len = op->func->params_len;
         if (!(c->params = malloc(len ? len : 1)))
@@ -451,10 +454,12 @@ int sim_graph_create(tdm_backend *b, tdm_bgraph **out)
 static sim_op *op_of(tdm_backend *b, const tdm_gnode_desc *d)
 {
     static const sim_op_kind kinds[] = { [TDM_GNODE_KERNEL] = SIM_OP_LAUNCH, [TDM_GNODE_COPY_HTOD] = SIM_OP_HTOD,
-                                         [TDM_GNODE_COPY_DTOD] = SIM_OP_DTOD, [TDM_GNODE_MEMSET] = SIM_OP_MEMSET };
+                                         [TDM_GNODE_COPY_DTOD] = SIM_OP_DTOD, [TDM_GNODE_MEMSET] = SIM_OP_MEMSET,
+                                         [TDM_GNODE_COPY_DTOH] = SIM_OP_DTOH };
     sim_op tmp = { .kind = kinds[d->kind], .dst = d->dst, .src = d->src, .n = d->n, .value = d->value,
                    .host = (void *)d->host, .func = d->func, .grid = d->grid, .block = d->block,
-                   .shared_mem = d->shared_mem, .params = (void *)d->params };
+                   .shared_mem = d->shared_mem, .params = (void *)d->params,
+                   .live_src = d->kind == TDM_GNODE_COPY_HTOD ? d->host : NULL };
 
     return op_clone(b, &tmp);
 }
@@ -522,4 +527,141 @@ int sim_graph_kernel_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, cons
         if (x->map.v[i].node == n)
             return set_kernel(b, x->map.v[i].op, d);
     return cudaErrorInvalidValue;   /* not a node of the graph x came from */
+}
+
+/* ---- graph memcpy nodes, queries (issue 14) ---- */
+
+int sim_graph_clone(tdm_backend *b, tdm_bgraph *g, tdm_bgraph **out)
+{
+    tdm_bgraph *c = calloc(1, sizeof(*c));
+    int err = c ? 0 : cudaErrorMemoryAllocation;
+
+    *out = NULL;
+    /* The nodes first, in g's order, then each one's dependencies mapped
+     * to the clone's nodes of the same index. */
+    for (size_t i = 0; g && !err && i < g->n; i++) {
+        sim_op *op = g->nodes[i]->op ? op_clone(b, g->nodes[i]->op) : NULL;
+        if (g->nodes[i]->op && !op) {
+            err = cudaErrorMemoryAllocation;
+            break;
+        }
+        pthread_mutex_lock(&b->lock);
+        err = node_add_locked(c, op, NULL, 0);
+        if (err && op)
+            sim_op_free_locked(b, op);
+        pthread_mutex_unlock(&b->lock);
+        if (!err)
+            c->nodes[c->n - 1]->origin = g->nodes[i];
+    }
+    for (size_t i = 0; !err && i < g->n; i++) {
+        tdm_bgnode *nd = c->nodes[i];
+        if (g->nodes[i]->ndeps && tdm_grow(&nd->deps, &nd->depcap, g->nodes[i]->ndeps, sizeof(*nd->deps), 4) != 0) {
+            err = cudaErrorMemoryAllocation;
+            break;
+        }
+        for (size_t k = 0; k < g->nodes[i]->ndeps; k++)
+            for (size_t j = 0; j < g->n; j++)
+                if (g->nodes[j] == g->nodes[i]->deps[k])
+                    nd->deps[nd->ndeps++] = c->nodes[j];
+    }
+    if (err) {
+        if (c)
+            sim_graph_destroy(b, c);
+        return err;
+    }
+    *out = c;
+    return 0;
+}
+
+int sim_graph_nodes(tdm_backend *b, tdm_bgraph *g, tdm_bgnode **out, size_t cap, size_t *n)
+{
+    for (size_t i = 0; i < g->n && i < cap; i++)
+        out[i] = g->nodes[i];
+    *n = g->n;
+    return 0;
+}
+
+int sim_graph_node_type(tdm_backend *b, tdm_bgnode *n, int *type)
+{
+    static const int types[] = { [SIM_OP_HTOD] = cudaGraphNodeTypeMemcpy, [SIM_OP_DTOH] = cudaGraphNodeTypeMemcpy,
+                                 [SIM_OP_DTOD] = cudaGraphNodeTypeMemcpy, [SIM_OP_MEMSET] = cudaGraphNodeTypeMemset,
+                                 [SIM_OP_LAUNCH] = cudaGraphNodeTypeKernel,
+                                 [SIM_OP_RECORD] = cudaGraphNodeTypeEventRecord,
+                                 [SIM_OP_WAIT] = cudaGraphNodeTypeWaitEvent };
+
+    *type = !n->op ? cudaGraphNodeTypeEmpty
+            : (size_t)n->op->kind < sizeof(types) / sizeof(types[0]) ? types[n->op->kind] : cudaGraphNodeTypeEmpty;
+    return 0;
+}
+
+int sim_graph_node_deps(tdm_backend *b, tdm_bgnode *n, tdm_bgnode **out, size_t cap, size_t *count)
+{
+    for (size_t i = 0; i < n->ndeps && i < cap; i++)
+        out[i] = n->deps[i];
+    *count = n->ndeps;
+    return 0;
+}
+
+/* The index of `from` among t's dependencies, or -1. */
+static long dep_index(const tdm_bgnode *t, const tdm_bgnode *from)
+{
+    for (size_t i = 0; i < t->ndeps; i++)
+        if (t->deps[i] == from)
+            return (long)i;
+    return -1;
+}
+
+int sim_graph_remove_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                                  size_t n)
+{
+    /* All or nothing, as the driver: every edge must exist first. */
+    for (size_t i = 0; i < n; i++)
+        if (dep_index(to[i], from[i]) < 0)
+            return cudaErrorInvalidValue;
+    for (size_t i = 0; i < n; i++) {
+        tdm_bgnode *t = to[i];
+        long k = dep_index(t, from[i]);
+        if (k >= 0)
+            memmove(&t->deps[k], &t->deps[k + 1], (t->ndeps - (size_t)k - 1) * sizeof(*t->deps));
+        t->ndeps -= k >= 0;
+    }
+    return 0;
+}
+
+int sim_graph_destroy_node(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *n)
+{
+    size_t at = g->n;
+
+    for (size_t i = 0; i < g->n; i++) {
+        long k;
+        if (g->nodes[i] == n)
+            at = i;
+        else if ((k = dep_index(g->nodes[i], n)) >= 0) {
+            tdm_bgnode *t = g->nodes[i];
+            memmove(&t->deps[k], &t->deps[k + 1], (t->ndeps - (size_t)k - 1) * sizeof(*t->deps));
+            t->ndeps--;
+        }
+    }
+    if (at == g->n)
+        return cudaErrorInvalidValue;
+    /* Keep the others' order: it is the order nodes were added in. */
+    memmove(&g->nodes[at], &g->nodes[at + 1], (g->n - at - 1) * sizeof(*g->nodes));
+    g->n--;
+    pthread_mutex_lock(&b->lock);
+    if (n->op)
+        sim_op_free_locked(b, n->op);
+    pthread_mutex_unlock(&b->lock);
+    free(n->deps);
+    free(n);
+    return 0;
+}
+
+int sim_graph_find_in_clone(tdm_backend *b, tdm_bgraph *clone, tdm_bgnode *n, tdm_bgnode **out)
+{
+    for (size_t i = 0; i < clone->n; i++)
+        if (clone->nodes[i]->origin == n) {
+            *out = clone->nodes[i];
+            return 0;
+        }
+    return cudaErrorInvalidValue;
 }

@@ -122,6 +122,8 @@ typedef struct sim_op {
     void (*due)(void *arg, int status); /* host: told when the stream got here */
     void *due_arg;
     tdm_bhold *hold;         /* host: the stream waits here until it is released */
+    /* ---- graph memcpy nodes (issue 14) ---- */
+    const void *live_src;    /* htod in a graph: read at each launch (host stays owned by its graph) */
 } sim_op;
 
 /* ---- launch ex and stream attributes (issue 14) ---- */
@@ -381,6 +383,15 @@ int sim_capture_wait_locked(tdm_backend *b, tdm_bstream *s, tdm_bevent *e);
 /* ---- launch ex and stream attributes (issue 14): sim_stream_attr.c ---- */
 int sim_stream_set_attribute(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
 int sim_stream_get_attribute(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
+/* ---- graph memcpy nodes, queries (issue 14): sim_graph.c ---- */
+int sim_graph_clone(tdm_backend *b, tdm_bgraph *g, tdm_bgraph **out);
+int sim_graph_nodes(tdm_backend *b, tdm_bgraph *g, tdm_bgnode **out, size_t cap, size_t *n);
+int sim_graph_node_type(tdm_backend *b, tdm_bgnode *n, int *type);
+int sim_graph_node_deps(tdm_backend *b, tdm_bgnode *n, tdm_bgnode **out, size_t cap, size_t *count);
+int sim_graph_remove_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *const *from, tdm_bgnode *const *to,
+                                  size_t n);
+int sim_graph_destroy_node(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *n);
+int sim_graph_find_in_clone(tdm_backend *b, tdm_bgraph *clone, tdm_bgnode *n, tdm_bgnode **out);
 
 /* ---- host callbacks (issue 14): sim_callbacks.c ---- */
 int sim_host_func_enqueue(tdm_backend *b, tdm_bstream *s, void (*due)(void *arg, int status), void *arg,

@@ -44,6 +44,13 @@ int sim_memcpy_htod(tdm_backend *b, uint64_t dst, const void *src, size_t n, tdm
     memcpy(op->host, src, n);
     op->dst = dst;
     op->n = n;
+    /* graph memcpy nodes (issue 14): a captured copy's source outlives the
+     * graph (staging or pinned memory, session_graph_copy.c): the graph
+     * reads it at each launch, as the GPU does. */
+    pthread_mutex_lock(&b->lock);
+    if (sim_stream_or_legacy(b, s)->capture)
+        op->live_src = src;
+    pthread_mutex_unlock(&b->lock);
     sim_enqueue(b, s, op);
     return 0;
 }

@@ -1,0 +1,78 @@
+/* What session_graph.c and session_graph_copy.c/session_graph_query.c
+ * share: the session's records of graphs, their nodes and executable
+ * graphs, and the host memory their copies read and write. */
+#ifndef TANDEM_SESSION_GRAPH_INTERNAL_H
+#define TANDEM_SESSION_GRAPH_INTERNAL_H
+
+#include "session.h"
+
+enum { TAG_GRAPH = 0x47, TAG_GRAPH_EXEC = 0x58, TAG_GRAPH_NODE = 0x4e };
+
+/* The staging of one host side of a memcpy node the server cannot reach
+ * in the guest (docs/graphs.md, "Host memory in graphs"). */
+typedef struct tdm_host_io {
+    uint64_t key;            /* host-to-device: the node handle uploads name */
+    uint64_t guest;          /* device-to-host: the guest's address it fetches to */
+    void *buf;
+    uint64_t n;
+    bool dtoh;
+} tdm_host_io;
+
+/* Host bytes that captured copies read at each launch: shared by the graph
+ * and every executable graph made from it, freed with the last of them. */
+typedef struct tdm_kept_bytes {
+    int refs;
+    void **v;
+    size_t n, cap;
+    uint64_t bytes;
+    /* ---- graph memcpy nodes (issue 14) ---- */
+    tdm_host_io *io;
+    size_t nio, iocap;
+    tdm_bevent *last_use;    /* recorded after each launch that used io */
+    bool pending;            /* in s->graph_pending: fetch after the launch */
+    size_t fetch_i;          /* the next io entry (and offset) to fetch */
+    uint64_t fetch_off;
+} tdm_kept_bytes;
+
+/* A capture begun on one of the session's streams. */
+typedef struct tdm_capture_entry {
+    uint64_t id;             /* the backend's capture id */
+    uint64_t origin;         /* the stream handle it began on */
+    tdm_kept_bytes *kept;    /* NULL until a copy needs it */
+} tdm_capture_entry;
+
+typedef struct graph_entry {
+    tdm_bgraph *bg;
+    tdm_kept_bytes *kept;
+} graph_entry;
+
+/* A node added node by node (captured graphs' nodes have no handles). */
+typedef struct node_entry {
+    uint64_t graph;
+    tdm_bgnode *bn;
+    int type;                /* cudaGraphNodeType */
+} node_entry;
+
+typedef struct exec_entry {
+    tdm_bgexec *bx;
+    tdm_kept_bytes *kept;
+    uint64_t graph;          /* the graph it was made from: its nodes name the exec's */
+} exec_entry;
+
+void tdm_kept_unref(tdm_session *s, tdm_kept_bytes *k);
+/* The backend nodes behind n node handles, all of `graph`; false if one is
+ * not (out has room for n). */
+bool tdm_graph_nodes_of(tdm_session *s, uint64_t graph, const uint64_t *ids, uint32_t n, tdm_bgnode **out);
+/* ---- graph memcpy nodes (issue 14): session_graph_copy.c ---- */
+/* Frees k's host io staging and event (k is going away). */
+void tdm_kept_host_io_free(tdm_session *s, tdm_kept_bytes *k);
+/* After a launch of an exec holding k on st: marks when k's host memory
+ * is free again, and that its device-to-host bytes await the guest. */
+int tdm_kept_launched(tdm_session *s, tdm_kept_bytes *k, tdm_stream_state *st);
+/* The host memory of the capture st's work goes to (made on first use), or
+ * NULL with *err when st does not capture. */
+tdm_kept_bytes *tdm_session_capture_kept(tdm_session *s, tdm_stream_state *st, int *err);
+/* k, made on first use. */
+tdm_kept_bytes *tdm_kept_get(tdm_kept_bytes **kp);
+
+#endif
