@@ -24,8 +24,10 @@ static bool capture_mode_valid(int mode)
 cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
 {
     tdm_capture_begin_args a = { tdm_stream_id(stream), (int)mode };
+    cudaError_t err = tdm_call_err(TDM_STREAM_BEGIN_CAPTURE, &a);
 
-    return tdm_ret(tdm_call_err(TDM_STREAM_BEGIN_CAPTURE, &a));
+    tdm_graph_mem_captures(err ? 0 : 1);   /* ---- graph memory nodes (issue 14) ---- */
+    return tdm_ret(err);
 }
 
 cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode)
@@ -46,6 +48,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
     if (!err)
         err = (cudaError_t)r.err;
     *pGraph = err ? NULL : (cudaGraph_t)(uintptr_t)r.handle;
+    tdm_graph_mem_captures(!err || err == cudaErrorStreamCaptureInvalidated ? -1 : 0); /* graph memory (issue 14) */
     return tdm_ret(err);
 }
 

@@ -96,6 +96,8 @@ typedef struct tdm_session {
     struct tdm_capture_entry *captures; /* captures begun on its streams and not ended */
     size_t ncaptures, captures_cap;
     uint64_t kept_bytes;             /* host bytes kept for captured copies (bounded) */
+    /* ---- graph memory nodes (issue 14) ---- */
+    struct tdm_session_graph_mem *graph_mem; /* session_graph_mem.c; NULL until used */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -367,6 +369,7 @@ typedef struct tdm_node_request {
     uint64_t dst, src, n;        /* memcpy (src unused when host is set), memset */
     const void *host;            /* memcpy: the bytes of a host-to-device copy */
     uint8_t value;               /* memset */
+    bool internal;               /* the server's own node (graph memory): not the guest's to ask for */
 } tdm_node_request;
 
 int tdm_session_graph_create(tdm_session *s, unsigned flags, uint64_t *graph);
@@ -386,5 +389,40 @@ int tdm_session_kernel_node_set(tdm_session *s, uint64_t exec, uint64_t node, co
 int tdm_session_stream_set_attribute(tdm_session *s, uint64_t stream, const tdm_bstream_attr *a);
 /* cudaStreamGetAttribute: fills *a from a->id. */
 int tdm_session_stream_get_attribute(tdm_session *s, uint64_t stream, tdm_bstream_attr *a);
+
+/* ---- graph memory nodes (issue 14): session_graph_mem.c (docs/graphs.md, "Graph memory") ---- */
+/* Who has a memory node: a capture (by its id), a graph, an executable graph. */
+enum { TDM_GMEM_CAPTURE = 1, TDM_GMEM_GRAPH, TDM_GMEM_EXEC };
+/* An allocation node of size bytes (*addr: its memory, fixed for the
+ * graph's life), or with free a node freeing *addr, which must start a
+ * graph allocation of the session. */
+int tdm_session_graph_add_mem_node(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps, bool free,
+                                   uint64_t size, uint64_t *addr, uint64_t *node);
+int tdm_session_graph_mem_node_params(tdm_session *s, uint64_t node, bool *free, uint64_t *addr, uint64_t *size);
+int tdm_session_graph_mem_trim(tdm_session *s);
+/* attr: a cudaGraphMemAttributeType. */
+int tdm_session_graph_mem_get_attr(tdm_session *s, int attr, uint64_t *value);
+int tdm_session_graph_mem_set_attr(tdm_session *s, int attr, uint64_t value);
+/* cudaMallocAsync / cudaFreeAsync: false when the stream is not capturing
+ * (the caller goes on as usual); else the graph memory layer did it (*err). */
+bool tdm_session_graph_mem_capture_alloc(tdm_session *s, uint64_t stream, uint64_t size, uint64_t *addr, int *err);
+bool tdm_session_graph_mem_capture_free(tdm_session *s, uint64_t stream, uint64_t addr, int *err);
+/* cudaFree (sync) or cudaFreeAsync of addr: false when addr is not graph
+ * memory, or is no graph's any more (then the caller frees it as an
+ * ordinary allocation); else done here (*err). */
+bool tdm_session_graph_mem_user_free(tdm_session *s, uint64_t addr, bool sync, int *err);
+/* From session_graph.c: a capture ended into graph (0: it failed); an
+ * owner went away; an exec was made; a launch is checked (commit false)
+ * and accounted (commit true). */
+void tdm_session_graph_mem_moved(tdm_session *s, uint64_t capture, uint64_t graph);
+void tdm_session_graph_mem_dropped(tdm_session *s, int kind, uint64_t owner);
+int tdm_session_graph_mem_instantiated(tdm_session *s, uint64_t graph, uint64_t exec, uint64_t flags);
+int tdm_session_graph_mem_launch(tdm_session *s, uint64_t exec, bool commit);
+/* Session end or reset: forgets it all (the memory is the range map's). */
+void tdm_session_graph_mem_release(tdm_session *s);
+/* session_graph.c: the id of the capture the stream's work goes to, 0 when
+ * none; whether the session has the graph. */
+uint64_t tdm_session_capture_id(tdm_session *s, uint64_t stream);
+bool tdm_session_graph_exists(tdm_session *s, uint64_t graph);
 
 #endif

@@ -182,6 +182,7 @@ int tdm_session_end_capture(tdm_session *s, uint64_t stream, uint64_t *graph)
     if (s->graphs.live >= TDM_SESSION_MAX_GRAPHS)
         return cudaErrorMemoryAllocation;
     c = capture_find(s, capture_id(s, st));
+    uint64_t cid = c ? c->id : 0;
     err = ops(s)->stream_end_capture(be(s), st->bs, &bg);
     /* Ended (or invalidated and so ended): the capture is gone. */
     if (c && !capture_id(s, st)) {
@@ -190,6 +191,7 @@ int tdm_session_end_capture(tdm_session *s, uint64_t stream, uint64_t *graph)
     }
     if (err) {
         kept_unref(s, kept);
+        tdm_session_graph_mem_moved(s, cid, 0);
         return err;
     }
     if (!(g = malloc(sizeof(*g)))) {
@@ -202,10 +204,12 @@ int tdm_session_end_capture(tdm_session *s, uint64_t stream, uint64_t *graph)
         err = cudaErrorMemoryAllocation;
         goto fail;
     }
+    tdm_session_graph_mem_moved(s, cid, *graph);
     return 0;
 fail:
     ops(s)->graph_destroy(be(s), bg);
     kept_unref(s, kept);
+    tdm_session_graph_mem_moved(s, cid, 0);
     return err;
 }
 
@@ -258,10 +262,13 @@ int tdm_session_graph_destroy(tdm_session *s, uint64_t graph)
         return cudaErrorInvalidValue;     /* as cudaGraphDestroy of a bad graph */
     drop_nodes(s, graph);
     err = ops(s)->graph_destroy(be(s), g->bg);
+    tdm_session_graph_mem_dropped(s, TDM_GMEM_GRAPH, graph);
     kept_unref(s, g->kept);
     free(g);
     return err;
 }
+
+static void exec_free(tdm_session *s, struct exec_entry *x);
 
 int tdm_session_graph_instantiate(tdm_session *s, uint64_t graph, uint64_t flags, uint64_t *exec)
 {
@@ -289,10 +296,13 @@ int tdm_session_graph_instantiate(tdm_session *s, uint64_t graph, uint64_t flags
     }
     if (g->kept)
         g->kept->refs++;
-    return 0;
+    err = tdm_session_graph_mem_instantiated(s, graph, *exec, flags);
+    if (err)
+        exec_free(s, tdm_handles_remove(&s->graph_execs, *exec));
+    return err;
 }
 
-static void exec_free(tdm_session *s, exec_entry *x)
+static void exec_free(tdm_session *s, struct exec_entry *x)
 {
     ops(s)->graph_exec_destroy(be(s), x->bx);
     kept_unref(s, x->kept);
@@ -306,6 +316,7 @@ int tdm_session_graph_exec_destroy(tdm_session *s, uint64_t exec)
     if (!x)
         return cudaErrorInvalidValue;
     exec_free(s, x);
+    tdm_session_graph_mem_dropped(s, TDM_GMEM_EXEC, exec);
     return 0;
 }
 
@@ -319,13 +330,17 @@ int tdm_session_graph_launch(tdm_session *s, uint64_t exec, uint64_t stream)
         return cudaErrorInvalidResourceHandle;
     if (!(st = tdm_session_stream_for_work(s, stream, &err)))
         return err;
-    return ops(s)->graph_launch(be(s), x->bx, st->bs);
+    err = tdm_session_graph_mem_launch(s, exec, false);
+    if (!err)
+        err = ops(s)->graph_launch(be(s), x->bx, st->bs);
+    return err ? err : tdm_session_graph_mem_launch(s, exec, true);
 }
 
 void tdm_session_graphs_release(tdm_session *s)
 {
     void *obj;
 
+    tdm_session_graph_mem_release(s);
     while (s->ncaptures) {
         tdm_capture_entry c = s->captures[--s->ncaptures];
         tdm_stream_state *st = tdm_session_stream_state(s, c.origin);
@@ -418,6 +433,10 @@ static int describe_node(tdm_session *s, graph_entry *g, const tdm_node_request 
     case cudaGraphNodeTypeEmpty:
         d->kind = TDM_GNODE_EMPTY;
         return 0;
+    case cudaGraphNodeTypeMemAlloc:
+    case cudaGraphNodeTypeMemFree:      /* graph memory: the memory is there already (session_graph_mem.c) */
+        d->kind = TDM_GNODE_EMPTY;
+        return q->internal ? 0 : cudaErrorInvalidValue;
     case cudaGraphNodeTypeKernel:
         if (!(f = tdm_session_func(s, q->func)))
             return cudaErrorInvalidDeviceFunction;
@@ -528,4 +547,20 @@ int tdm_session_kernel_node_set(tdm_session *s, uint64_t exec, uint64_t node, co
         return cudaErrorInvalidValue;
     err = describe_node(s, g, req, &d);
     return err ? err : ops(s)->graph_kernel_node_set(be(s), x ? x->bx : NULL, e->bn, &d);
+}
+
+/* ---- graph memory nodes (issue 14) ---- */
+
+uint64_t tdm_session_capture_id(tdm_session *s, uint64_t stream)
+{
+    tdm_stream_state *st;
+
+    if (!s->ncaptures || !(st = tdm_session_stream_state(s, stream)))
+        return 0;
+    return capture_id(s, st);
+}
+
+bool tdm_session_graph_exists(tdm_session *s, uint64_t graph)
+{
+    return tdm_handles_get(&s->graphs, graph) != NULL;
 }

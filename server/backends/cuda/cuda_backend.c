@@ -305,4 +305,6 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     /* ---- launch ex and stream attributes (issue 14) ---- */
     .stream_set_attribute = tdm_cuda_stream_set_attribute,
     .stream_get_attribute = tdm_cuda_stream_get_attribute,
+    /* ---- graph memory nodes (issue 14) ---- */
+    .capture_mode_exchange = tdm_cuda_capture_mode_exchange,
 };

@@ -176,6 +176,8 @@ int tdm_cuda_graph_add_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *c
 
 /* ---- launch ex and stream attributes (issue 14): cuda_stream_attr.c ---- */
 int tdm_cuda_stream_set_attribute(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
+/* ---- graph memory nodes (issue 14): cuda_graph_mem.c ---- */
+int tdm_cuda_capture_mode_exchange(tdm_backend *b, int *mode);
 int tdm_cuda_stream_get_attribute(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
 
 #endif

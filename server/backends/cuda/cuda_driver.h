@@ -46,7 +46,9 @@
     X(cuGraphAddMemcpyNode) X(cuGraphAddMemsetNode) X(cuGraphAddDependencies)                  \
     X(cuGraphKernelNodeSetParams) X(cuGraphExecKernelNodeSetParams)                         \
     /* ---- launch ex and stream attributes (issue 14) ---- */                         \
-    X(cuStreamSetAttribute) X(cuStreamGetAttribute)
+    X(cuStreamSetAttribute) X(cuStreamGetAttribute)                                      \
+    /* ---- graph memory nodes (issue 14) ---- */                                         \
+    X(cuThreadExchangeStreamCaptureMode)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

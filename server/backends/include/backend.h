@@ -327,6 +327,12 @@ typedef struct tdm_backend_ops {
      * cuStreamSetAttribute/cuStreamGetAttribute; get fills *a from a->id. */
     int (*stream_set_attribute)(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
     int (*stream_get_attribute)(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
+    /* ---- graph memory nodes (issue 14) ---- */
+    /* cuThreadExchangeStreamCaptureMode for the calling thread: *mode (a
+     * cudaStreamCaptureMode) becomes its mode, and *mode the one it had.
+     * The session layer makes graph memory during a capture in relaxed
+     * mode: the device's own allocation calls are not the program's. */
+    int (*capture_mode_exchange)(tdm_backend *b, int *mode);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -152,4 +152,6 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     /* ---- launch ex and stream attributes (issue 14) ---- */
     .stream_set_attribute = sim_stream_set_attribute,
     .stream_get_attribute = sim_stream_get_attribute,
+    /* ---- graph memory nodes (issue 14) ---- */
+    .capture_mode_exchange = sim_capture_mode_exchange,
 };

@@ -375,6 +375,8 @@ int sim_capture_wait_locked(tdm_backend *b, tdm_bstream *s, tdm_bevent *e);
 
 /* ---- launch ex and stream attributes (issue 14): sim_stream_attr.c ---- */
 int sim_stream_set_attribute(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
+/* ---- graph memory nodes (issue 14): sim_graph_mem.c ---- */
+int sim_capture_mode_exchange(tdm_backend *b, int *mode);
 int sim_stream_get_attribute(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
 
 #endif
