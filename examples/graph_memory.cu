@@ -3,7 +3,8 @@
 // along a path; an allocation a launch leaves for the program to free (with
 // cudaFree, cudaFreeAsync, another graph's free node, or on relaunch with
 // cudaGraphInstantiateFlagAutoFreeOnLaunch); cudaMallocAsync/cudaFreeAsync
-// captured into a graph; the footprint attributes around cudaDeviceGraphMemTrim.
+// captured into a graph; the footprint attributes around cudaDeviceGraphMemTrim;
+// the same nodes through cudaGraphAddNode and cudaGraph(Exec)NodeSetParams.
 // Every line it prints is the same natively and through Tandem (footprints
 // are printed as comparisons: the driver rounds them its own way).  The
 // kernels are mem_pools.cu's, so the sim backend's twins serve both.
@@ -268,6 +269,66 @@ static void attributes_and_errors(void)
     CHECK(cudaGraphDestroy(g));
 }
 
+// The same through the generic calls: cudaGraphAddNode for every node,
+// cudaGraphNodeSetParams and cudaGraphExecNodeSetParams for the fill.
+static void generic_nodes(cudaStream_t s, unsigned int *out, unsigned int *host)
+{
+    cudaGraph_t g;
+    cudaGraphExec_t x;
+    cudaGraphNode_t alloc, fill, twice, free_node;
+    cudaGraphNodeParams p = {};
+    unsigned int *d, v = 4u;
+    int n = N;
+
+    CHECK(cudaGraphCreate(&g, 0));
+    p.type = cudaGraphNodeTypeMemAlloc;
+    p.alloc.bytesize = BYTES;
+    p.alloc.poolProps.allocType = cudaMemAllocationTypePinned;
+    p.alloc.poolProps.location.type = cudaMemLocationTypeDevice;
+    CHECK(cudaGraphAddNode(&alloc, g, NULL, NULL, 0, &p));
+    d = (unsigned int *)p.alloc.dptr;
+    void *fill_args[] = { &d, &n, &v };
+    p = {};
+    p.type = cudaGraphNodeTypeKernel;
+    p.kernel.func = (void *)pool_fill;
+    p.kernel.gridDim = dim3((N + THREADS - 1) / THREADS);
+    p.kernel.blockDim = dim3(THREADS);
+    p.kernel.kernelParams = fill_args;
+    CHECK(cudaGraphAddNode(&fill, g, &alloc, NULL, 1, &p));
+    void *twice_args[] = { &d, &out, &n };
+    cudaGraphNodeParams t = p;
+    t.kernel.func = (void *)pool_twice;
+    t.kernel.kernelParams = twice_args;
+    CHECK(cudaGraphAddNode(&twice, g, &fill, NULL, 1, &t));
+    cudaGraphNodeParams f = {};
+    f.type = cudaGraphNodeTypeMemFree;
+    f.free.dptr = d;
+    CHECK(cudaGraphAddNode(&free_node, g, &twice, NULL, 1, &f));
+    CHECK(cudaGraphInstantiate(&x, g, 0));
+    CHECK(cudaGraphLaunch(x, s));
+    CHECK(cudaStreamSynchronize(s));
+    printf("generic nodes: sum %llu\n", (unsigned long long)sum_of(out, host));
+    v = 3u;                              // read when the parameters are set
+    CHECK(cudaGraphExecNodeSetParams(x, fill, &p));
+    CHECK(cudaGraphLaunch(x, s));
+    CHECK(cudaStreamSynchronize(s));
+    printf("generic nodes, exec's fill set: sum %llu\n", (unsigned long long)sum_of(out, host));
+    CHECK(cudaGraphExecDestroy(x));
+    v = 2u;
+    CHECK(cudaGraphNodeSetParams(fill, &p));
+    CHECK(cudaGraphInstantiate(&x, g, 0));
+    CHECK(cudaGraphLaunch(x, s));
+    CHECK(cudaStreamSynchronize(s));
+    printf("generic nodes, graph's fill set: sum %llu\n", (unsigned long long)sum_of(out, host));
+    p.reserved2 = 1;
+    printf("generic node with reserved bytes set: %s\n",
+           cudaGetErrorName(cudaGraphAddNode(&fill, g, NULL, NULL, 0, &p)));
+    cudaGetLastError();
+    CHECK(cudaGraphExecDestroy(x));
+    CHECK(cudaGraphDestroy(g));
+    CHECK(cudaDeviceGraphMemTrim(0));
+}
+
 int main(int argc, char **argv)
 {
     int launches = argc > 1 ? atoi(argv[1]) : 3;
@@ -282,6 +343,7 @@ int main(int argc, char **argv)
     explicit_nodes(s, launches, out, host);
     unfreed(s, host);
     captured(s, launches, out, host);
+    generic_nodes(s, out, host);
     attributes_and_errors();
     CHECK(cudaFree(out));
     CHECK(cudaStreamDestroy(s));

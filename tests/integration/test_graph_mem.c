@@ -63,13 +63,18 @@ static void expected_output(int launches, char *out, size_t cap)
                                 2 * fill_sum(11), 2 * fill_sum(11));
     snprintf(out + len, cap - len,
              "captured: footprint after trim: 0\n"
+             "generic nodes: sum %llu\n"
+             "generic nodes, exec's fill set: sum %llu\n"
+             "generic nodes, graph's fill set: sum %llu\n"
+             "generic node with reserved bytes set: cudaErrorInvalidValue\n"
              "high marks after reset: used 0, reserved 0\n"
              "set a high mark to 1: cudaErrorInvalidValue\n"
              "set the current footprint: cudaErrorInvalidValue\n"
              "attribute of device 7: cudaErrorInvalidDevice\n"
              "trim device 7: cudaErrorInvalidDevice\n"
              "allocation node of 0 bytes: cudaErrorInvalidValue\n"
-             "graph_memory: done\n");
+             "graph_memory: done\n",
+             2 * fill_sum(4), 2 * fill_sum(3), 2 * fill_sum(2));
 }
 
 static void expect_graph_memory(const char *endpoint, int launches)
