@@ -101,11 +101,15 @@ cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t gra
     return tdm_ret(add_mem_node(pGraphNode, graph, pDependencies, numDependencies, true, 0, &addr));
 }
 
-static cudaError_t node_params(cudaGraphNode_t node, bool want_free, tdm_graph_mem_params_res *r)
+/* The parameters of memory node `node` of the wanted kind, for an output
+ * the caller gave (`out`). */
+static cudaError_t node_params(cudaGraphNode_t node, const void *out, bool want_free, tdm_graph_mem_params_res *r)
 {
     tdm_handle h = (uint64_t)(uintptr_t)node;
     cudaError_t err;
 
+    if (!node || !out)
+        return cudaErrorInvalidValue;
     memset(r, 0, sizeof(*r));
     err = tdm_call(TDM_GRAPH_MEM_NODE_GET_PARAMS, &h, r);
     if (!err)
@@ -118,11 +122,8 @@ static cudaError_t node_params(cudaGraphNode_t node, bool want_free, tdm_graph_m
 cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams *params_out)
 {
     tdm_graph_mem_params_res r;
-    cudaError_t err;
+    cudaError_t err = node_params(node, params_out, false, &r);
 
-    if (!node || !params_out)
-        return tdm_ret(cudaErrorInvalidValue);
-    err = node_params(node, false, &r);
     if (err)
         return tdm_ret(err);
     memset(params_out, 0, sizeof(*params_out));
@@ -137,11 +138,8 @@ cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemA
 cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void *dptr_out)
 {
     tdm_graph_mem_params_res r;
-    cudaError_t err;
+    cudaError_t err = node_params(node, dptr_out, true, &r);
 
-    if (!node || !dptr_out)
-        return tdm_ret(cudaErrorInvalidValue);
-    err = node_params(node, true, &r);
     if (err)
         return tdm_ret(err);
     *(void **)dptr_out = (void *)(uintptr_t)r.addr;
