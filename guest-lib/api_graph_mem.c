@@ -153,15 +153,19 @@ cudaError_t cudaDeviceGraphMemTrim(int device)
     return tdm_ret(err ? err : tdm_call_err(TDM_DEVICE_GRAPH_MEM_TRIM, NULL));
 }
 
+/* What both attribute calls check first: a value to read or write, on
+ * the one device. */
+static cudaError_t attr_args_valid(int device, const void *value)
+{
+    return value ? tdm_check_device(device) : cudaErrorInvalidValue;
+}
+
 cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
 {
     tdm_graph_mem_attr_args a = { (int)attr, 0 };
     tdm_u64_res r;
-    cudaError_t err;
+    cudaError_t err = attr_args_valid(device, value);
 
-    if (!value)
-        return tdm_ret(cudaErrorInvalidValue);
-    err = tdm_check_device(device);
     if (err)
         return tdm_ret(err);
     memset(&r, 0, sizeof(r));
@@ -176,11 +180,8 @@ cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttribut
 cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
 {
     tdm_graph_mem_attr_args a = { (int)attr, 0 };
-    cudaError_t err;
+    cudaError_t err = attr_args_valid(device, value);
 
-    if (!value)
-        return tdm_ret(cudaErrorInvalidValue);
-    err = tdm_check_device(device);
     if (err)
         return tdm_ret(err);
     a.value = *(const uint64_t *)value;
