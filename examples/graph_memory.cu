@@ -227,6 +227,36 @@ static void captured(cudaStream_t s, int launches, unsigned int *out, unsigned i
     CHECK(cudaStreamSynchronize(s));
     CHECK(cudaGraphExecDestroy(x));
     CHECK(cudaGraphDestroy(g));
+
+    // Allocated on the origin, freed on a forked stream that joined the
+    // capture through an event, which the origin waits for again.
+    cudaStream_t fork;
+    cudaEvent_t forked, joined;
+    CHECK(cudaStreamCreateWithFlags(&fork, cudaStreamNonBlocking));
+    CHECK(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
+    CHECK(cudaEventCreateWithFlags(&joined, cudaEventDisableTiming));
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
+    CHECK(cudaMallocAsync((void **)&d, BYTES, s));
+    pool_fill<<<blocks, THREADS, 0, s>>>(d, N, 13u);
+    CHECK(cudaEventRecord(forked, s));
+    CHECK(cudaStreamWaitEvent(fork, forked, 0));
+    pool_twice<<<blocks, THREADS, 0, fork>>>(d, out, N);
+    CHECK(cudaFreeAsync(d, fork));
+    CHECK(cudaEventRecord(joined, fork));
+    CHECK(cudaStreamWaitEvent(s, joined, 0));
+    CHECK(cudaStreamEndCapture(s, &g));
+    CHECK(cudaGraphInstantiate(&x, g, 0));
+    for (int r = 0; r < 2; r++) {
+        CHECK(cudaMemsetAsync(out, 0, BYTES, s));
+        CHECK(cudaGraphLaunch(x, s));
+        CHECK(cudaStreamSynchronize(s));
+        printf("captured across two streams, launch %d: sum %llu\n", r, (unsigned long long)sum_of(out, host));
+    }
+    CHECK(cudaGraphExecDestroy(x));
+    CHECK(cudaGraphDestroy(g));
+    CHECK(cudaEventDestroy(forked));
+    CHECK(cudaEventDestroy(joined));
+    CHECK(cudaStreamDestroy(fork));
     CHECK(cudaDeviceGraphMemTrim(0));
     printf("captured: footprint after trim: %llu\n", (unsigned long long)footprint(cudaGraphMemAttrUsedMemCurrent));
 }

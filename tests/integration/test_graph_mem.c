@@ -61,6 +61,9 @@ static void expected_output(int launches, char *out, size_t cap)
     for (int r = 0; r < launches; r++)
         len += (size_t)snprintf(out + len, cap - len, "captured launch %d: sum %llu, kept sum %llu\n", r,
                                 2 * fill_sum(11), 2 * fill_sum(11));
+    for (int r = 0; r < 2; r++)
+        len += (size_t)snprintf(out + len, cap - len, "captured across two streams, launch %d: sum %llu\n", r,
+                                2 * fill_sum(13));
     snprintf(out + len, cap - len,
              "captured: footprint after trim: 0\n"
              "generic nodes: sum %llu\n"
