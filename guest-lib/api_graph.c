@@ -41,13 +41,15 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
     tdm_handle_res r;
     cudaError_t err;
 
-    if (!pGraph)
+    /* A capture into a named graph needs no graph output (issue 14). */
+    if (!tdm_capture_to_graph_ended(h) && !pGraph)
         return tdm_ret(cudaErrorInvalidValue);
     memset(&r, 0, sizeof(r));
     err = tdm_call(TDM_STREAM_END_CAPTURE, &h, &r);
     if (!err)
         err = (cudaError_t)r.err;
-    *pGraph = err ? NULL : (cudaGraph_t)(uintptr_t)r.handle;
+    if (pGraph)
+        *pGraph = err ? NULL : (cudaGraph_t)(uintptr_t)r.handle;
     tdm_graph_mem_captures(!err || err == cudaErrorStreamCaptureInvalidated ? -1 : 0); /* graph memory (issue 14) */
     return tdm_ret(err);
 }

@@ -93,8 +93,8 @@ static cudaError_t add_typed(cudaGraphNode_t *n, cudaGraph_t g, const cudaGraphN
     }
     case cudaGraphNodeTypeMemFree:
         return cudaGraphAddMemFreeNode(n, g, d, nd, p->free.dptr);
-    case cudaGraphNodeTypeConditional:
-        return tdm_unsupported("cudaGraphAddNode of a conditional node");
+    case cudaGraphNodeTypeConditional:   /* ---- conditional graph nodes (issue 14) ---- */
+        return tdm_graph_add_cond_node(n, g, d, nd, &p->conditional);
     default:
         return cudaErrorInvalidValue;
     }

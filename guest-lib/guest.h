@@ -80,6 +80,13 @@ void tdm_graph_mem_captures(int delta);
 /* After cudaMallocAsync of [addr, +size) on stream: a captured allocation
  * is graph memory in the allocation table. */
 void tdm_graph_mem_async_alloc(cudaStream_t stream, uint64_t addr, uint64_t size);
+/* ---- conditional graph nodes (issue 14): api_graph_cond.c ---- */
+/* cudaGraphAddNode of a conditional node: p->phGraph_out receives its bodies. */
+cudaError_t tdm_graph_add_cond_node(cudaGraphNode_t *node, cudaGraph_t graph, const cudaGraphNode_t *deps,
+                                    size_t ndeps, struct cudaConditionalNodeParams *p);
+/* cudaStreamEndCapture of stream: whether its capture went into a graph
+ * the program named (then its graph output may be NULL); forgets it. */
+bool tdm_capture_to_graph_ended(uint64_t stream);
 int tdm_allocs_remove(uint64_t addr);
 /* True when [addr, addr+len) is inside one allocation or variable. */
 bool tdm_allocs_covers(uint64_t addr, uint64_t len);

@@ -98,6 +98,9 @@ typedef struct tdm_session {
     uint64_t kept_bytes;             /* host bytes kept for captured copies (bounded) */
     /* ---- graph memory nodes (issue 14) ---- */
     struct tdm_session_graph_mem *graph_mem; /* session_graph_mem.c; NULL until used */
+    /* ---- conditional graph nodes (issue 14) ---- */
+    struct tdm_cond_handle *cond_handles; /* session_graph_cond.c: the handles made, with their graphs */
+    size_t ncond_handles, cond_handles_cap;
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -424,5 +427,29 @@ void tdm_session_graph_mem_release(tdm_session *s);
  * none; whether the session has the graph. */
 uint64_t tdm_session_capture_id(tdm_session *s, uint64_t stream);
 bool tdm_session_graph_exists(tdm_session *s, uint64_t graph);
+
+/* ---- conditional graph nodes (issue 14): session_graph_cond.c, session_graph.c
+ * (docs/graphs.md, "Conditional nodes") ---- */
+#define TDM_SESSION_MAX_COND_HANDLES 4096  /* conditional handles of live graphs */
+#define TDM_SESSION_MAX_COND_DEPTH 8       /* conditional bodies inside bodies */
+#define TDM_SESSION_MAX_COND_BODIES 256    /* bodies of one node (the protocol's TDM_MAX_COND_BODIES) */
+int tdm_session_cond_handle_create(tdm_session *s, uint64_t graph, unsigned dflt, unsigned flags, uint64_t *handle);
+/* A conditional node of handle (checked: one of graph's or of a graph it
+ * is a body of); bodies[0..size) receive its body graphs' handles. */
+int tdm_session_cond_node_add(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps, uint64_t handle,
+                              int type, unsigned size, uint64_t *node, uint64_t *bodies);
+/* A graph went away: its handles with it. */
+void tdm_session_graph_cond_dropped(tdm_session *s, uint64_t graph);
+void tdm_session_cond_release(tdm_session *s);
+/* session_graph.c: */
+int tdm_session_begin_capture_to_graph(tdm_session *s, uint64_t stream, uint64_t graph, const uint64_t *deps,
+                                       uint32_t ndeps, int mode);
+int tdm_session_graph_add_cond_node(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps,
+                                    uint64_t handle, int type, unsigned size, uint64_t *node, uint64_t *bodies);
+/* Conditional bodies around graph (0: a graph of its own; -1: no graph). */
+int tdm_session_graph_depth(tdm_session *s, uint64_t graph);
+/* graph is ancestor or lies (as a body) inside it. */
+bool tdm_session_graph_within(tdm_session *s, uint64_t graph, uint64_t ancestor);
+tdm_bgraph *tdm_session_graph_backend(tdm_session *s, uint64_t graph);
 
 #endif

@@ -49,6 +49,10 @@ static const sim_kernel *const kernels[] = {
     /* ---- managed memory (issue 14) ---- */
     &sim_kernel_managed_scale,
     &sim_kernel_managed_fill,
+    /* ---- conditional graph nodes (issue 14): examples/graph_conditional.cu ---- */
+    &sim_kernel_cond_set,
+    &sim_kernel_cond_count_down,
+    &sim_kernel_cond_record,
 };
 
 static const sim_global_desc *const globals[] = {

@@ -41,5 +41,8 @@ extern const sim_kernel sim_kernel_mapped_scale;
 /* ---- managed memory (issue 14) ---- */
 /* managed_memory.c (examples/managed_memory.cu) */
 extern const sim_kernel sim_kernel_managed_scale, sim_kernel_managed_fill;
+/* ---- conditional graph nodes (issue 14) ---- */
+/* graph_conditional.c (examples/graph_conditional.cu) */
+extern const sim_kernel sim_kernel_cond_set, sim_kernel_cond_count_down, sim_kernel_cond_record;
 
 #endif

@@ -307,4 +307,8 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .stream_get_attribute = tdm_cuda_stream_get_attribute,
     /* ---- graph memory nodes (issue 14) ---- */
     .capture_mode_exchange = tdm_cuda_capture_mode_exchange,
+    /* ---- conditional graph nodes (issue 14) ---- */
+    .graph_cond_handle_create = tdm_cuda_graph_cond_handle_create,
+    .graph_add_cond_node = tdm_cuda_graph_add_cond_node,
+    .stream_begin_capture_to_graph = tdm_cuda_stream_begin_capture_to_graph,
 };

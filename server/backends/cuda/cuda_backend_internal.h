@@ -180,4 +180,11 @@ int tdm_cuda_stream_set_attribute(tdm_backend *b, tdm_bstream *s, const tdm_bstr
 int tdm_cuda_capture_mode_exchange(tdm_backend *b, int *mode);
 int tdm_cuda_stream_get_attribute(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
 
+/* ---- conditional graph nodes (issue 14): cuda_graph_cond.c ---- */
+int tdm_cuda_graph_cond_handle_create(tdm_backend *b, tdm_bgraph *g, unsigned dflt, unsigned flags, uint64_t *handle);
+int tdm_cuda_graph_add_cond_node(tdm_backend *b, tdm_bgraph *g, uint64_t handle, int type, unsigned size,
+                                 tdm_bgnode *const *deps, size_t ndeps, tdm_bgnode **out, tdm_bgraph **bodies);
+int tdm_cuda_stream_begin_capture_to_graph(tdm_backend *b, tdm_bstream *s, tdm_bgraph *g, tdm_bgnode *const *deps,
+                                           size_t ndeps, int mode);
+
 #endif

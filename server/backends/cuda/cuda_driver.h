@@ -48,7 +48,9 @@
     /* ---- launch ex and stream attributes (issue 14) ---- */                         \
     X(cuStreamSetAttribute) X(cuStreamGetAttribute)                                      \
     /* ---- graph memory nodes (issue 14) ---- */                                         \
-    X(cuThreadExchangeStreamCaptureMode)
+    X(cuThreadExchangeStreamCaptureMode)                                                  \
+    /* ---- conditional graph nodes (issue 14) ---- */                                    \
+    X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuStreamBeginCaptureToGraph)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

@@ -333,6 +333,20 @@ typedef struct tdm_backend_ops {
      * The session layer makes graph memory during a capture in relaxed
      * mode: the device's own allocation calls are not the program's. */
     int (*capture_mode_exchange)(tdm_backend *b, int *mode);
+    /* ---- conditional graph nodes (issue 14) ---- */
+    /* cuGraphConditionalHandleCreate on g: *handle is what kernels name
+     * (cudaGraphSetConditional) and nodes of g and its bodies use. */
+    int (*graph_cond_handle_create)(tdm_backend *b, tdm_bgraph *g, unsigned dflt, unsigned flags,
+                                    uint64_t *handle);
+    /* A conditional node (type: a cudaGraphConditionalNodeType) of handle
+     * after deps; bodies[0..size) are its body graphs, owned by the node
+     * (gone with g; never graph_destroy them). */
+    int (*graph_add_cond_node)(tdm_backend *b, tdm_bgraph *g, uint64_t handle, int type, unsigned size,
+                               tdm_bgnode *const *deps, size_t ndeps, tdm_bgnode **out, tdm_bgraph **bodies);
+    /* cuStreamBeginCaptureToGraph: s's work becomes nodes of g, the first
+     * after deps; stream_end_capture then answers g itself. */
+    int (*stream_begin_capture_to_graph)(tdm_backend *b, tdm_bstream *s, tdm_bgraph *g, tdm_bgnode *const *deps,
+                                         size_t ndeps, int mode);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

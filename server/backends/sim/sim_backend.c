@@ -154,4 +154,8 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .stream_get_attribute = sim_stream_get_attribute,
     /* ---- graph memory nodes (issue 14) ---- */
     .capture_mode_exchange = sim_capture_mode_exchange,
+    /* ---- conditional graph nodes (issue 14) ---- */
+    .graph_cond_handle_create = sim_graph_cond_handle_create,
+    .graph_add_cond_node = sim_graph_add_cond_node,
+    .stream_begin_capture_to_graph = sim_stream_begin_capture_to_graph,
 };
