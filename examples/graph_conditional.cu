@@ -229,6 +229,43 @@ int main(int argc, char **argv)
     for (int i = 0; i < launches; i++)
         run("captured-while", x, s, 0, 2 + i);
     CHECK(cudaGraphExecDestroy(x));
+    CHECK(cudaGraphDestroy(g));
+
+    // A capture that names its own graph (cudaStreamGetCaptureInfo): a
+    // handle made on it, a While node added after the captured kernel, the
+    // capture going on after the node (cudaStreamUpdateCaptureDependencies).
+    {
+        cudaStreamCaptureStatus status;
+        const cudaGraphNode_t *deps;
+        size_t ndeps;
+        cudaGraph_t cg, captured;
+        cudaGraphNodeType type;
+
+        CHECK(cudaStreamBeginCapture(cs, cudaStreamCaptureModeGlobal));
+        CHECK(cudaStreamGetCaptureInfo(cs, &status, NULL, &cg, &deps, NULL, &ndeps));
+        printf("capture info before any work: status %d, dependencies %zu\n", (int)status, ndeps);
+        CHECK(cudaGraphConditionalHandleCreate(&h, cg));
+        cond_set<<<1, 1, 0, cs>>>(d_flag, h);
+        CHECK(cudaStreamGetCaptureInfo(cs, &status, NULL, &cg, &deps, NULL, &ndeps));
+        CHECK(cudaGraphNodeGetType(deps[0], &type));
+        printf("capture info after a kernel: dependencies %zu, type %d\n", ndeps, (int)type);
+        CHECK(add_cond(&cond, cg, deps, h, cudaGraphCondTypeWhile, 1, &bodies));
+        CHECK(cudaStreamUpdateCaptureDependencies(cs, &cond, NULL, 1, cudaStreamSetCaptureDependencies));
+        cond_record<<<1, 1, 0, cs>>>(d_log, 60);
+        CHECK(cudaStreamEndCapture(cs, &captured));
+        printf("the capture ended into the graph it named: %s\n", captured == cg ? "yes" : "no");
+        CHECK(cudaStreamBeginCaptureToGraph(cs, bodies[0], NULL, NULL, 0, cudaStreamCaptureModeGlobal));
+        cond_record<<<1, 1, 0, cs>>>(d_log, 50);
+        cond_count_down<<<1, 1, 0, cs>>>(d_counter, h);
+        CHECK(cudaStreamEndCapture(cs, NULL));
+        x = instantiate(captured);
+        for (int i = 0; i < launches; i++) {
+            run("captured-graph-while", x, s, 1, 3 + i);
+            run("captured-graph-while", x, s, 0, 2);
+        }
+        CHECK(cudaGraphExecDestroy(x));
+        g = captured;
+    }
 
     // Bad parameters: body counts the type does not allow, another graph's handle.
     CHECK(cudaGraphCreate(&g2, 0));

@@ -101,6 +101,10 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCapture
 
     if (!captureStatus_out)
         return tdm_ret(cudaErrorInvalidValue);
+    /* ---- conditional graph nodes (issue 14): the graph and its nodes ---- */
+    if (graph_out || dependencies_out || numDependencies_out)
+        return tdm_ret(tdm_capture_graph_info(tdm_stream_id(stream), captureStatus_out, id_out, graph_out,
+                                              dependencies_out, edgeData_out, numDependencies_out));
     err = capture_info(stream, captureStatus_out, id_out);
     if (err)
         return tdm_ret(err);

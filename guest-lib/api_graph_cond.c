@@ -150,3 +150,82 @@ cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t 
     return cudaStreamBeginCaptureToGraph(stream ? stream : cudaStreamPerThread, graph, pDependencies, dependencyData,
                                          numDependencies, mode);
 }
+
+/* What cudaStreamGetCaptureInfo answers in its arrays: the runtime keeps
+ * them until the thread's next call on the stream; here until the
+ * thread's next such call. */
+static _Thread_local struct {
+    cudaGraphNode_t *nodes;
+    cudaGraphEdgeData *edges;
+    size_t cap;
+} info_arrays;
+
+cudaError_t tdm_capture_graph_info(uint64_t stream, enum cudaStreamCaptureStatus *status, unsigned long long *id,
+                                   cudaGraph_t *graph, const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges,
+                                   size_t *ndeps)
+{
+    tdm_capture_graph_res r;
+    cudaError_t err;
+
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_STREAM_CAPTURE_GRAPH, &stream, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (!err && r.deps.deps_len > info_arrays.cap) {
+        cudaGraphNode_t *n = realloc(info_arrays.nodes, r.deps.deps_len * sizeof(*n));
+        cudaGraphEdgeData *e = n ? realloc(info_arrays.edges, r.deps.deps_len * sizeof(*e)) : NULL;
+        if (n)
+            info_arrays.nodes = n;
+        if (e) {
+            info_arrays.edges = e;
+            info_arrays.cap = r.deps.deps_len;
+        } else {
+            err = cudaErrorMemoryAllocation;
+        }
+    }
+    if (!err) {
+        for (u_int i = 0; i < r.deps.deps_len; i++) {
+            info_arrays.nodes[i] = (cudaGraphNode_t)(uintptr_t)r.deps.deps_val[i];
+            memset(&info_arrays.edges[i], 0, sizeof(info_arrays.edges[i]));   /* default edges */
+        }
+        *status = (enum cudaStreamCaptureStatus)r.status;
+        if (id)
+            *id = r.id;
+        if (graph)
+            *graph = (cudaGraph_t)(uintptr_t)r.graph;
+        if (deps)
+            *deps = r.deps.deps_len ? info_arrays.nodes : NULL;
+        if (edges)
+            *edges = r.deps.deps_len ? info_arrays.edges : NULL;
+        if (ndeps)
+            *ndeps = r.deps.deps_len;
+    }
+    xdr_free((xdrproc_t)xdr_tdm_capture_graph_res, (char *)&r);
+    return err;
+}
+
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *dependencies,
+                                                const cudaGraphEdgeData *dependencyData, size_t numDependencies,
+                                                unsigned int flags)
+{
+    tdm_capture_deps_args a;
+
+    if ((numDependencies && !dependencies) || numDependencies > TDM_MAX_GRAPH_DEPS)
+        return tdm_ret(cudaErrorInvalidValue);
+    if (!edges_default(dependencyData, numDependencies))
+        return tdm_ret(tdm_unsupported("cudaStreamUpdateCaptureDependencies with edge data"));
+    memset(&a, 0, sizeof(a));
+    a.stream = tdm_stream_id(stream);
+    a.deps.deps_val = (tdm_handle *)(uintptr_t)dependencies;
+    a.deps.deps_len = (u_int)numDependencies;
+    a.flags = flags;
+    return tdm_ret(tdm_call_err(TDM_STREAM_UPDATE_CAPTURE_DEPS, &a));
+}
+
+cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream, cudaGraphNode_t *dependencies,
+                                                     const cudaGraphEdgeData *dependencyData,
+                                                     size_t numDependencies, unsigned int flags)
+{
+    return cudaStreamUpdateCaptureDependencies(stream ? stream : cudaStreamPerThread, dependencies, dependencyData,
+                                               numDependencies, flags);
+}

@@ -87,6 +87,10 @@ cudaError_t tdm_graph_add_cond_node(cudaGraphNode_t *node, cudaGraph_t graph, co
 /* cudaStreamEndCapture of stream: whether its capture went into a graph
  * the program named (then its graph output may be NULL); forgets it. */
 bool tdm_capture_to_graph_ended(uint64_t stream);
+/* cudaStreamGetCaptureInfo asking for the graph or its dependencies. */
+cudaError_t tdm_capture_graph_info(uint64_t stream, enum cudaStreamCaptureStatus *status, unsigned long long *id,
+                                   cudaGraph_t *graph, const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges,
+                                   size_t *ndeps);
 int tdm_allocs_remove(uint64_t addr);
 /* True when [addr, addr+len) is inside one allocation or variable. */
 bool tdm_allocs_covers(uint64_t addr, uint64_t len);

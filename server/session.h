@@ -451,5 +451,12 @@ int tdm_session_graph_depth(tdm_session *s, uint64_t graph);
 /* graph is ancestor or lies (as a body) inside it. */
 bool tdm_session_graph_within(tdm_session *s, uint64_t graph, uint64_t ancestor);
 tdm_bgraph *tdm_session_graph_backend(tdm_session *s, uint64_t graph);
+/* cudaStreamGetCaptureInfo with graph and dependency outputs: while active,
+ * the capture's graph handle and up to cap dependency node handles. */
+int tdm_session_capture_graph(tdm_session *s, uint64_t stream, int *status, uint64_t *id, uint64_t *graph,
+                              uint64_t *deps, uint32_t cap, uint32_t *ndeps);
+/* flags: cudaStreamAddCaptureDependencies or cudaStreamSetCaptureDependencies. */
+int tdm_session_update_capture_deps(tdm_session *s, uint64_t stream, const uint64_t *deps, uint32_t n,
+                                    unsigned flags);
 
 #endif

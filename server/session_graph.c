@@ -29,7 +29,9 @@ typedef struct tdm_capture_entry {
     uint64_t id;             /* the backend's capture id */
     uint64_t origin;         /* the stream handle it began on */
     tdm_kept_bytes *kept;    /* NULL until a copy needs it */
-    uint64_t into;           /* cudaStreamBeginCaptureToGraph's graph, 0: a new graph */
+    uint64_t into;           /* the graph it fills (cudaStreamBeginCaptureToGraph's, or its own once
+                              * cudaStreamGetCaptureInfo named it), 0: a new graph */
+    bool owns;               /* into is the capture's own graph: gone if the capture fails */
 } tdm_capture_entry;
 
 typedef struct graph_entry {
@@ -136,6 +138,7 @@ const void *tdm_session_capture_keep(tdm_session *s, tdm_stream_state *st, const
 }
 
 static bool nodes_of(tdm_session *s, uint64_t graph, const uint64_t *ids, uint32_t n, tdm_bgnode **out);
+static void forget_graph(tdm_session *s, uint64_t graph);
 
 /* A capture on stream, into graph `into` after deps (0: a new graph). */
 static int begin_capture(tdm_session *s, uint64_t stream, int mode, uint64_t into, const uint64_t *deps,
@@ -177,7 +180,7 @@ static int begin_capture(tdm_session *s, uint64_t stream, int mode, uint64_t int
     if (err)
         return err;
     /* Counted before asking: tdm_session_capturing asks only while one is open. */
-    s->captures[s->ncaptures++] = (tdm_capture_entry){ 0, stream, NULL, into };
+    s->captures[s->ncaptures++] = (tdm_capture_entry){ 0, stream, NULL, into, false };
     id = capture_id(s, st);
     s->captures[s->ncaptures - 1].id = id;
     return 0;
@@ -214,6 +217,7 @@ int tdm_session_end_capture(tdm_session *s, uint64_t stream, uint64_t *graph)
         return cudaErrorMemoryAllocation;
     c = capture_find(s, capture_id(s, st));
     uint64_t cid = c ? c->id : 0, into = c ? c->into : 0;
+    bool owns = c && c->owns;
     err = ops(s)->stream_end_capture(be(s), st->bs, &bg);
     /* Ended (or invalidated and so ended): the capture is gone. */
     if (c && !capture_id(s, st)) {
@@ -223,6 +227,8 @@ int tdm_session_end_capture(tdm_session *s, uint64_t stream, uint64_t *graph)
     if (err) {
         kept_unref(s, kept);
         tdm_session_graph_mem_moved(s, cid, 0);
+        if (owns)
+            forget_graph(s, into);   /* the backend destroyed the capture's graph */
         return err;
     }
     /* ---- conditional graph nodes (issue 14): the nodes went into an existing graph ---- */
@@ -307,6 +313,7 @@ static void drop_nodes(tdm_session *s, uint64_t graph)
 }
 
 static void drop_bodies(tdm_session *s, uint64_t graph);
+static void forget_graph(tdm_session *s, uint64_t graph);
 
 /* A capture is being made into graph (cudaStreamBeginCaptureToGraph). */
 static bool captured_into(tdm_session *s, uint64_t graph)
@@ -416,9 +423,13 @@ void tdm_session_graphs_release(tdm_session *s)
         tdm_stream_state *st = tdm_session_stream_state(s, c.origin);
         tdm_bgraph *bg = NULL;
 
-        /* A capture into a graph leaves it to the graph's own entry. */
-        if (st && !ops(s)->stream_end_capture(be(s), st->bs, &bg) && bg && !c.into)
+        /* A capture into a graph leaves it to the graph's own entry, unless
+         * it failed and the graph was its own (the backend destroyed it). */
+        int end = st ? ops(s)->stream_end_capture(be(s), st->bs, &bg) : cudaErrorInvalidResourceHandle;
+        if (!end && bg && !c.into)
             ops(s)->graph_destroy(be(s), bg);
+        if (end && c.owns)
+            forget_graph(s, c.into);
         kept_unref(s, c.kept);
     }
     while ((obj = tdm_handles_pop(&s->graph_execs, NULL)))
@@ -747,4 +758,127 @@ int tdm_session_graph_add_cond_node(tdm_session *s, uint64_t graph, const uint64
         b->parent = graph;
     }
     return 0;
+}
+
+/* Forgets graph's entry (its nodes, bodies and handles too) without
+ * destroying the backend's graph: the backend did. */
+static void forget_graph(tdm_session *s, uint64_t graph)
+{
+    graph_entry *g = tdm_handles_remove(&s->graphs, graph);
+
+    if (!g)
+        return;
+    drop_nodes(s, graph);
+    drop_bodies(s, graph);
+    tdm_session_graph_cond_dropped(s, graph);
+    tdm_session_graph_mem_dropped(s, TDM_GMEM_GRAPH, graph);
+    kept_unref(s, g->kept);
+    free(g);
+}
+
+typedef struct node_find_ctx {
+    uint64_t graph;
+    tdm_bgnode *bn;
+    uint64_t found;
+} node_find_ctx;
+
+static void find_node(void *obj, uint64_t id, void *arg)
+{
+    node_find_ctx *c = arg;
+    node_entry *e = obj;
+
+    if (!c->found && e->graph == c->graph && e->bn == c->bn)
+        c->found = id;
+}
+
+/* The handle of backend node bn of graph, made if it has none (a captured node). */
+static int node_handle(tdm_session *s, uint64_t graph, tdm_bgnode *bn, int type, uint64_t *out)
+{
+    node_find_ctx c = { graph, bn, 0 };
+    node_entry *e;
+
+    tdm_handles_each(&s->graph_nodes, find_node, &c);
+    if ((*out = c.found))
+        return 0;
+    if (s->graph_nodes.live >= TDM_SESSION_MAX_GRAPH_NODES || !(e = malloc(sizeof(*e))))
+        return cudaErrorMemoryAllocation;
+    *e = (node_entry){ graph, bn, type };
+    if (!(*out = tdm_handles_add(&s->graph_nodes, e))) {
+        free(e);
+        return cudaErrorMemoryAllocation;
+    }
+    return 0;
+}
+
+int tdm_session_capture_graph(tdm_session *s, uint64_t stream, int *status, uint64_t *id, uint64_t *graph,
+                              uint64_t *deps, uint32_t cap, uint32_t *ndeps)
+{
+    tdm_bgnode **bn = NULL;
+    tdm_capture_entry *c;
+    tdm_bgraph *bg = NULL;
+    int *types = NULL, err;
+    size_t n = 0;
+
+    *graph = 0;
+    *ndeps = 0;
+    err = tdm_session_capture_info(s, stream, status, id);
+    if (err || *status != cudaStreamCaptureStatusActive || !(c = capture_find(s, *id)))
+        return err;
+    if (!(bn = malloc((cap ? cap : 1) * sizeof(*bn))) || !(types = malloc((cap ? cap : 1) * sizeof(*types)))) {
+        err = cudaErrorMemoryAllocation;
+        goto out;
+    }
+    err = ops(s)->stream_capture_graph(be(s), tdm_session_stream_state(s, stream)->bs, &bg, bn, types, cap, &n);
+    if (err || !bg)
+        goto out;
+    if (n > cap) {
+        tdm_log_session(s->id, "a capture follows %zu nodes, more than a reply names", n);
+        err = cudaErrorMemoryAllocation;
+        goto out;
+    }
+    if (!c->into) {
+        /* The capture's graph gets its handle now; the capture ends into it. */
+        graph_entry *g = calloc(1, sizeof(*g));
+        if (s->graphs.live >= TDM_SESSION_MAX_GRAPHS || !g || !(c->into = tdm_handles_add(&s->graphs, g))) {
+            free(g);
+            err = cudaErrorMemoryAllocation;
+            goto out;
+        }
+        g->bg = bg;
+        c->owns = true;
+    }
+    for (size_t i = 0; i < n && !err; i++)
+        err = node_handle(s, c->into, bn[i], types[i], &deps[i]);
+    if (!err) {
+        *graph = c->into;
+        *ndeps = (uint32_t)n;
+    }
+out:
+    free(bn);
+    free(types);
+    return err;
+}
+
+int tdm_session_update_capture_deps(tdm_session *s, uint64_t stream, const uint64_t *deps, uint32_t n,
+                                    unsigned flags)
+{
+    tdm_stream_state *st = tdm_session_stream_state(s, stream);
+    tdm_capture_entry *c;
+    tdm_bgnode **bn = NULL;
+    int err;
+
+    if (!st)
+        return cudaErrorInvalidResourceHandle;
+    if (flags > cudaStreamSetCaptureDependencies)
+        return cudaErrorInvalidValue;
+    if (!s->ncaptures || !(c = capture_find(s, capture_id(s, st))))
+        return cudaErrorIllegalState;
+    if (n && !(bn = malloc(n * sizeof(*bn))))
+        return cudaErrorMemoryAllocation;
+    /* Only nodes of the capture's graph: a graph the program can name. */
+    err = !n || (c->into && nodes_of(s, c->into, deps, n, bn))
+              ? ops(s)->stream_update_capture_deps(be(s), st->bs, bn, n, flags)
+              : cudaErrorInvalidValue;
+    free(bn);
+    return err;
 }

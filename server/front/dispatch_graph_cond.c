@@ -51,3 +51,35 @@ bool tdm_serve_STREAM_BEGIN_CAPTURE_TO_GRAPH(void *ctx, void *args, void *res)
                                                      a->mode);
     return true;
 }
+
+bool tdm_serve_STREAM_CAPTURE_GRAPH(void *ctx, void *args, void *res)
+{
+    tdm_capture_graph_res *r = res;
+    /* The RPC layer frees the reply's array with xdr_free. */
+    uint64_t *deps = calloc(TDM_MAX_GRAPH_DEPS, sizeof(*deps)), id = 0, graph = 0;
+    uint32_t n = 0;
+    int status = 0;
+
+    r->err = deps ? tdm_session_capture_graph(ctx, *(tdm_handle *)args, &status, &id, &graph, deps,
+                                              TDM_MAX_GRAPH_DEPS, &n)
+                  : cudaErrorMemoryAllocation;
+    r->status = status;
+    r->id = id;
+    r->graph = graph;
+    if (r->err || !n) {
+        free(deps);
+        deps = NULL;
+        n = 0;
+    }
+    r->deps.deps_val = (tdm_handle *)deps;
+    r->deps.deps_len = n;
+    return true;
+}
+
+bool tdm_serve_STREAM_UPDATE_CAPTURE_DEPS(void *ctx, void *args, void *res)
+{
+    tdm_capture_deps_args *a = args;
+
+    *(int *)res = tdm_session_update_capture_deps(ctx, a->stream, a->deps.deps_val, a->deps.deps_len, a->flags);
+    return true;
+}

@@ -1,8 +1,9 @@
 /* Conditional graph nodes through Tandem (docs/graphs.md, "Conditional
  * nodes"): examples/graph_conditional.cu over TCP and shm against logs
  * computed here (If, If/else, While with a default value, an If nested in
- * a While body, Switch, a body filled by a capture into it, bad body
- * counts and another graph's handle); what the server refuses a guest
+ * a While body, Switch, a body filled by a capture into it, a While node
+ * added to a capture's own graph between captured kernels as
+ * graphConditionalNodes does, bad body counts and another graph's handle); what the server refuses a guest
  * speaking the protocol directly (unknown handles and graphs, a handle of
  * another graph, a body graph destroyed on its own, the bounds on bodies
  * and nesting, captures into unknown graphs or after foreign nodes). */
@@ -49,7 +50,8 @@ static size_t line(char *out, size_t cap, const char *name, int flag, int counte
 static void expected_output(int launches, char *out, size_t cap)
 {
     static const int one[] = { 1 }, if_else0[] = { 20, 21, 99 }, if_else1[] = { 10, 99 }, five[] = { 5 },
-                     seven[] = { 7 }, eight[] = { 8 }, captured[] = { 40, 41 };
+                     seven[] = { 7 }, eight[] = { 8 }, captured[] = { 40, 41 },
+                     fifty[] = { 50 }, sixty[] = { 60 };
     size_t len = 0;
 
     for (int i = 0; i < launches; i++) {
@@ -74,6 +76,15 @@ static void expected_output(int launches, char *out, size_t cap)
     }
     for (int i = 0; i < launches; i++)
         len += line(out + len, cap - len, "captured-while", 0, 2 + i, captured, 2, 2 + i, NULL, 0);
+    len += (size_t)snprintf(out + len, cap - len,
+                            "capture info before any work: status %d, dependencies 0\n"
+                            "capture info after a kernel: dependencies 1, type %d\n"
+                            "the capture ended into the graph it named: yes\n",
+                            cudaStreamCaptureStatusActive, cudaGraphNodeTypeKernel);
+    for (int i = 0; i < launches; i++) {
+        len += line(out + len, cap - len, "captured-graph-while", 1, 3 + i, fifty, 1, 3 + i, sixty, 1);
+        len += line(out + len, cap - len, "captured-graph-while", 0, 2, NULL, 0, 0, sixty, 1);
+    }
     snprintf(out + len, cap - len,
              "while of 2 bodies: cudaErrorInvalidValue\n"
              "if of 3 bodies: cudaErrorInvalidValue\n"
@@ -228,6 +239,42 @@ Test(graph_cond_bad_input, captures_into_unknown_graphs_or_after_foreign_nodes_a
 
     cr_assert_eq(stream.err, 0);
     cr_assert_eq(foreign.err, 0);
+    /* Capture dependencies: only while capturing, only nodes of the capture's graph, known flags. */
+    tdm_capture_deps_args u = { stream.handle, { 0, NULL }, cudaStreamSetCaptureDependencies };
+    cr_expect_eq(call_int(t, TDM_STREAM_UPDATE_CAPTURE_DEPS, (xdrproc_t)xdr_tdm_capture_deps_args, &u),
+                 cudaErrorIllegalState);
+    tdm_capture_graph_res info;
+    memset(&info, 0, sizeof(info));
+    cr_assert_eq(t->ops->call(t, TDM_STREAM_CAPTURE_GRAPH, (xdrproc_t)xdr_tdm_handle, &stream.handle,
+                              (xdrproc_t)xdr_tdm_capture_graph_res, &info),
+                 0);
+    cr_expect_eq(info.err, 0);
+    cr_expect_eq(info.status, cudaStreamCaptureStatusNone);
+    cr_expect_eq(info.graph, 0);
+    xdr_free((xdrproc_t)xdr_tdm_capture_graph_res, (char *)&info);
+    tdm_capture_begin_args plain = { stream.handle, cudaStreamCaptureModeGlobal };
+    cr_assert_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &plain), 0);
+    u.deps.deps_len = 1;
+    u.deps.deps_val = &foreign.handle;
+    cr_expect_eq(call_int(t, TDM_STREAM_UPDATE_CAPTURE_DEPS, (xdrproc_t)xdr_tdm_capture_deps_args, &u),
+                 cudaErrorInvalidValue);
+    u.deps.deps_len = 0;
+    u.flags = 5;
+    cr_expect_eq(call_int(t, TDM_STREAM_UPDATE_CAPTURE_DEPS, (xdrproc_t)xdr_tdm_capture_deps_args, &u),
+                 cudaErrorInvalidValue);
+    memset(&info, 0, sizeof(info));
+    cr_assert_eq(t->ops->call(t, TDM_STREAM_CAPTURE_GRAPH, (xdrproc_t)xdr_tdm_handle, &stream.handle,
+                              (xdrproc_t)xdr_tdm_capture_graph_res, &info),
+                 0);
+    cr_expect_eq(info.status, cudaStreamCaptureStatusActive);
+    cr_expect_neq(info.graph, 0);
+    /* The capture's graph, named, stays while the capture is open and is what it ends into. */
+    cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &info.graph), cudaErrorInvalidValue);
+    tdm_handle_res ended = call_handle(t, TDM_STREAM_END_CAPTURE, (xdrproc_t)xdr_tdm_handle, &stream.handle);
+    cr_expect_eq(ended.err, 0);
+    cr_expect_eq(ended.handle, info.graph);
+    cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &info.graph), 0);
+    xdr_free((xdrproc_t)xdr_tdm_capture_graph_res, (char *)&info);
     tdm_capture_to_graph_args a = { stream.handle, forged, { 0, NULL }, cudaStreamCaptureModeGlobal };
     cr_expect_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE_TO_GRAPH, (xdrproc_t)xdr_tdm_capture_to_graph_args, &a),
                  cudaErrorInvalidValue);
@@ -252,5 +299,16 @@ Test(graph_cond_bad_input, captures_into_unknown_graphs_or_after_foreign_nodes_a
     /* A capture into a graph left open at session end is released with it (the server stops cleanly). */
     a.graph = other;
     cr_expect_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE_TO_GRAPH, (xdrproc_t)xdr_tdm_capture_to_graph_args, &a), 0);
+    /* So is a capture whose own graph was named. */
+    tdm_handle_res s2 = call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
+    cr_assert_eq(s2.err, 0);
+    plain.stream = s2.handle;
+    cr_assert_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &plain), 0);
+    memset(&info, 0, sizeof(info));
+    cr_assert_eq(t->ops->call(t, TDM_STREAM_CAPTURE_GRAPH, (xdrproc_t)xdr_tdm_handle, &s2.handle,
+                              (xdrproc_t)xdr_tdm_capture_graph_res, &info),
+                 0);
+    cr_expect_neq(info.graph, 0);
+    xdr_free((xdrproc_t)xdr_tdm_capture_graph_res, (char *)&info);
     t->ops->close(t);
 }

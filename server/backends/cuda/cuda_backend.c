@@ -311,4 +311,6 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .graph_cond_handle_create = tdm_cuda_graph_cond_handle_create,
     .graph_add_cond_node = tdm_cuda_graph_add_cond_node,
     .stream_begin_capture_to_graph = tdm_cuda_stream_begin_capture_to_graph,
+    .stream_capture_graph = tdm_cuda_stream_capture_graph,
+    .stream_update_capture_deps = tdm_cuda_stream_update_capture_deps,
 };

@@ -186,5 +186,8 @@ int tdm_cuda_graph_add_cond_node(tdm_backend *b, tdm_bgraph *g, uint64_t handle,
                                  tdm_bgnode *const *deps, size_t ndeps, tdm_bgnode **out, tdm_bgraph **bodies);
 int tdm_cuda_stream_begin_capture_to_graph(tdm_backend *b, tdm_bstream *s, tdm_bgraph *g, tdm_bgnode *const *deps,
                                            size_t ndeps, int mode);
+int tdm_cuda_stream_capture_graph(tdm_backend *b, tdm_bstream *s, tdm_bgraph **g, tdm_bgnode **deps, int *types,
+                           size_t cap, size_t *ndeps);
+int tdm_cuda_stream_update_capture_deps(tdm_backend *b, tdm_bstream *s, tdm_bgnode *const *deps, size_t n, unsigned flags);
 
 #endif

@@ -50,7 +50,8 @@
     /* ---- graph memory nodes (issue 14) ---- */                                         \
     X(cuThreadExchangeStreamCaptureMode)                                                  \
     /* ---- conditional graph nodes (issue 14) ---- */                                    \
-    X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuStreamBeginCaptureToGraph)
+    X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuStreamBeginCaptureToGraph)          \
+    X(cuStreamUpdateCaptureDependencies) X(cuGraphNodeGetType)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

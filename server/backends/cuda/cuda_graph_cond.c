@@ -53,3 +53,44 @@ int tdm_cuda_stream_begin_capture_to_graph(tdm_backend *b, tdm_bstream *s, tdm_b
                                                            NULL, ndeps, (CUstreamCaptureMode)mode),
                         "cuStreamBeginCaptureToGraph");
 }
+
+int tdm_cuda_stream_capture_graph(tdm_backend *b, tdm_bstream *s, tdm_bgraph **g, tdm_bgnode **deps, int *types,
+                                  size_t cap, size_t *ndeps)
+{
+    CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUgraph graph = NULL;
+    const CUgraphNode *d = NULL;
+    size_t n = 0;
+    int err = tdm_cuda_enter(b);
+
+    *g = NULL;
+    *ndeps = 0;
+    if (err)
+        return err;
+    err = tdm_cuda_err(tdm_cu.cuStreamGetCaptureInfo(tdm_cuda_stream(s), &st, NULL, &graph, &d, NULL, &n),
+                       "cuStreamGetCaptureInfo");
+    if (err || st != CU_STREAM_CAPTURE_STATUS_ACTIVE)
+        return err;
+    for (size_t i = 0; i < n && i < cap; i++) {
+        CUgraphNodeType t = CU_GRAPH_NODE_TYPE_EMPTY;
+        if ((err = tdm_cuda_err(tdm_cu.cuGraphNodeGetType(d[i], &t), "cuGraphNodeGetType")) != 0)
+            return err;
+        deps[i] = (tdm_bgnode *)d[i];
+        types[i] = (int)t;   /* cudaGraphNodeType has the same values */
+    }
+    *g = (tdm_bgraph *)graph;
+    *ndeps = n;
+    return 0;
+}
+
+int tdm_cuda_stream_update_capture_deps(tdm_backend *b, tdm_bstream *s, tdm_bgnode *const *deps, size_t n,
+                                        unsigned flags)
+{
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    return tdm_cuda_err(tdm_cu.cuStreamUpdateCaptureDependencies(tdm_cuda_stream(s), (CUgraphNode *)deps, NULL, n,
+                                                                 flags),
+                        "cuStreamUpdateCaptureDependencies");
+}

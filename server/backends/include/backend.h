@@ -347,6 +347,17 @@ typedef struct tdm_backend_ops {
      * after deps; stream_end_capture then answers g itself. */
     int (*stream_begin_capture_to_graph)(tdm_backend *b, tdm_bstream *s, tdm_bgraph *g, tdm_bgnode *const *deps,
                                          size_t ndeps, int mode);
+    /* The graph s's active capture builds (*g NULL when none) and the
+     * nodes its next captured work follows: up to cap of them in deps with
+     * their cudaGraphNodeType in types, *ndeps how many there are.  From
+     * then on the graph is also the caller's: destroyed by graph_destroy
+     * after the capture ended, or by the backend if ending it fails. */
+    int (*stream_capture_graph)(tdm_backend *b, tdm_bstream *s, tdm_bgraph **g, tdm_bgnode **deps, int *types,
+                                size_t cap, size_t *ndeps);
+    /* cuStreamUpdateCaptureDependencies: flags cudaStreamSetCaptureDependencies
+     * replaces them, 0 (cudaStreamAddCaptureDependencies) adds. */
+    int (*stream_update_capture_deps)(tdm_backend *b, tdm_bstream *s, tdm_bgnode *const *deps, size_t n,
+                                      unsigned flags);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -158,4 +158,6 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .graph_cond_handle_create = sim_graph_cond_handle_create,
     .graph_add_cond_node = sim_graph_add_cond_node,
     .stream_begin_capture_to_graph = sim_stream_begin_capture_to_graph,
+    .stream_capture_graph = sim_stream_capture_graph,
+    .stream_update_capture_deps = sim_stream_update_capture_deps,
 };

@@ -1,11 +1,12 @@
 /* Stream capture and graphs on the simulated GPU.
  *
  * A graph is a set of nodes (an operation each, none for an empty node)
- * with their dependencies.  A capture is a list of the operations its
- * streams were given, in the order the server issued them; that order
- * already respects every dependency of the capture (a stream that joins
- * through an event only gets its work after the record), so a captured
- * graph is a chain of nodes in that order.  Instantiation puts the nodes
+ * with their dependencies.  A capture builds its graph as its streams are
+ * given work, in the order the server issued it; that order already
+ * respects every dependency of the capture (a stream that joins through
+ * an event only gets its work after the record), so each captured node
+ * follows the capture's current dependencies (the node before it, unless
+ * the program set others: cudaStreamUpdateCaptureDependencies).  Instantiation puts the nodes
  * in a topological order, and a launch replays that order on the launch
  * stream: the graph CUDA would run, with less concurrency.  Event records
  * inside a capture are dependencies, not work: they leave no node. */
@@ -18,11 +19,12 @@
 typedef struct sim_capture {
     uint64_t id;
     tdm_bstream *origin;     /* the stream that began it: only it may end it */
-    sim_op *head, *tail;
     bool invalidated;
-    tdm_bgraph *into;        /* cudaStreamBeginCaptureToGraph's graph, or NULL: a new one */
-    tdm_bgnode **deps;       /* into: what its first captured node follows */
-    size_t ndeps;
+    tdm_bgraph *graph;       /* the graph it builds */
+    bool owned;              /* graph is the capture's (not cudaStreamBeginCaptureToGraph's) */
+    bool shared;             /* graph was handed out (sim_stream_capture_graph): a stream going leaves it */
+    tdm_bgnode **deps;       /* what the next captured node follows */
+    size_t ndeps, depcap;
 } sim_capture;
 
 /* The operations of a graph, shared by the graph and the executable
@@ -81,6 +83,9 @@ typedef struct sim_cond {
     size_t nresets;
 } sim_cond;
 
+static int node_add_locked(tdm_bgraph *g, sim_op *op, tdm_bgnode *const *deps, size_t ndeps);
+static void graph_free_locked(tdm_backend *b, tdm_bgraph *g);
+
 bool sim_capture_take_locked(tdm_backend *b, tdm_bstream *s, sim_op *op)
 {
     sim_capture *c = s->capture;
@@ -88,11 +93,16 @@ bool sim_capture_take_locked(tdm_backend *b, tdm_bstream *s, sim_op *op)
     if (!c)
         return false;
     op->next = NULL;
-    if (c->tail)
-        c->tail->next = op;
-    else
-        c->head = op;
-    c->tail = op;
+    if (c->invalidated || node_add_locked(c->graph, op, c->deps, c->ndeps) != 0 ||
+        tdm_grow(&c->deps, &c->depcap, 1, sizeof(*c->deps), 4) != 0) {
+        if (!c->invalidated && c->graph->n && c->graph->nodes[c->graph->n - 1]->op == op)
+            c->graph->nodes[c->graph->n - 1]->op = NULL;   /* the node stays, empty */
+        sim_op_free_locked(b, op);
+        c->invalidated = true;
+        return true;
+    }
+    c->deps[0] = c->graph->nodes[c->graph->n - 1];
+    c->ndeps = 1;
     return true;
 }
 
@@ -143,7 +153,8 @@ void sim_capture_stream_gone_locked(tdm_backend *b, tdm_bstream *s)
     if (!c || c->origin != s)
         return;
     capture_detach_locked(b, c);
-    ops_free_locked(b, c->head);
+    if (c->owned && !c->shared)
+        graph_free_locked(b, c->graph);
     free(c->deps);
     free(c);
 }
@@ -160,11 +171,14 @@ static int begin_capture(tdm_backend *b, tdm_bstream *s, int mode, tdm_bgraph *i
     if (!s || s == b->legacy)
         return cudaErrorStreamCaptureImplicit;
     c = calloc(1, sizeof(*c));
-    if (!c || (ndeps && !(c->deps = malloc(ndeps * sizeof(*deps))))) {
+    if (!c || tdm_grow(&c->deps, &c->depcap, ndeps ? ndeps : 1, sizeof(*c->deps), 4) != 0 ||
+        !(c->graph = into ? into : calloc(1, sizeof(*c->graph)))) {
+        if (c)
+            free(c->deps);
         free(c);
         return cudaErrorMemoryAllocation;
     }
-    c->into = into;
+    c->owned = !into;
     c->ndeps = ndeps;
     if (ndeps)
         memcpy(c->deps, deps, ndeps * sizeof(*deps));
@@ -178,6 +192,8 @@ static int begin_capture(tdm_backend *b, tdm_bstream *s, int mode, tdm_bgraph *i
     }
     pthread_mutex_unlock(&b->lock);
     if (err) {
+        if (c->owned)
+            free(c->graph);
         free(c->deps);
         free(c);
     }
@@ -255,28 +271,12 @@ int sim_stream_end_capture(tdm_backend *b, tdm_bstream *s, tdm_bgraph **out)
     }
     /* Every stream that joined leaves the capture with it. */
     capture_detach_locked(b, c);
-    if (c->invalidated)
+    g = c->graph;
+    if (c->invalidated) {
+        /* An invalidated capture's own graph is gone, handed out or not. */
         err = cudaErrorStreamCaptureInvalidated;
-    else if (!(g = c->into) && !(g = calloc(1, sizeof(*g))))
-        err = cudaErrorMemoryAllocation;
-    /* The captured ops become a chain of nodes, each after the one before
-     * (the first after the capture's dependencies). */
-    for (bool first = true; !err && c->head; first = false) {
-        sim_op *op = c->head;
-        tdm_bgnode *prev = g->n ? g->nodes[g->n - 1] : NULL;
-        c->head = op->next;
-        op->next = NULL;
-        if (first)
-            err = node_add_locked(g, op, c->deps, c->ndeps);
-        else
-            err = node_add_locked(g, op, &prev, 1);
-        if (err)
-            c->head = op;        /* still ours to free */
-    }
-    if (err) {
-        if (g && g != c->into)
+        if (c->owned)
             graph_free_locked(b, g);
-        ops_free_locked(b, c->head);
     } else {
         *out = g;
     }
@@ -876,4 +876,69 @@ void sim_set_conditional(const sim_launch *l, uint64_t handle, unsigned value)
     if (!v)
         sim_log("%s: cudaGraphSetConditional of %#llx, no live conditional handle: ignored", l->kernel,
                 (unsigned long long)handle);
+}
+
+/* A node's cudaGraphNodeType. */
+static int node_type(const tdm_bgnode *nd)
+{
+    if (!nd->op)
+        return cudaGraphNodeTypeEmpty;
+    switch (nd->op->kind) {
+    case SIM_OP_LAUNCH:
+        return cudaGraphNodeTypeKernel;
+    case SIM_OP_MEMSET:
+        return cudaGraphNodeTypeMemset;
+    case SIM_OP_COND:
+        return cudaGraphNodeTypeConditional;
+    default:
+        return cudaGraphNodeTypeMemcpy;
+    }
+}
+
+int sim_stream_capture_graph(tdm_backend *b, tdm_bstream *s, tdm_bgraph **g, tdm_bgnode **deps, int *types,
+                             size_t cap, size_t *ndeps)
+{
+    sim_capture *c;
+
+    *g = NULL;
+    *ndeps = 0;
+    pthread_mutex_lock(&b->lock);
+    c = sim_stream_or_legacy(b, s)->capture;
+    if (c && !c->invalidated) {
+        c->shared = true;
+        *g = c->graph;
+        *ndeps = c->ndeps;
+        for (size_t i = 0; i < c->ndeps && i < cap; i++) {
+            deps[i] = c->deps[i];
+            types[i] = node_type(c->deps[i]);
+        }
+    }
+    pthread_mutex_unlock(&b->lock);
+    return 0;
+}
+
+int sim_stream_update_capture_deps(tdm_backend *b, tdm_bstream *s, tdm_bgnode *const *deps, size_t n,
+                                   unsigned flags)
+{
+    sim_capture *c;
+    int err = 0;
+
+    if (flags > cudaStreamSetCaptureDependencies)
+        return cudaErrorInvalidValue;
+    pthread_mutex_lock(&b->lock);
+    c = sim_stream_or_legacy(b, s)->capture;
+    if (!c || c->invalidated) {
+        err = c ? cudaErrorStreamCaptureInvalidated : cudaErrorIllegalState;
+    } else {
+        size_t base = flags == cudaStreamSetCaptureDependencies ? 0 : c->ndeps;
+        if (tdm_grow(&c->deps, &c->depcap, base + n, sizeof(*c->deps), 4) != 0) {
+            err = cudaErrorMemoryAllocation;
+        } else {
+            if (n)
+                memcpy(c->deps + base, deps, n * sizeof(*deps));
+            c->ndeps = base + n;
+        }
+    }
+    pthread_mutex_unlock(&b->lock);
+    return err;
 }

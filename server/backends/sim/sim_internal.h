@@ -391,6 +391,9 @@ int sim_graph_add_cond_node(tdm_backend *b, tdm_bgraph *g, uint64_t handle, int 
                             tdm_bgnode *const *deps, size_t ndeps, tdm_bgnode **out, tdm_bgraph **bodies);
 int sim_stream_begin_capture_to_graph(tdm_backend *b, tdm_bstream *s, tdm_bgraph *g, tdm_bgnode *const *deps,
                                       size_t ndeps, int mode);
+int sim_stream_capture_graph(tdm_backend *b, tdm_bstream *s, tdm_bgraph **g, tdm_bgnode **deps, int *types,
+                           size_t cap, size_t *ndeps);
+int sim_stream_update_capture_deps(tdm_backend *b, tdm_bstream *s, tdm_bgnode *const *deps, size_t n, unsigned flags);
 /* Drops op->cond's reference (from sim_op_free_locked). */
 void sim_cond_unref_locked(tdm_backend *b, struct sim_cond *c);
 /* Runs a SIM_OP_COND on its stream's worker: the body its handle picks,
