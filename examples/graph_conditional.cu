@@ -1,8 +1,8 @@
 // Conditional graph nodes (docs/graphs.md, "Conditional nodes"): If (with
 // and without an else body), While and Switch nodes built with
 // cudaGraphAddNode, driven by kernels that call cudaGraphSetConditional; a
-// handle's default value (cudaGraphCondAssignDefault); an If nested in a
-// While body naming the outer graph's handle; a body filled by
+// handle's default value (cudaGraphCondAssignDefault); an If/else nested in
+// a While body; a body filled by
 // cudaStreamBeginCaptureToGraph; bad node parameters.  Each launch appends
 // to a log on the device which it prints: the same natively and through
 // Tandem.
@@ -126,7 +126,7 @@ static cudaGraphExec_t instantiate(cudaGraph_t g)
 int main(int argc, char **argv)
 {
     int launches = argc > 1 ? atoi(argv[1]) : 2;
-    cudaGraphConditionalHandle h, other;
+    cudaGraphConditionalHandle h, h2, other;
     cudaGraphNode_t set, cond, node;
     cudaGraph_t g, g2, *bodies, *inner;
     cudaGraphExec_t x;
@@ -184,15 +184,21 @@ int main(int argc, char **argv)
     CHECK(cudaGraphExecDestroy(x));
     CHECK(cudaGraphDestroy(g));
 
-    // While set by a kernel first, with an If/else nested in its body that
-    // names the outer graph's handle: its if body runs on each round the
-    // count-down leaves the value non-zero, its else body on the last.
+    // While set by a kernel first, with an If/else nested in its body (its
+    // own handle, made on the body graph that holds it, set from the
+    // counter): its if body runs on each round the count-down leaves the
+    // counter non-zero, its else body on the last.
     CHECK(cudaGraphCreate(&g, 0));
     CHECK(cudaGraphConditionalHandleCreate(&h, g));
     set = add_set(g, h);
     CHECK(add_cond(&cond, g, &set, h, cudaGraphCondTypeWhile, 1, &bodies));
+    CHECK(cudaGraphConditionalHandleCreate(&h2, bodies[0]));
     node = add_count_down(bodies[0], NULL, h);
-    CHECK(add_cond(&node, bodies[0], &node, h, cudaGraphCondTypeIf, 2, &inner));
+    {
+        void *args[] = { &d_counter, &h2 };
+        node = add_kernel(bodies[0], &node, 1, (void *)cond_set, args);
+    }
+    CHECK(add_cond(&node, bodies[0], &node, h2, cudaGraphCondTypeIf, 2, &inner));
     add_record(inner[0], NULL, 0, 7);
     add_record(inner[1], NULL, 0, 8);
     x = instantiate(g);

@@ -15,6 +15,7 @@
 typedef struct tdm_cond_handle {
     uint64_t value;
     uint64_t graph;
+    bool used;               /* a node has it: a handle serves one conditional node */
 } tdm_cond_handle;
 
 int tdm_session_cond_handle_create(tdm_session *s, uint64_t graph, unsigned dflt, unsigned flags, uint64_t *handle)
@@ -34,11 +35,11 @@ int tdm_session_cond_handle_create(tdm_session *s, uint64_t graph, unsigned dflt
     err = s->srv->ops->graph_cond_handle_create(s->srv->be, bg, dflt, flags, handle);
     if (err)
         return err;
-    s->cond_handles[s->ncond_handles++] = (tdm_cond_handle){ *handle, graph };
+    s->cond_handles[s->ncond_handles++] = (tdm_cond_handle){ *handle, graph, false };
     return 0;
 }
 
-static const tdm_cond_handle *handle_find(tdm_session *s, uint64_t value)
+static tdm_cond_handle *handle_find(tdm_session *s, uint64_t value)
 {
     for (size_t i = 0; i < s->ncond_handles; i++)
         if (s->cond_handles[i].value == value)
@@ -64,12 +65,16 @@ static bool size_valid(int type, unsigned size)
 int tdm_session_cond_node_add(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps, uint64_t handle,
                               int type, unsigned size, uint64_t *node, uint64_t *bodies)
 {
-    const tdm_cond_handle *h = handle_find(s, handle);
+    tdm_cond_handle *h = handle_find(s, handle);
+    int err;
 
     *node = 0;
-    if (!h || !tdm_session_graph_within(s, graph, h->graph) || !size_valid(type, size))
+    if (!h || h->used || !tdm_session_graph_within(s, graph, h->graph) || !size_valid(type, size))
         return cudaErrorInvalidValue;
-    return tdm_session_graph_add_cond_node(s, graph, deps, ndeps, handle, type, size, node, bodies);
+    err = tdm_session_graph_add_cond_node(s, graph, deps, ndeps, handle, type, size, node, bodies);
+    if (!err)
+        h->used = true;
+    return err;
 }
 
 void tdm_session_graph_cond_dropped(tdm_session *s, uint64_t graph)

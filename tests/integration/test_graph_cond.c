@@ -1,7 +1,7 @@
 /* Conditional graph nodes through Tandem (docs/graphs.md, "Conditional
  * nodes"): examples/graph_conditional.cu over TCP and shm against logs
- * computed here (If, If/else, While with a default value, an If nested in
- * a While body, Switch, a body filled by a capture into it, a While node
+ * computed here (If, If/else, While with a default value, an If/else
+ * nested in a While body, Switch, a body filled by a capture into it, a While node
  * added to a capture's own graph between captured kernels as
  * graphConditionalNodes does, bad body counts and another graph's handle); what the server refuses a guest
  * speaking the protocol directly (unknown handles and graphs, a handle of
@@ -204,26 +204,34 @@ Test(graph_cond_bad_input, unknown_and_foreign_handles_bounds_and_bodies_are_ref
     cr_expect_eq(cond_node(t, g, NULL, 0, h, cudaGraphCondTypeSwitch, TDM_MAX_COND_BODIES + 1, NULL),
                  cudaErrorMemoryAllocation);
     cr_assert_eq(cond_node(t, g, NULL, 0, h, cudaGraphCondTypeSwitch, 3, &body), 0);
+    /* A handle serves one node. */
+    cr_expect_eq(cond_node(t, g, NULL, 0, h, cudaGraphCondTypeIf, 1, NULL), cudaErrorInvalidValue);
     /* A body is its node's: not destroyed on its own; its handle of the outer graph works inside. */
     cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &body), cudaErrorInvalidValue);
-    /* Nesting: bodies inside bodies up to the bound, then refused. */
-    uint64_t at = body;
+    /* Nesting: bodies inside bodies up to the bound, then refused (each
+     * node with a new handle of the outer graph). */
+    uint64_t at = body, hn = 0;
     int depth = 1, err = 0;
-    while (!(err = cond_node(t, at, NULL, 0, h, cudaGraphCondTypeIf, 1, &inner))) {
+    while (handle_create(t, g, 0, &hn) == 0 && !(err = cond_node(t, at, NULL, 0, hn, cudaGraphCondTypeIf, 1, &inner))) {
         at = inner;
         depth++;
         cr_assert_lt(depth, 100, "nesting is not bounded");
     }
     cr_expect_eq(err, cudaErrorMemoryAllocation);
     cr_expect_eq(depth, 8, "nesting stopped at %d", depth);
-    /* Another graph's handle is refused inside a body too. */
+    /* Another graph's handle is refused inside a body too; a body's own handle serves there. */
     cr_expect_eq(cond_node(t, body, NULL, 0, oh, cudaGraphCondTypeIf, 1, NULL), cudaErrorInvalidValue);
+    uint64_t bh = 0, fresh = 0;
+    cr_assert_eq(handle_create(t, body, 0, &bh), 0);
+    cr_expect_eq(cond_node(t, g, NULL, 0, bh, cudaGraphCondTypeIf, 1, NULL), cudaErrorInvalidValue);
+    cr_expect_eq(cond_node(t, body, NULL, 0, bh, cudaGraphCondTypeIf, 1, NULL), 0);
     /* Destroying the graph forgets its bodies and its handles. */
+    cr_assert_eq(handle_create(t, g, 0, &fresh), 0);
     cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &g), 0);
-    cr_expect_eq(cond_node(t, body, NULL, 0, h, cudaGraphCondTypeIf, 1, NULL), cudaErrorInvalidValue);
+    cr_expect_eq(cond_node(t, body, NULL, 0, fresh, cudaGraphCondTypeIf, 1, NULL), cudaErrorInvalidValue);
     cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &body), cudaErrorInvalidValue);
     uint64_t g3 = new_graph(t);
-    cr_expect_eq(cond_node(t, g3, NULL, 0, h, cudaGraphCondTypeIf, 1, NULL), cudaErrorInvalidValue);
+    cr_expect_eq(cond_node(t, g3, NULL, 0, fresh, cudaGraphCondTypeIf, 1, NULL), cudaErrorInvalidValue);
     t->ops->close(t);
 }
 

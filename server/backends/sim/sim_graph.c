@@ -767,8 +767,32 @@ fail:
     return NULL;
 }
 
-/* The op giving g's cudaGraphCondAssignDefault handles their default
- * values, NULL (*err 0) when it has none. */
+/* b->lock held.  Visits the cudaGraphCondAssignDefault handles made on g
+ * and on its conditional bodies, at any depth: counts them, and stores
+ * them (with a reference) in c->resets when c is given. */
+static size_t resets_visit_locked(tdm_bgraph *g, sim_cond *c)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < g->nvars; i++)
+        if (g->vars[i]->assign_default) {
+            n++;
+            if (c) {
+                g->vars[i]->refs++;
+                c->resets[c->nresets++] = g->vars[i];
+            }
+        }
+    for (size_t i = 0; i < g->n; i++) {
+        const sim_op *op = g->nodes[i]->op;
+        if (op && op->kind == SIM_OP_COND && op->cond->bodies)
+            for (unsigned k = 0; k < op->cond->size; k++)
+                n += resets_visit_locked(op->cond->bodies[k], c);
+    }
+    return n;
+}
+
+/* The op giving the cudaGraphCondAssignDefault handles of g and its bodies
+ * their default values, NULL (*err 0) when there are none. */
 static sim_op *cond_resets(tdm_backend *b, tdm_bgraph *g, int *err)
 {
     sim_cond *c;
@@ -776,9 +800,7 @@ static sim_op *cond_resets(tdm_backend *b, tdm_bgraph *g, int *err)
 
     *err = 0;
     pthread_mutex_lock(&b->lock);
-    size_t n = 0;
-    for (size_t i = 0; i < g->nvars; i++)
-        n += g->vars[i]->assign_default;
+    size_t n = resets_visit_locked(g, NULL);
     pthread_mutex_unlock(&b->lock);
     if (!n)
         return NULL;
@@ -792,11 +814,8 @@ static sim_op *cond_resets(tdm_backend *b, tdm_bgraph *g, int *err)
     c->refs = 1;
     c->type = -1;
     pthread_mutex_lock(&b->lock);
-    for (size_t i = 0; i < g->nvars; i++)
-        if (g->vars[i]->assign_default) {
-            g->vars[i]->refs++;
-            c->resets[c->nresets++] = g->vars[i];
-        }
+    if (resets_visit_locked(g, NULL) == n)   /* the graph is the session thread's: it cannot change meanwhile */
+        resets_visit_locked(g, c);
     pthread_mutex_unlock(&b->lock);
     *err = 0;
     return op;
