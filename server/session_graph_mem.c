@@ -195,6 +195,11 @@ int tdm_session_graph_add_mem_node(tdm_session *s, uint64_t graph, const uint64_
         return cudaErrorMemoryAllocation;
     if (!tdm_session_graph_exists(s, graph))
         return cudaErrorInvalidValue;
+    /* ---- conditional graph nodes (issue 14): a body holds no memory nodes, as the driver says ---- */
+    if (tdm_session_graph_depth(s, graph) > 0) {
+        tdm_log_session(s->id, "a memory node in a conditional body");
+        return cudaErrorNotSupported;
+    }
     if (free) {
         if (!block_at(m, *addr)) {
             tdm_log_session(s->id, "graph free node: %#llx is not the start of a graph allocation",

@@ -206,8 +206,15 @@ Test(graph_cond_bad_input, unknown_and_foreign_handles_bounds_and_bodies_are_ref
     cr_assert_eq(cond_node(t, g, NULL, 0, h, cudaGraphCondTypeSwitch, 3, &body), 0);
     /* A handle serves one node. */
     cr_expect_eq(cond_node(t, g, NULL, 0, h, cudaGraphCondTypeIf, 1, NULL), cudaErrorInvalidValue);
-    /* A body is its node's: not destroyed on its own; its handle of the outer graph works inside. */
+    /* A body is its node's: not destroyed on its own; it holds no memory nodes. */
     cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &body), cudaErrorInvalidValue);
+    tdm_graph_mem_node_args mem = { .graph = body, .size = 4096 };
+    tdm_graph_mem_node_res mr;
+    memset(&mr, 0, sizeof(mr));
+    cr_assert_eq(t->ops->call(t, TDM_GRAPH_ADD_MEM_NODE, (xdrproc_t)xdr_tdm_graph_mem_node_args, &mem,
+                              (xdrproc_t)xdr_tdm_graph_mem_node_res, &mr),
+                 0);
+    cr_expect_eq(mr.err, cudaErrorNotSupported);
     /* Nesting: bodies inside bodies up to the bound, then refused (each
      * node with a new handle of the outer graph). */
     uint64_t at = body, hn = 0;
