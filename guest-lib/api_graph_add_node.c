@@ -2,7 +2,7 @@
  * cudaGraphExecNodeSetParams): each node type is handed to its typed entry
  * point, so a type works through the generic call exactly as far as through
  * its own (and is refused the same way where that is not remoted yet).
- * Conditional nodes are not remoted yet (docs/graphs.md). */
+ * Conditional nodes go to api_graph_cond.c (docs/graphs.md). */
 #include <string.h>
 
 #include "guest.h"
