@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cuda_runtime.h>
 
+#include "pool_kernels.cuh"
+
 #define CHECK(call)                                                                    \
     do {                                                                               \
         cudaError_t err_ = (call);                                                     \
@@ -16,20 +18,6 @@
             exit(1);                                                                   \
         }                                                                              \
     } while (0)
-
-__global__ void pool_fill(unsigned int *p, int n, unsigned int v)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        p[i] = v + (unsigned int)i;
-}
-
-__global__ void pool_twice(const unsigned int *a, unsigned int *b, int n)
-{
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n)
-        b[i] = 2u * a[i];
-}
 
 static uint64_t pool_attr(cudaMemPool_t pool, cudaMemPoolAttr attr)
 {

@@ -11,14 +11,42 @@
 static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 static tdm_range_map map;
 
-void tdm_allocs_add(uint64_t addr, uint64_t size, bool global)
+/* ---- graph memory nodes (issue 14) ---- */
+/* `backing` of a graph allocation's entry: the server keeps such memory
+ * while a graph has it, whatever the program frees (docs/graphs.md). */
+static char graph_marker;
+
+/* Under lock: forgets allocations overlapping [addr, +size), which the
+ * server has just handed out again: they were graph memory it released. */
+static void drop_stale_locked(uint64_t addr, uint64_t size)
+{
+    for (size_t i = map.n; i-- > 0;) {
+        const tdm_range *v = &map.v[i];
+        if (v->kind == TDM_RANGE_ALLOC && v->addr < addr + size && addr < v->addr + v->size)
+            tdm_range_map_remove(&map, v->addr, NULL);
+    }
+}
+
+static void add(uint64_t addr, uint64_t size, bool global, void *backing)
 {
     tdm_range r = { .addr = addr, .size = size, .mapped = size,
-                    .kind = global ? TDM_RANGE_GLOBAL : TDM_RANGE_ALLOC };
+                    .kind = global ? TDM_RANGE_GLOBAL : TDM_RANGE_ALLOC, .backing = backing };
 
     pthread_rwlock_wrlock(&lock);
+    if (!global)
+        drop_stale_locked(addr, size);
     tdm_range_map_insert(&map, &r);
     pthread_rwlock_unlock(&lock);
+}
+
+void tdm_allocs_add(uint64_t addr, uint64_t size, bool global)
+{
+    add(addr, size, global, NULL);
+}
+
+void tdm_allocs_add_graph(uint64_t addr, uint64_t size)
+{
+    add(addr, size, false, &graph_marker);
 }
 
 /* Under lock: addr starts a device allocation (not a variable). */
@@ -34,7 +62,7 @@ int tdm_allocs_remove(uint64_t addr)
     int rc = -1;
 
     pthread_rwlock_wrlock(&lock);
-    if (allocation_at_locked(addr))
+    if (allocation_at_locked(addr) && tdm_range_map_find(&map, addr)->backing != &graph_marker)
         rc = tdm_range_map_remove(&map, addr, NULL);
     pthread_rwlock_unlock(&lock);
     return rc;

@@ -30,6 +30,7 @@ cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMo
         tdm_coherent_capture(a.stream, true);
         tdm_graph_capture_opened();
     }
+    tdm_graph_mem_captures(err ? 0 : 1);   /* ---- graph memory nodes (issue 14) ---- */
     return tdm_ret(err);
 }
 
@@ -45,7 +46,8 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
     cudaError_t err;
     uint64_t id;
 
-    if (!pGraph)
+    /* A capture into a named graph needs no graph output (issue 14). */
+    if (!tdm_capture_to_graph_ended(h) && !pGraph)
         return tdm_ret(cudaErrorInvalidValue);
     id = tdm_graph_capture_ending(h);
     memset(&r, 0, sizeof(r));
@@ -54,12 +56,14 @@ cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
         err = (cudaError_t)r.err;
     if (err != cudaErrorStreamCaptureWrongThread && err != cudaErrorDevicesUnavailable)
         tdm_coherent_capture(h, false);
-    *pGraph = err ? NULL : (cudaGraph_t)(uintptr_t)r.handle;
+    if (pGraph)
+        *pGraph = err ? NULL : (cudaGraph_t)(uintptr_t)r.handle;
     /* Not capturing, or not the origin: the capture goes on. */
     if (err != cudaErrorIllegalState && err != cudaErrorStreamCaptureUnmatched) {
         tdm_graph_capture_closed();
         tdm_graph_capture_ended(id, err ? 0 : r.handle);
     }
+    tdm_graph_mem_captures(!err || err == cudaErrorStreamCaptureInvalidated ? -1 : 0); /* graph memory (issue 14) */
     return tdm_ret(err);
 }
 
@@ -110,6 +114,10 @@ cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCapture
 
     if (!captureStatus_out)
         return tdm_ret(cudaErrorInvalidValue);
+    /* ---- conditional graph nodes (issue 14): the graph and its nodes ---- */
+    if (graph_out || dependencies_out || numDependencies_out)
+        return tdm_ret(tdm_capture_graph_info(tdm_stream_id(stream), captureStatus_out, id_out, graph_out,
+                                              dependencies_out, edgeData_out, numDependencies_out));
     err = capture_info(stream, captureStatus_out, id_out);
     if (err)
         return tdm_ret(err);

@@ -14,8 +14,11 @@ static uint64_t pool_id(cudaMemPool_t pool)
 static cudaError_t malloc_async(void **devPtr, size_t size, uint64_t pool, cudaStream_t stream)
 {
     tdm_malloc_async_args a = { .size = size, .pool = pool, .stream = tdm_stream_id(stream) };
+    cudaError_t err = tdm_malloc_call(TDM_MALLOC_ASYNC, &a, size, devPtr);
 
-    return tdm_malloc_call(TDM_MALLOC_ASYNC, &a, size, devPtr);
+    if (!err && *devPtr)
+        tdm_graph_mem_async_alloc(stream, (uint64_t)(uintptr_t)*devPtr, size); /* graph memory (issue 14) */
+    return err;
 }
 
 cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t stream)

@@ -71,6 +71,26 @@ cudaError_t tdm_malloc_call(uint32_t proc, void *args, size_t size, void **devPt
 
 /* ---- the allocation table: the program's device allocations (allocs.c) ---- */
 void tdm_allocs_add(uint64_t addr, uint64_t size, bool global);
+/* A graph allocation node's memory (issue 14): frees leave it in the table
+ * for the graph's next launch; a later allocation at its address replaces it. */
+void tdm_allocs_add_graph(uint64_t addr, uint64_t size);
+/* Captures the program began and has not ended (api_graph_mem.c): while
+ * there are some, cudaMallocAsync asks whether its stream captures. */
+void tdm_graph_mem_captures(int delta);
+/* After cudaMallocAsync of [addr, +size) on stream: a captured allocation
+ * is graph memory in the allocation table. */
+void tdm_graph_mem_async_alloc(cudaStream_t stream, uint64_t addr, uint64_t size);
+/* ---- conditional graph nodes (issue 14): api_graph_cond.c ---- */
+/* cudaGraphAddNode of a conditional node: p->phGraph_out receives its bodies. */
+cudaError_t tdm_graph_add_cond_node(cudaGraphNode_t *node, cudaGraph_t graph, const cudaGraphNode_t *deps,
+                                    size_t ndeps, struct cudaConditionalNodeParams *p);
+/* cudaStreamEndCapture of stream: whether its capture went into a graph
+ * the program named (then its graph output may be NULL); forgets it. */
+bool tdm_capture_to_graph_ended(uint64_t stream);
+/* cudaStreamGetCaptureInfo asking for the graph or its dependencies. */
+cudaError_t tdm_capture_graph_info(uint64_t stream, enum cudaStreamCaptureStatus *status, unsigned long long *id,
+                                   cudaGraph_t *graph, const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges,
+                                   size_t *ndeps);
 int tdm_allocs_remove(uint64_t addr);
 /* True when [addr, addr+len) is inside one allocation or variable. */
 bool tdm_allocs_covers(uint64_t addr, uint64_t len);

@@ -479,6 +479,8 @@ int tdm_session_free(tdm_session *s, uint64_t addr)
 
     if (addr == 0)
         return 0;
+    if (tdm_session_graph_mem_user_free(s, addr, true, &err))   /* ---- graph memory nodes (issue 14) ---- */
+        return err;
     found = tdm_range_map_find(&s->ranges, addr);
     if (!found || found->addr != addr || found->kind != TDM_RANGE_ALLOC)
         return cudaErrorInvalidValue;

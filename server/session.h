@@ -107,6 +107,11 @@ typedef struct tdm_session {
     struct tdm_kept_bytes **graph_pending; /* launched with device-to-host staging the guest has not fetched */
     size_t ngraph_pending, graph_pending_cap;
     uint64_t graph_io_keys;          /* names of captured host-to-device staging */
+    /* ---- graph memory nodes (issue 14) ---- */
+    struct tdm_session_graph_mem *graph_mem; /* session_graph_mem.c; NULL until used */
+    /* ---- conditional graph nodes (issue 14) ---- */
+    struct tdm_cond_handle *cond_handles; /* session_graph_cond.c: the handles made, with their graphs */
+    size_t ncond_handles, cond_handles_cap;
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -378,6 +383,7 @@ typedef struct tdm_node_request {
     uint64_t dst, src, n;        /* memcpy (src unused when host is set), memset */
     const void *host;            /* memcpy: the bytes of a host-to-device copy */
     uint8_t value;               /* memset */
+    bool internal;               /* the server's own node (graph memory): not the guest's to ask for */
 } tdm_node_request;
 
 int tdm_session_graph_create(tdm_session *s, unsigned flags, uint64_t *graph);
@@ -488,5 +494,71 @@ int tdm_session_callback_poll(tdm_session *s, const uint64_t *done, size_t ndone
 /* The session ends: releases every held stream (first, so its work can
  * drain). */
 void tdm_session_callbacks_close(tdm_session *s);
+
+/* ---- graph memory nodes (issue 14): session_graph_mem.c (docs/graphs.md, "Graph memory") ---- */
+/* Who has a memory node: a capture (by its id), a graph, an executable graph. */
+enum { TDM_GMEM_CAPTURE = 1, TDM_GMEM_GRAPH, TDM_GMEM_EXEC };
+/* An allocation node of size bytes (*addr: its memory, fixed for the
+ * graph's life), or with free a node freeing *addr, which must start a
+ * graph allocation of the session. */
+int tdm_session_graph_add_mem_node(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps, bool free,
+                                   uint64_t size, uint64_t *addr, uint64_t *node);
+int tdm_session_graph_mem_node_params(tdm_session *s, uint64_t node, bool *free, uint64_t *addr, uint64_t *size);
+int tdm_session_graph_mem_trim(tdm_session *s);
+/* attr: a cudaGraphMemAttributeType. */
+int tdm_session_graph_mem_get_attr(tdm_session *s, int attr, uint64_t *value);
+int tdm_session_graph_mem_set_attr(tdm_session *s, int attr, uint64_t value);
+/* cudaMallocAsync / cudaFreeAsync: false when the stream is not capturing
+ * (the caller goes on as usual); else the graph memory layer did it (*err). */
+bool tdm_session_graph_mem_capture_alloc(tdm_session *s, uint64_t stream, uint64_t size, uint64_t *addr, int *err);
+bool tdm_session_graph_mem_capture_free(tdm_session *s, uint64_t stream, uint64_t addr, int *err);
+/* cudaFree (sync) or cudaFreeAsync of addr: false when addr is not graph
+ * memory, or is no graph's any more (then the caller frees it as an
+ * ordinary allocation); else done here (*err). */
+bool tdm_session_graph_mem_user_free(tdm_session *s, uint64_t addr, bool sync, int *err);
+/* From session_graph.c: a capture ended into graph (0: it failed); an
+ * owner went away; an exec was made; a launch is checked (commit false)
+ * and accounted (commit true). */
+void tdm_session_graph_mem_moved(tdm_session *s, uint64_t capture, uint64_t graph);
+void tdm_session_graph_mem_dropped(tdm_session *s, int kind, uint64_t owner);
+int tdm_session_graph_mem_instantiated(tdm_session *s, uint64_t graph, uint64_t exec, uint64_t flags);
+int tdm_session_graph_mem_launch(tdm_session *s, uint64_t exec, bool commit);
+/* Session end or reset: forgets it all (the memory is the range map's). */
+void tdm_session_graph_mem_release(tdm_session *s);
+/* session_graph.c: the id of the capture the stream's work goes to, 0 when
+ * none; whether the session has the graph. */
+uint64_t tdm_session_capture_id(tdm_session *s, uint64_t stream);
+bool tdm_session_graph_exists(tdm_session *s, uint64_t graph);
+
+/* ---- conditional graph nodes (issue 14): session_graph_cond.c, session_graph.c
+ * (docs/graphs.md, "Conditional nodes") ---- */
+#define TDM_SESSION_MAX_COND_HANDLES 4096  /* conditional handles of live graphs */
+#define TDM_SESSION_MAX_COND_DEPTH 8       /* conditional bodies inside bodies */
+#define TDM_SESSION_MAX_COND_BODIES 256    /* bodies of one node (the protocol's TDM_MAX_COND_BODIES) */
+int tdm_session_cond_handle_create(tdm_session *s, uint64_t graph, unsigned dflt, unsigned flags, uint64_t *handle);
+/* A conditional node of handle (checked: one of graph's or of a graph it
+ * is a body of); bodies[0..size) receive its body graphs' handles. */
+int tdm_session_cond_node_add(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps, uint64_t handle,
+                              int type, unsigned size, uint64_t *node, uint64_t *bodies);
+/* A graph went away: its handles with it. */
+void tdm_session_graph_cond_dropped(tdm_session *s, uint64_t graph);
+void tdm_session_cond_release(tdm_session *s);
+/* session_graph.c: */
+int tdm_session_begin_capture_to_graph(tdm_session *s, uint64_t stream, uint64_t graph, const uint64_t *deps,
+                                       uint32_t ndeps, int mode);
+int tdm_session_graph_add_cond_node(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps,
+                                    uint64_t handle, int type, unsigned size, uint64_t *node, uint64_t *bodies);
+/* Conditional bodies around graph (0: a graph of its own; -1: no graph). */
+int tdm_session_graph_depth(tdm_session *s, uint64_t graph);
+/* graph is ancestor or lies (as a body) inside it. */
+bool tdm_session_graph_within(tdm_session *s, uint64_t graph, uint64_t ancestor);
+tdm_bgraph *tdm_session_graph_backend(tdm_session *s, uint64_t graph);
+/* cudaStreamGetCaptureInfo with graph and dependency outputs: while active,
+ * the capture's graph handle and up to cap dependency node handles. */
+int tdm_session_capture_graph(tdm_session *s, uint64_t stream, int *status, uint64_t *id, uint64_t *graph,
+                              uint64_t *deps, uint32_t cap, uint32_t *ndeps);
+/* flags: cudaStreamAddCaptureDependencies or cudaStreamSetCaptureDependencies. */
+int tdm_session_update_capture_deps(tdm_session *s, uint64_t stream, const uint64_t *deps, uint32_t n,
+                                    unsigned flags);
 
 #endif

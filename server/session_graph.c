@@ -114,11 +114,21 @@ const void *tdm_session_capture_keep(tdm_session *s, tdm_stream_state *st, const
     return c ? kept_add(s, &c->kept, src, n, err) : NULL;
 }
 
-int tdm_session_begin_capture(tdm_session *s, uint64_t stream, int mode)
+static bool nodes_of(tdm_session *s, uint64_t graph, const uint64_t *ids, uint32_t n, tdm_bgnode **out);
+static void forget_graph(tdm_session *s, uint64_t graph);
+
+/* A capture on stream, into graph `into` after deps (0: a new graph). */
+static int begin_capture(tdm_session *s, uint64_t stream, int mode, uint64_t into, const uint64_t *deps,
+                         uint32_t ndeps)
 {
+    graph_entry *g = into ? tdm_handles_get(&s->graphs, into) : NULL;
+    tdm_bgnode **bdeps = NULL;
     tdm_stream_state *st;
     uint64_t id;
     int err;
+
+    if (into && !g)
+        return cudaErrorInvalidValue;
 
     if (stream == TDM_STREAM_NULL || stream == TDM_STREAM_LEGACY)
         return cudaErrorStreamCaptureUnsupported;   /* as native: the legacy stream cannot capture */
@@ -134,14 +144,34 @@ int tdm_session_begin_capture(tdm_session *s, uint64_t stream, int mode)
      * what global mode forbids in the guest's process (docs/graphs.md). */
     if (mode == cudaStreamCaptureModeGlobal)
         mode = cudaStreamCaptureModeThreadLocal;
-    err = ops(s)->stream_begin_capture(be(s), st->bs, mode);
+    if (!into) {
+        err = ops(s)->stream_begin_capture(be(s), st->bs, mode);
+    } else if (ndeps && !(bdeps = malloc(ndeps * sizeof(*bdeps)))) {
+        err = cudaErrorMemoryAllocation;
+    } else {
+        err = nodes_of(s, into, deps, ndeps, bdeps)
+                  ? ops(s)->stream_begin_capture_to_graph(be(s), st->bs, g->bg, bdeps, ndeps, mode)
+                  : cudaErrorInvalidValue;
+        free(bdeps);
+    }
     if (err)
         return err;
     /* Counted before asking: tdm_session_capturing asks only while one is open. */
-    s->captures[s->ncaptures++] = (tdm_capture_entry){ 0, stream, NULL };
+    s->captures[s->ncaptures++] = (tdm_capture_entry){ 0, stream, NULL, into, false };
     id = capture_id(s, st);
     s->captures[s->ncaptures - 1].id = id;
     return 0;
+}
+
+int tdm_session_begin_capture(tdm_session *s, uint64_t stream, int mode)
+{
+    return begin_capture(s, stream, mode, 0, NULL, 0);
+}
+
+int tdm_session_begin_capture_to_graph(tdm_session *s, uint64_t stream, uint64_t graph, const uint64_t *deps,
+                                       uint32_t ndeps, int mode)
+{
+    return begin_capture(s, stream, mode, graph, deps, ndeps);
 }
 
 static void capture_remove(tdm_session *s, tdm_capture_entry *c)
@@ -163,6 +193,8 @@ int tdm_session_end_capture(tdm_session *s, uint64_t stream, uint64_t *graph)
     if (s->graphs.live >= TDM_SESSION_MAX_GRAPHS)
         return cudaErrorMemoryAllocation;
     c = capture_find(s, capture_id(s, st));
+    uint64_t cid = c ? c->id : 0, into = c ? c->into : 0;
+    bool owns = c && c->owns;
     err = ops(s)->stream_end_capture(be(s), st->bs, &bg);
     /* Ended (or invalidated and so ended): the capture is gone. */
     if (c && !capture_id(s, st)) {
@@ -171,22 +203,49 @@ int tdm_session_end_capture(tdm_session *s, uint64_t stream, uint64_t *graph)
     }
     if (err) {
         tdm_kept_unref(s, kept);
+        tdm_session_graph_mem_moved(s, cid, 0);
+        if (owns)
+            forget_graph(s, into);   /* the backend destroyed the capture's graph */
         return err;
+    }
+    /* ---- conditional graph nodes (issue 14): the nodes went into an existing graph ---- */
+    if (into && (g = tdm_handles_get(&s->graphs, into))) {
+        if (kept && g->kept) {
+            /* The capture's kept bytes join the graph's (its nodes read them). */
+            if (tdm_grow(&g->kept->v, &g->kept->cap, g->kept->n + kept->n, sizeof(void *), 8) == 0) {
+                memcpy(g->kept->v + g->kept->n, kept->v, kept->n * sizeof(void *));
+                g->kept->n += kept->n;
+                g->kept->bytes += kept->bytes;
+                kept->n = 0;
+                kept->bytes = 0;
+                tdm_kept_unref(s, kept);
+            } else {
+                /* Kept alive (counted, never freed) rather than freed under the graph's nodes. */
+                tdm_log_session(s->id, "out of memory joining a capture's kept bytes to its graph");
+            }
+        } else if (kept) {
+            g->kept = kept;
+        }
+        *graph = into;
+        tdm_session_graph_mem_moved(s, cid, into);
+        return 0;
     }
     if (!(g = malloc(sizeof(*g)))) {
         err = cudaErrorMemoryAllocation;
         goto fail;
     }
-    *g = (graph_entry){ bg, kept };
+    *g = (graph_entry){ bg, kept, 0 };
     if (!(*graph = tdm_handles_add(&s->graphs, g))) {
         free(g);
         err = cudaErrorMemoryAllocation;
         goto fail;
     }
+    tdm_session_graph_mem_moved(s, cid, *graph);
     return 0;
 fail:
     ops(s)->graph_destroy(be(s), bg);
     tdm_kept_unref(s, kept);
+    tdm_session_graph_mem_moved(s, cid, 0);
     return err;
 }
 
@@ -230,19 +289,39 @@ static void drop_nodes(tdm_session *s, uint64_t graph)
     free(c.ids);
 }
 
+static void drop_bodies(tdm_session *s, uint64_t graph);
+static void forget_graph(tdm_session *s, uint64_t graph);
+
+/* A capture is being made into graph (cudaStreamBeginCaptureToGraph). */
+static bool captured_into(tdm_session *s, uint64_t graph)
+{
+    for (size_t i = 0; i < s->ncaptures; i++)
+        if (s->captures[i].into == graph)
+            return true;
+    return false;
+}
+
 int tdm_session_graph_destroy(tdm_session *s, uint64_t graph)
 {
-    graph_entry *g = tdm_handles_remove(&s->graphs, graph);
+    graph_entry *g = tdm_handles_get(&s->graphs, graph);
     int err;
 
-    if (!g)
+    /* A body graph is its node's (it goes with the node's graph); a graph
+     * a capture is filling stays until the capture ends. */
+    if (!g || g->parent || captured_into(s, graph))
         return cudaErrorInvalidValue;     /* as cudaGraphDestroy of a bad graph */
+    tdm_handles_remove(&s->graphs, graph);
     drop_nodes(s, graph);
+    drop_bodies(s, graph);
     err = ops(s)->graph_destroy(be(s), g->bg);
+    tdm_session_graph_mem_dropped(s, TDM_GMEM_GRAPH, graph);
+    tdm_session_graph_cond_dropped(s, graph);
     tdm_kept_unref(s, g->kept);
     free(g);
     return err;
 }
+
+static void exec_free(tdm_session *s, struct exec_entry *x);
 
 int tdm_session_graph_instantiate(tdm_session *s, uint64_t graph, uint64_t flags, uint64_t *exec)
 {
@@ -270,10 +349,13 @@ int tdm_session_graph_instantiate(tdm_session *s, uint64_t graph, uint64_t flags
     }
     if (g->kept)
         g->kept->refs++;
-    return 0;
+    err = tdm_session_graph_mem_instantiated(s, graph, *exec, flags);
+    if (err)
+        exec_free(s, tdm_handles_remove(&s->graph_execs, *exec));
+    return err;
 }
 
-static void exec_free(tdm_session *s, exec_entry *x)
+static void exec_free(tdm_session *s, struct exec_entry *x)
 {
     ops(s)->graph_exec_destroy(be(s), x->bx);
     tdm_kept_unref(s, x->kept);
@@ -287,6 +369,7 @@ int tdm_session_graph_exec_destroy(tdm_session *s, uint64_t exec)
     if (!x)
         return cudaErrorInvalidValue;
     exec_free(s, x);
+    tdm_session_graph_mem_dropped(s, TDM_GMEM_EXEC, exec);
     return 0;
 }
 
@@ -300,8 +383,12 @@ int tdm_session_graph_launch(tdm_session *s, uint64_t exec, uint64_t stream)
         return cudaErrorInvalidResourceHandle;
     if (!(st = tdm_session_stream_for_work(s, stream, &err)))
         return err;
-    err = ops(s)->graph_launch(be(s), x->bx, st->bs);
-    return err ? err : tdm_kept_launched(s, x->kept, st);
+    err = tdm_session_graph_mem_launch(s, exec, false);
+    if (!err)
+        err = ops(s)->graph_launch(be(s), x->bx, st->bs);
+    if (!err)
+        err = tdm_kept_launched(s, x->kept, st);
+    return err ? err : tdm_session_graph_mem_launch(s, exec, true);
 }
 
 void tdm_session_graphs_release(tdm_session *s)
@@ -310,13 +397,20 @@ void tdm_session_graphs_release(tdm_session *s)
 
     tdm_session_graph_copy_release(s);
 
+    tdm_session_graph_mem_release(s);
+    tdm_session_cond_release(s);
     while (s->ncaptures) {
         tdm_capture_entry c = s->captures[--s->ncaptures];
         tdm_stream_state *st = tdm_session_stream_state(s, c.origin);
         tdm_bgraph *bg = NULL;
 
-        if (st && !ops(s)->stream_end_capture(be(s), st->bs, &bg) && bg)
+        /* A capture into a graph leaves it to the graph's own entry, unless
+         * it failed and the graph was its own (the backend destroyed it). */
+        int end = st ? ops(s)->stream_end_capture(be(s), st->bs, &bg) : cudaErrorInvalidResourceHandle;
+        if (!end && bg && !c.into)
             ops(s)->graph_destroy(be(s), bg);
+        if (end && c.owns)
+            forget_graph(s, c.into);
         tdm_kept_unref(s, c.kept);
     }
     while ((obj = tdm_handles_pop(&s->graph_execs, NULL)))
@@ -325,7 +419,8 @@ void tdm_session_graphs_release(tdm_session *s)
         free(obj);
     while ((obj = tdm_handles_pop(&s->graphs, NULL))) {
         graph_entry *g = obj;
-        ops(s)->graph_destroy(be(s), g->bg);
+        if (!g->parent)                  /* bodies go with their node's graph */
+            ops(s)->graph_destroy(be(s), g->bg);
         tdm_kept_unref(s, g->kept);
         free(g);
     }
@@ -402,6 +497,10 @@ static int describe_node(tdm_session *s, graph_entry *g, const tdm_node_request 
     case cudaGraphNodeTypeEmpty:
         d->kind = TDM_GNODE_EMPTY;
         return 0;
+    case cudaGraphNodeTypeMemAlloc:
+    case cudaGraphNodeTypeMemFree:      /* graph memory: the memory is there already (session_graph_mem.c) */
+        d->kind = TDM_GNODE_EMPTY;
+        return q->internal ? 0 : cudaErrorInvalidValue;
     case cudaGraphNodeTypeKernel:
         if (!(f = tdm_session_func(s, q->func)))
             return cudaErrorInvalidDeviceFunction;
@@ -512,4 +611,255 @@ int tdm_session_kernel_node_set(tdm_session *s, uint64_t exec, uint64_t node, co
         return cudaErrorInvalidValue;
     err = describe_node(s, g, req, &d);
     return err ? err : ops(s)->graph_kernel_node_set(be(s), x ? x->bx : NULL, e->bn, &d);
+}
+
+/* ---- graph memory nodes (issue 14) ---- */
+
+uint64_t tdm_session_capture_id(tdm_session *s, uint64_t stream)
+{
+    tdm_stream_state *st;
+
+    if (!s->ncaptures || !(st = tdm_session_stream_state(s, stream)))
+        return 0;
+    return capture_id(s, st);
+}
+
+bool tdm_session_graph_exists(tdm_session *s, uint64_t graph)
+{
+    return tdm_handles_get(&s->graphs, graph) != NULL;
+}
+
+/* ---- conditional graph nodes (issue 14) ---- */
+
+typedef struct bodies_of_ctx {
+    uint64_t parent;
+    uint64_t *ids;
+    size_t n;
+} bodies_of_ctx;
+
+static void collect_body(void *obj, uint64_t id, void *arg)
+{
+    bodies_of_ctx *c = arg;
+
+    if (((graph_entry *)obj)->parent == c->parent)
+        c->ids[c->n++] = id;
+}
+
+/* Forgets the body graphs of graph's conditional nodes, and theirs: the
+ * backend destroys them with graph. */
+static void drop_bodies(tdm_session *s, uint64_t graph)
+{
+    bodies_of_ctx c = { graph, NULL, 0 };
+
+    if (!s->graphs.live || !(c.ids = malloc(s->graphs.live * sizeof(*c.ids))))
+        return;
+    tdm_handles_each(&s->graphs, collect_body, &c);
+    for (size_t i = 0; i < c.n; i++) {
+        graph_entry *b = tdm_handles_remove(&s->graphs, c.ids[i]);
+        drop_nodes(s, c.ids[i]);
+        drop_bodies(s, c.ids[i]);
+        tdm_session_graph_cond_dropped(s, c.ids[i]);
+        tdm_kept_unref(s, b->kept);
+        free(b);
+    }
+    free(c.ids);
+}
+
+/* How many conditional bodies graph lies in (0: a graph of its own); -1
+ * if the session has no such graph. */
+int tdm_session_graph_depth(tdm_session *s, uint64_t graph)
+{
+    int depth = 0;
+    graph_entry *g;
+
+    for (; (g = tdm_handles_get(&s->graphs, graph)) && g->parent; graph = g->parent)
+        depth++;
+    return g ? depth : -1;
+}
+
+bool tdm_session_graph_within(tdm_session *s, uint64_t graph, uint64_t ancestor)
+{
+    graph_entry *g;
+
+    for (; (g = tdm_handles_get(&s->graphs, graph)); graph = g->parent)
+        if (graph == ancestor)
+            return true;
+    return false;
+}
+
+tdm_bgraph *tdm_session_graph_backend(tdm_session *s, uint64_t graph)
+{
+    graph_entry *g = tdm_handles_get(&s->graphs, graph);
+
+    return g ? g->bg : NULL;
+}
+
+int tdm_session_graph_add_cond_node(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps,
+                                    uint64_t handle, int type, unsigned size, uint64_t *node, uint64_t *bodies)
+{
+    graph_entry *g = tdm_handles_get(&s->graphs, graph);
+    tdm_bgraph *bb[TDM_SESSION_MAX_COND_BODIES];
+    tdm_bgnode **bdeps = NULL, *bn = NULL;
+    node_entry *e;
+    int err;
+
+    if (!g)
+        return cudaErrorInvalidValue;
+    if (s->graph_nodes.live >= TDM_SESSION_MAX_GRAPH_NODES || size > TDM_SESSION_MAX_COND_BODIES ||
+        s->graphs.live + size > TDM_SESSION_MAX_GRAPHS ||
+        tdm_session_graph_depth(s, graph) >= TDM_SESSION_MAX_COND_DEPTH) {
+        tdm_log_session(s->id, "a conditional node of %u bodies at depth %d is beyond the session's bounds", size,
+                        tdm_session_graph_depth(s, graph));
+        return cudaErrorMemoryAllocation;
+    }
+    if (ndeps && !(bdeps = malloc(ndeps * sizeof(*bdeps))))
+        return cudaErrorMemoryAllocation;
+    err = nodes_of(s, graph, deps, ndeps, bdeps) ? 0 : cudaErrorInvalidValue;
+    if (!err)
+        err = ops(s)->graph_add_cond_node(be(s), g->bg, handle, type, size, bdeps, ndeps, &bn, bb);
+    free(bdeps);
+    if (err)
+        return err;
+    /* The node and its bodies stay in the backend's graph even if no
+     * handle can name them (they go with the graph). */
+    if (!(e = malloc(sizeof(*e))))
+        return cudaErrorMemoryAllocation;
+    *e = (node_entry){ graph, bn, cudaGraphNodeTypeConditional };
+    if (!(*node = tdm_handles_add(&s->graph_nodes, e))) {
+        free(e);
+        return cudaErrorMemoryAllocation;
+    }
+    for (unsigned i = 0; i < size; i++) {
+        graph_entry *b = calloc(1, sizeof(*b));
+        if (!b || !(bodies[i] = tdm_handles_add(&s->graphs, b))) {
+            free(b);
+            return cudaErrorMemoryAllocation;
+        }
+        b->bg = bb[i];
+        b->parent = graph;
+    }
+    return 0;
+}
+
+/* Forgets graph's entry (its nodes, bodies and handles too) without
+ * destroying the backend's graph: the backend did. */
+static void forget_graph(tdm_session *s, uint64_t graph)
+{
+    graph_entry *g = tdm_handles_remove(&s->graphs, graph);
+
+    if (!g)
+        return;
+    drop_nodes(s, graph);
+    drop_bodies(s, graph);
+    tdm_session_graph_cond_dropped(s, graph);
+    tdm_session_graph_mem_dropped(s, TDM_GMEM_GRAPH, graph);
+    tdm_kept_unref(s, g->kept);
+    free(g);
+}
+
+typedef struct node_find_ctx {
+    uint64_t graph;
+    tdm_bgnode *bn;
+    uint64_t found;
+} node_find_ctx;
+
+static void find_node(void *obj, uint64_t id, void *arg)
+{
+    node_find_ctx *c = arg;
+    node_entry *e = obj;
+
+    if (!c->found && e->graph == c->graph && e->bn == c->bn)
+        c->found = id;
+}
+
+/* The handle of backend node bn of graph, made if it has none (a captured node). */
+static int node_handle(tdm_session *s, uint64_t graph, tdm_bgnode *bn, int type, uint64_t *out)
+{
+    node_find_ctx c = { graph, bn, 0 };
+    node_entry *e;
+
+    tdm_handles_each(&s->graph_nodes, find_node, &c);
+    if ((*out = c.found))
+        return 0;
+    if (s->graph_nodes.live >= TDM_SESSION_MAX_GRAPH_NODES || !(e = malloc(sizeof(*e))))
+        return cudaErrorMemoryAllocation;
+    *e = (node_entry){ graph, bn, type };
+    if (!(*out = tdm_handles_add(&s->graph_nodes, e))) {
+        free(e);
+        return cudaErrorMemoryAllocation;
+    }
+    return 0;
+}
+
+int tdm_session_capture_graph(tdm_session *s, uint64_t stream, int *status, uint64_t *id, uint64_t *graph,
+                              uint64_t *deps, uint32_t cap, uint32_t *ndeps)
+{
+    tdm_bgnode **bn = NULL;
+    tdm_capture_entry *c;
+    tdm_bgraph *bg = NULL;
+    int *types = NULL, err;
+    size_t n = 0;
+
+    *graph = 0;
+    *ndeps = 0;
+    err = tdm_session_capture_info(s, stream, status, id);
+    if (err || *status != cudaStreamCaptureStatusActive || !(c = capture_find(s, *id)))
+        return err;
+    if (!(bn = malloc((cap ? cap : 1) * sizeof(*bn))) || !(types = malloc((cap ? cap : 1) * sizeof(*types)))) {
+        err = cudaErrorMemoryAllocation;
+        goto out;
+    }
+    err = ops(s)->stream_capture_graph(be(s), tdm_session_stream_state(s, stream)->bs, &bg, bn, types, cap, &n);
+    if (err || !bg)
+        goto out;
+    if (n > cap) {
+        tdm_log_session(s->id, "a capture follows %zu nodes, more than a reply names", n);
+        err = cudaErrorMemoryAllocation;
+        goto out;
+    }
+    if (!c->into) {
+        /* The capture's graph gets its handle now; the capture ends into it. */
+        graph_entry *g = calloc(1, sizeof(*g));
+        if (s->graphs.live >= TDM_SESSION_MAX_GRAPHS || !g || !(c->into = tdm_handles_add(&s->graphs, g))) {
+            free(g);
+            err = cudaErrorMemoryAllocation;
+            goto out;
+        }
+        g->bg = bg;
+        c->owns = true;
+    }
+    for (size_t i = 0; i < n && !err; i++)
+        err = node_handle(s, c->into, bn[i], types[i], &deps[i]);
+    if (!err) {
+        *graph = c->into;
+        *ndeps = (uint32_t)n;
+    }
+out:
+    free(bn);
+    free(types);
+    return err;
+}
+
+int tdm_session_update_capture_deps(tdm_session *s, uint64_t stream, const uint64_t *deps, uint32_t n,
+                                    unsigned flags)
+{
+    tdm_stream_state *st = tdm_session_stream_state(s, stream);
+    tdm_capture_entry *c;
+    tdm_bgnode **bn = NULL;
+    int err;
+
+    if (!st)
+        return cudaErrorInvalidResourceHandle;
+    if (flags > cudaStreamSetCaptureDependencies)
+        return cudaErrorInvalidValue;
+    if (!s->ncaptures || !(c = capture_find(s, capture_id(s, st))))
+        return cudaErrorIllegalState;
+    if (n && !(bn = malloc(n * sizeof(*bn))))
+        return cudaErrorMemoryAllocation;
+    /* Only nodes of the capture's graph: a graph the program can name. */
+    err = !n || (c->into && nodes_of(s, c->into, deps, n, bn))
+              ? ops(s)->stream_update_capture_deps(be(s), st->bs, bn, n, flags)
+              : cudaErrorInvalidValue;
+    free(bn);
+    return err;
 }

@@ -39,11 +39,15 @@ typedef struct tdm_capture_entry {
     uint64_t id;             /* the backend's capture id */
     uint64_t origin;         /* the stream handle it began on */
     tdm_kept_bytes *kept;    /* NULL until a copy needs it */
+    uint64_t into;           /* the graph it fills (cudaStreamBeginCaptureToGraph's, or its own once
+                              * cudaStreamGetCaptureInfo named it), 0: a new graph */
+    bool owns;               /* into is the capture's own graph: gone if the capture fails */
 } tdm_capture_entry;
 
 typedef struct graph_entry {
     tdm_bgraph *bg;
     tdm_kept_bytes *kept;
+    uint64_t parent;         /* a conditional node's body: the graph of the node (the node owns bg) */
 } graph_entry;
 
 /* A node added node by node (captured graphs' nodes have no handles). */

@@ -168,6 +168,9 @@ int tdm_session_malloc_async(tdm_session *s, uint64_t size, uint64_t pool, uint6
     *addr = 0;
     if (!m)
         return cudaErrorMemoryAllocation;
+    /* ---- graph memory nodes (issue 14): captured, it is an allocation node ---- */
+    if (tdm_session_graph_mem_capture_alloc(s, stream, size, addr, &err))
+        return err;
     p = pool_of(m, pool ? pool : m->current);
     if (!p)
         return cudaErrorInvalidValue;
@@ -203,6 +206,9 @@ int tdm_session_free_async(tdm_session *s, uint64_t addr, uint64_t stream)
 
     if (!m)
         return cudaErrorMemoryAllocation;
+    /* ---- graph memory nodes (issue 14): captured, a free node; graph memory, the program's free ---- */
+    if (tdm_session_graph_mem_capture_free(s, stream, addr, &err) || tdm_session_graph_mem_user_free(s, addr, false, &err))
+        return err;
     found = tdm_range_map_find(&s->ranges, addr);
     if (!found || found->addr != addr || found->kind != TDM_RANGE_ALLOC)
         return cudaErrorInvalidValue;

@@ -60,6 +60,10 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_mm_check,
     &sim_kernel_mm_vector_add,
     &sim_kernel_mm_spin_until_set,
+    /* ---- conditional graph nodes (issue 14): examples/graph_conditional.cu ---- */
+    &sim_kernel_cond_set,
+    &sim_kernel_cond_count_down,
+    &sim_kernel_cond_record,
 };
 
 static const sim_global_desc *const globals[] = {

@@ -54,5 +54,8 @@ extern const sim_kernel sim_kernel_cb_stamp, sim_kernel_cb_spin, sim_kernel_cb_f
 
 /* graph_nodes.c (examples/graph_nodes.cu) */
 extern const sim_global_desc sim_global_gn_table;
+/* ---- conditional graph nodes (issue 14) ---- */
+/* graph_conditional.c (examples/graph_conditional.cu) */
+extern const sim_kernel sim_kernel_cond_set, sim_kernel_cond_count_down, sim_kernel_cond_record;
 
 #endif

@@ -323,4 +323,12 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .graph_remove_dependencies = tdm_cuda_graph_remove_dependencies,
     .graph_destroy_node = tdm_cuda_graph_destroy_node,
     .graph_find_in_clone = tdm_cuda_graph_find_in_clone,
+    /* ---- graph memory nodes (issue 14) ---- */
+    .capture_mode_exchange = tdm_cuda_capture_mode_exchange,
+    /* ---- conditional graph nodes (issue 14) ---- */
+    .graph_cond_handle_create = tdm_cuda_graph_cond_handle_create,
+    .graph_add_cond_node = tdm_cuda_graph_add_cond_node,
+    .stream_begin_capture_to_graph = tdm_cuda_stream_begin_capture_to_graph,
+    .stream_capture_graph = tdm_cuda_stream_capture_graph,
+    .stream_update_capture_deps = tdm_cuda_stream_update_capture_deps,
 };

@@ -178,6 +178,8 @@ int tdm_cuda_graph_add_dependencies(tdm_backend *b, tdm_bgraph *g, tdm_bgnode *c
 
 /* ---- launch ex and stream attributes (issue 14): cuda_stream_attr.c ---- */
 int tdm_cuda_stream_set_attribute(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
+/* ---- graph memory nodes (issue 14): cuda_graph_mem.c ---- */
+int tdm_cuda_capture_mode_exchange(tdm_backend *b, int *mode);
 int tdm_cuda_stream_get_attribute(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
 /* ---- graph memcpy nodes, queries (issue 14): cuda_graph_query.c ---- */
 int tdm_cuda_graph_clone(tdm_backend *b, tdm_bgraph *g, tdm_bgraph **out);
@@ -198,5 +200,15 @@ void tdm_cuda_holds_free(tdm_backend *b, bool lost);
 int tdm_cuda_host_func_enqueue(tdm_backend *b, tdm_bstream *s, void (*due)(void *arg, int status), void *arg,
                                tdm_bhold **out);
 void tdm_cuda_host_func_release(tdm_backend *b, tdm_bhold *h);
+
+/* ---- conditional graph nodes (issue 14): cuda_graph_cond.c ---- */
+int tdm_cuda_graph_cond_handle_create(tdm_backend *b, tdm_bgraph *g, unsigned dflt, unsigned flags, uint64_t *handle);
+int tdm_cuda_graph_add_cond_node(tdm_backend *b, tdm_bgraph *g, uint64_t handle, int type, unsigned size,
+                                 tdm_bgnode *const *deps, size_t ndeps, tdm_bgnode **out, tdm_bgraph **bodies);
+int tdm_cuda_stream_begin_capture_to_graph(tdm_backend *b, tdm_bstream *s, tdm_bgraph *g, tdm_bgnode *const *deps,
+                                           size_t ndeps, int mode);
+int tdm_cuda_stream_capture_graph(tdm_backend *b, tdm_bstream *s, tdm_bgraph **g, tdm_bgnode **deps, int *types,
+                           size_t cap, size_t *ndeps);
+int tdm_cuda_stream_update_capture_deps(tdm_backend *b, tdm_bstream *s, tdm_bgnode *const *deps, size_t n, unsigned flags);
 
 #endif

@@ -51,7 +51,12 @@
     X(cuMemHostAlloc) X(cuMemFreeHost) X(cuStreamAddCallback) X(cuStreamWaitValue32) X(cuLaunchHostFunc) \
     /* ---- graph memcpy nodes, queries (issue 14) ---- */                             \
     X(cuGraphClone) X(cuGraphGetNodes) X(cuGraphNodeGetType) X(cuGraphNodeGetDependencies) \
-    X(cuGraphRemoveDependencies) X(cuGraphDestroyNode) X(cuGraphNodeFindInClone)
+    X(cuGraphRemoveDependencies) X(cuGraphDestroyNode) X(cuGraphNodeFindInClone) \
+    /* ---- graph memory nodes (issue 14) ---- */                                         \
+    X(cuThreadExchangeStreamCaptureMode)                                                  \
+    /* ---- conditional graph nodes (issue 14) ---- */                                    \
+    X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuStreamBeginCaptureToGraph)          \
+    X(cuStreamUpdateCaptureDependencies) X(cuGraphNodeGetType)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

@@ -362,6 +362,37 @@ typedef struct tdm_backend_ops {
     /* cuGraphNodeFindInClone: n's copy in clone (made by graph_clone from
      * n's graph while n was in it), else cudaErrorInvalidValue. */
     int (*graph_find_in_clone)(tdm_backend *b, tdm_bgraph *clone, tdm_bgnode *n, tdm_bgnode **out);
+    /* ---- graph memory nodes (issue 14) ---- */
+    /* cuThreadExchangeStreamCaptureMode for the calling thread: *mode (a
+     * cudaStreamCaptureMode) becomes its mode, and *mode the one it had.
+     * The session layer makes graph memory during a capture in relaxed
+     * mode: the device's own allocation calls are not the program's. */
+    int (*capture_mode_exchange)(tdm_backend *b, int *mode);
+    /* ---- conditional graph nodes (issue 14) ---- */
+    /* cuGraphConditionalHandleCreate on g: *handle is what kernels name
+     * (cudaGraphSetConditional) and nodes of g and its bodies use. */
+    int (*graph_cond_handle_create)(tdm_backend *b, tdm_bgraph *g, unsigned dflt, unsigned flags,
+                                    uint64_t *handle);
+    /* A conditional node (type: a cudaGraphConditionalNodeType) of handle
+     * after deps; bodies[0..size) are its body graphs, owned by the node
+     * (gone with g; never graph_destroy them). */
+    int (*graph_add_cond_node)(tdm_backend *b, tdm_bgraph *g, uint64_t handle, int type, unsigned size,
+                               tdm_bgnode *const *deps, size_t ndeps, tdm_bgnode **out, tdm_bgraph **bodies);
+    /* cuStreamBeginCaptureToGraph: s's work becomes nodes of g, the first
+     * after deps; stream_end_capture then answers g itself. */
+    int (*stream_begin_capture_to_graph)(tdm_backend *b, tdm_bstream *s, tdm_bgraph *g, tdm_bgnode *const *deps,
+                                         size_t ndeps, int mode);
+    /* The graph s's active capture builds (*g NULL when none) and the
+     * nodes its next captured work follows: up to cap of them in deps with
+     * their cudaGraphNodeType in types, *ndeps how many there are.  From
+     * then on the graph is also the caller's: destroyed by graph_destroy
+     * after the capture ended, or by the backend if ending it fails. */
+    int (*stream_capture_graph)(tdm_backend *b, tdm_bstream *s, tdm_bgraph **g, tdm_bgnode **deps, int *types,
+                                size_t cap, size_t *ndeps);
+    /* cuStreamUpdateCaptureDependencies: flags cudaStreamSetCaptureDependencies
+     * replaces them, 0 (cudaStreamAddCaptureDependencies) adds. */
+    int (*stream_update_capture_deps)(tdm_backend *b, tdm_bstream *s, tdm_bgnode *const *deps, size_t n,
+                                      unsigned flags);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -163,4 +163,12 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .graph_remove_dependencies = sim_graph_remove_dependencies,
     .graph_destroy_node = sim_graph_destroy_node,
     .graph_find_in_clone = sim_graph_find_in_clone,
+    /* ---- graph memory nodes (issue 14) ---- */
+    .capture_mode_exchange = sim_capture_mode_exchange,
+    /* ---- conditional graph nodes (issue 14) ---- */
+    .graph_cond_handle_create = sim_graph_cond_handle_create,
+    .graph_add_cond_node = sim_graph_add_cond_node,
+    .stream_begin_capture_to_graph = sim_stream_begin_capture_to_graph,
+    .stream_capture_graph = sim_stream_capture_graph,
+    .stream_update_capture_deps = sim_stream_update_capture_deps,
 };

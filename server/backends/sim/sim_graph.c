@@ -1,11 +1,12 @@
 /* Stream capture and graphs on the simulated GPU.
  *
  * A graph is a set of nodes (an operation each, none for an empty node)
- * with their dependencies.  A capture is a list of the operations its
- * streams were given, in the order the server issued them; that order
- * already respects every dependency of the capture (a stream that joins
- * through an event only gets its work after the record), so a captured
- * graph is a chain of nodes in that order.  Instantiation puts the nodes
+ * with their dependencies.  A capture builds its graph as its streams are
+ * given work, in the order the server issued it; that order already
+ * respects every dependency of the capture (a stream that joins through
+ * an event only gets its work after the record), so each captured node
+ * follows the capture's current dependencies (the node before it, unless
+ * the program set others: cudaStreamUpdateCaptureDependencies).  Instantiation puts the nodes
  * in a topological order, and a launch replays that order on the launch
  * stream: the graph CUDA would run, with less concurrency.  Event records
  * inside a capture are dependencies, not work: they leave no node. */
@@ -18,8 +19,12 @@
 typedef struct sim_capture {
     uint64_t id;
     tdm_bstream *origin;     /* the stream that began it: only it may end it */
-    sim_op *head, *tail;
     bool invalidated;
+    tdm_bgraph *graph;       /* the graph it builds */
+    bool owned;              /* graph is the capture's (not cudaStreamBeginCaptureToGraph's) */
+    bool shared;             /* graph was handed out (sim_stream_capture_graph): a stream going leaves it */
+    tdm_bgnode **deps;       /* what the next captured node follows */
+    size_t ndeps, depcap;
 } sim_capture;
 
 /* The operations of a graph, shared by the graph and the executable
@@ -40,6 +45,8 @@ struct tdm_bgnode {
 struct tdm_bgraph {
     tdm_bgnode **nodes;
     size_t n, cap;
+    struct sim_condvar **vars; /* the conditional handles made on it (one reference each) */
+    size_t nvars, varcap;
 };
 
 /* Which op of an exec's list a graph node became, for setting a node's
@@ -57,6 +64,29 @@ struct tdm_bgexec {
     sim_nodemap map;
 };
 
+/* Conditional handles and nodes: see the conditional block below. */
+typedef struct sim_condvar {
+    struct sim_condvar *next;
+    uint64_t id;
+    unsigned value, dflt;
+    bool assign_default;
+    int refs;                /* its graph, and every op naming it; under b->lock */
+} sim_condvar;
+
+typedef struct sim_cond {
+    int refs;                /* under b->lock */
+    int type;                /* a cudaGraphConditionalNodeType; -1: a launch's default values */
+    sim_condvar *var;
+    unsigned size;
+    tdm_bgraph **bodies;     /* a graph's node: its body graphs, owned */
+    sim_oplist **lists;      /* an exec's node: the bodies compiled */
+    sim_condvar **resets;    /* type -1: the handles to reset */
+    size_t nresets;
+} sim_cond;
+
+static int node_add_locked(tdm_bgraph *g, sim_op *op, tdm_bgnode *const *deps, size_t ndeps);
+static void graph_free_locked(tdm_backend *b, tdm_bgraph *g);
+
 bool sim_capture_take_locked(tdm_backend *b, tdm_bstream *s, sim_op *op)
 {
     sim_capture *c = s->capture;
@@ -64,11 +94,16 @@ bool sim_capture_take_locked(tdm_backend *b, tdm_bstream *s, sim_op *op)
     if (!c)
         return false;
     op->next = NULL;
-    if (c->tail)
-        c->tail->next = op;
-    else
-        c->head = op;
-    c->tail = op;
+    if (c->invalidated || node_add_locked(c->graph, op, c->deps, c->ndeps) != 0 ||
+        tdm_grow(&c->deps, &c->depcap, 1, sizeof(*c->deps), 4) != 0) {
+        if (!c->invalidated && c->graph->n && c->graph->nodes[c->graph->n - 1]->op == op)
+            c->graph->nodes[c->graph->n - 1]->op = NULL;   /* the node stays, empty */
+        sim_op_free_locked(b, op);
+        c->invalidated = true;
+        return true;
+    }
+    c->deps[0] = c->graph->nodes[c->graph->n - 1];
+    c->ndeps = 1;
     return true;
 }
 
@@ -119,11 +154,15 @@ void sim_capture_stream_gone_locked(tdm_backend *b, tdm_bstream *s)
     if (!c || c->origin != s)
         return;
     capture_detach_locked(b, c);
-    ops_free_locked(b, c->head);
+    if (c->owned && !c->shared)
+        graph_free_locked(b, c->graph);
+    free(c->deps);
     free(c);
 }
 
-int sim_stream_begin_capture(tdm_backend *b, tdm_bstream *s, int mode)
+/* A capture into `into` (NULL: a new graph) after deps. */
+static int begin_capture(tdm_backend *b, tdm_bstream *s, int mode, tdm_bgraph *into, tdm_bgnode *const *deps,
+                         size_t ndeps)
 {
     sim_capture *c;
     int err = 0;
@@ -133,8 +172,17 @@ int sim_stream_begin_capture(tdm_backend *b, tdm_bstream *s, int mode)
     if (!s || s == b->legacy)
         return cudaErrorStreamCaptureImplicit;
     c = calloc(1, sizeof(*c));
-    if (!c)
+    if (!c || tdm_grow(&c->deps, &c->depcap, ndeps ? ndeps : 1, sizeof(*c->deps), 4) != 0 ||
+        !(c->graph = into ? into : calloc(1, sizeof(*c->graph)))) {
+        if (c)
+            free(c->deps);
+        free(c);
         return cudaErrorMemoryAllocation;
+    }
+    c->owned = !into;
+    c->ndeps = ndeps;
+    if (ndeps)
+        memcpy(c->deps, deps, ndeps * sizeof(*deps));
     pthread_mutex_lock(&b->lock);
     if (s->capture) {
         err = cudaErrorIllegalState;
@@ -144,9 +192,18 @@ int sim_stream_begin_capture(tdm_backend *b, tdm_bstream *s, int mode)
         s->capture = c;
     }
     pthread_mutex_unlock(&b->lock);
-    if (err)
+    if (err) {
+        if (c->owned)
+            free(c->graph);
+        free(c->deps);
         free(c);
+    }
     return err;
+}
+
+int sim_stream_begin_capture(tdm_backend *b, tdm_bstream *s, int mode)
+{
+    return begin_capture(b, s, mode, NULL, NULL, 0);
 }
 
 static void ops_free_locked(tdm_backend *b, sim_op *op)
@@ -179,8 +236,13 @@ static int node_add_locked(tdm_bgraph *g, sim_op *op, tdm_bgnode *const *deps, s
     return 0;
 }
 
+static void condvar_unref_locked(tdm_backend *b, sim_condvar *v);
+
 static void graph_free_locked(tdm_backend *b, tdm_bgraph *g)
 {
+    for (size_t i = 0; i < g->nvars; i++)
+        condvar_unref_locked(b, g->vars[i]);
+    free(g->vars);
     for (size_t i = 0; i < g->n; i++) {
         if (g->nodes[i]->op)
             sim_op_free_locked(b, g->nodes[i]->op);
@@ -210,27 +272,16 @@ int sim_stream_end_capture(tdm_backend *b, tdm_bstream *s, tdm_bgraph **out)
     }
     /* Every stream that joined leaves the capture with it. */
     capture_detach_locked(b, c);
-    if (c->invalidated)
+    g = c->graph;
+    if (c->invalidated) {
+        /* An invalidated capture's own graph is gone, handed out or not. */
         err = cudaErrorStreamCaptureInvalidated;
-    else if (!(g = calloc(1, sizeof(*g))))
-        err = cudaErrorMemoryAllocation;
-    /* The captured ops become a chain of nodes, each after the one before. */
-    while (!err && c->head) {
-        sim_op *op = c->head;
-        tdm_bgnode *prev = g->n ? g->nodes[g->n - 1] : NULL;
-        c->head = op->next;
-        op->next = NULL;
-        err = node_add_locked(g, op, prev ? &prev : NULL, prev ? 1 : 0);
-        if (err)
-            c->head = op;        /* still ours to free */
-    }
-    if (err) {
-        if (g)
+        if (c->owned)
             graph_free_locked(b, g);
-        ops_free_locked(b, c->head);
     } else {
         *out = g;
     }
+    free(c->deps);
     free(c);
 out:
     pthread_mutex_unlock(&b->lock);
@@ -267,6 +318,7 @@ int sim_graph_destroy(tdm_backend *b, tdm_bgraph *g)
 }
 
 static sim_op *op_clone(tdm_backend *b, const sim_op *op);
+static sim_op *cond_instantiate(tdm_backend *b, const sim_op *op);
 
 /* Depth-first: nd after everything it depends on.  A cycle is an
  * invalid graph, as cuGraphInstantiate says. */
@@ -284,7 +336,7 @@ static int topo_visit(tdm_backend *b, tdm_bgnode *nd, sim_op ***tail, sim_nodema
     }
     nd->mark = 2;
     if (nd->op) {
-        sim_op *c = op_clone(b, nd->op);
+        sim_op *c = nd->op->kind == SIM_OP_COND ? cond_instantiate(b, nd->op) : op_clone(b, nd->op);
         if (!c)
             return cudaErrorMemoryAllocation;
         **tail = c;
@@ -305,7 +357,11 @@ static void nodemap_free(sim_nodemap *m)
     memset(m, 0, sizeof(*m));
 }
 
-static int graph_oplist(tdm_backend *b, tdm_bgraph *g, sim_oplist **out, sim_nodemap *map)
+static sim_op *cond_resets(tdm_backend *b, tdm_bgraph *g, int *err);
+
+/* top: g is launched itself (not a conditional body): its handles take
+ * their default values first. */
+static int graph_oplist(tdm_backend *b, tdm_bgraph *g, bool top, sim_oplist **out, sim_nodemap *map)
 {
     sim_oplist *l = calloc(1, sizeof(*l));
     sim_op **tail;
@@ -315,6 +371,12 @@ static int graph_oplist(tdm_backend *b, tdm_bgraph *g, sim_oplist **out, sim_nod
         return cudaErrorMemoryAllocation;
     l->refs = 1;
     tail = &l->head;
+    if (top && (*tail = cond_resets(b, g, &err)))
+        tail = &(*tail)->next;
+    if (err) {
+        free(l);
+        return err;
+    }
     for (size_t i = 0; i < g->n; i++)
         g->nodes[i]->mark = 0;
     memset(map, 0, sizeof(*map));
@@ -336,7 +398,7 @@ int sim_graph_instantiate(tdm_backend *b, tdm_bgraph *g, uint64_t flags, tdm_bge
 
     if (!x)
         return cudaErrorMemoryAllocation;
-    err = graph_oplist(b, g, &x->ops, &x->map);
+    err = graph_oplist(b, g, true, &x->ops, &x->map);
     if (err) {
         free(x);
         return err;
@@ -378,6 +440,8 @@ static sim_op *op_clone(tdm_backend *b, const sim_op *op)
         memcpy(c->params, op->params, len);
     }
     pthread_mutex_lock(&b->lock);
+    if (c->cond)
+        c->cond->refs++;
     if (c->func)
         c->func->m->refs++;
     if (c->event)
@@ -409,7 +473,7 @@ int sim_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *res
     sim_oplist *old, *l;
     sim_nodemap map;
     size_t na = 0, nn = 0;
-    int err = graph_oplist(b, g, &l, &map);
+    int err = graph_oplist(b, g, true, &l, &map);
 
     *result = cudaGraphExecUpdateError;
     if (err)
@@ -664,4 +728,378 @@ int sim_graph_find_in_clone(tdm_backend *b, tdm_bgraph *clone, tdm_bgnode *n, td
             return 0;
         }
     return cudaErrorInvalidValue;
+}
+
+/* ---- conditional graph nodes (issue 14) ----
+ * A handle is a value cell of the backend (sim_condvar), set by twins
+ * (sim_set_conditional) and read by conditional nodes when the stream's
+ * worker reaches them.  A conditional node of a graph owns its body
+ * graphs; instantiating it compiles each body into an op list, and the
+ * node's op runs the list its handle's value picks, on the worker, in
+ * place (a While node again while the value stays non-zero).  A launch
+ * begins with an op giving the graph's cudaGraphCondAssignDefault handles
+ * their default values.  The cell is the handle's, not each exec's: two
+ * execs of one graph running at once share it (the driver allows one
+ * exec of a graph with conditional nodes at a time anyway). */
+
+static void condvar_unref_locked(tdm_backend *b, sim_condvar *v)
+{
+    if (--v->refs > 0)
+        return;
+    for (sim_condvar **p = &b->condvars; *p; p = &(*p)->next)
+        if (*p == v) {
+            *p = v->next;
+            break;
+        }
+    free(v);
+}
+
+static sim_condvar *condvar_find_locked(tdm_backend *b, uint64_t id)
+{
+    for (sim_condvar *v = b->condvars; v; v = v->next)
+        if (v->id == id)
+            return v;
+    return NULL;
+}
+
+static void oplist_unref_locked(tdm_backend *b, sim_oplist *l)
+{
+    if (--l->refs == 0) {
+        ops_free_locked(b, l->head);
+        free(l);
+    }
+}
+
+void sim_cond_unref_locked(tdm_backend *b, sim_cond *c)
+{
+    if (--c->refs > 0)
+        return;
+    for (unsigned i = 0; c->bodies && i < c->size; i++)
+        if (c->bodies[i])
+            graph_free_locked(b, c->bodies[i]);
+    for (unsigned i = 0; c->lists && i < c->size; i++)
+        if (c->lists[i])
+            oplist_unref_locked(b, c->lists[i]);
+    for (size_t i = 0; i < c->nresets; i++)
+        condvar_unref_locked(b, c->resets[i]);
+    if (c->var)
+        condvar_unref_locked(b, c->var);
+    free(c->bodies);
+    free(c->lists);
+    free(c->resets);
+    free(c);
+}
+
+static sim_op *cond_op_new(sim_cond *c)
+{
+    sim_op *op = calloc(1, sizeof(*op));
+
+    if (op) {
+        op->kind = SIM_OP_COND;
+        op->cond = c;
+    }
+    return op;
+}
+
+static void cond_free(tdm_backend *b, sim_cond *c)
+{
+    pthread_mutex_lock(&b->lock);
+    sim_cond_unref_locked(b, c);
+    pthread_mutex_unlock(&b->lock);
+}
+
+int sim_graph_cond_handle_create(tdm_backend *b, tdm_bgraph *g, unsigned dflt, unsigned flags, uint64_t *handle)
+{
+    sim_condvar *v = calloc(1, sizeof(*v));
+    int err = 0;
+
+    if (!v)
+        return cudaErrorMemoryAllocation;
+    if (flags & ~(unsigned)cudaGraphCondAssignDefault) {
+        free(v);
+        return cudaErrorInvalidValue;
+    }
+    pthread_mutex_lock(&b->lock);
+    if (tdm_grow(&g->vars, &g->varcap, g->nvars + 1, sizeof(*g->vars), 4) != 0) {
+        err = cudaErrorMemoryAllocation;
+    } else {
+        *v = (sim_condvar){ b->condvars, ++b->last_cond_id, dflt, dflt, (flags & cudaGraphCondAssignDefault) != 0, 1 };
+        b->condvars = v;
+        g->vars[g->nvars++] = v;
+        *handle = v->id;
+    }
+    pthread_mutex_unlock(&b->lock);
+    if (err)
+        free(v);
+    return err;
+}
+
+int sim_graph_add_cond_node(tdm_backend *b, tdm_bgraph *g, uint64_t handle, int type, unsigned size,
+                            tdm_bgnode *const *deps, size_t ndeps, tdm_bgnode **out, tdm_bgraph **bodies)
+{
+    sim_cond *c = calloc(1, sizeof(*c));
+    sim_op *op = NULL;
+    int err = cudaErrorMemoryAllocation;
+
+    *out = NULL;
+    if (!c || !size || !(c->bodies = calloc(size, sizeof(*c->bodies))))
+        goto fail;
+    c->refs = 1;
+    c->type = type;
+    c->size = size;
+    for (unsigned i = 0; i < size; i++)
+        if (!(c->bodies[i] = calloc(1, sizeof(**c->bodies))))
+            goto fail;
+    if (!(op = cond_op_new(c)))
+        goto fail;
+    pthread_mutex_lock(&b->lock);
+    if (!(c->var = condvar_find_locked(b, handle)))
+        err = cudaErrorInvalidValue;
+    else if (!(err = node_add_locked(g, op, deps, ndeps)))
+        c->var->refs++;
+    if (err)
+        c->var = NULL;
+    pthread_mutex_unlock(&b->lock);
+    if (err)
+        goto fail;
+    memcpy(bodies, c->bodies, size * sizeof(*bodies));
+    *out = g->nodes[g->n - 1];
+    return 0;
+fail:
+    free(op);
+    if (c)
+        cond_free(b, c);
+    return err;
+}
+
+int sim_stream_begin_capture_to_graph(tdm_backend *b, tdm_bstream *s, tdm_bgraph *g, tdm_bgnode *const *deps,
+                                      size_t ndeps, int mode)
+{
+    return begin_capture(b, s, mode, g, deps, ndeps);
+}
+
+/* An exec's copy of a conditional node: its bodies compiled. */
+static sim_op *cond_instantiate(tdm_backend *b, const sim_op *op)
+{
+    const sim_cond *n = op->cond;
+    sim_cond *c = calloc(1, sizeof(*c));
+    sim_op *x = NULL;
+    sim_nodemap map;
+
+    if (!c || !(c->lists = calloc(n->size, sizeof(*c->lists))))
+        goto fail;
+    c->refs = 1;
+    c->type = n->type;
+    c->size = n->size;
+    for (unsigned i = 0; i < n->size; i++) {
+        if (graph_oplist(b, n->bodies[i], false, &c->lists[i], &map) != 0)
+            goto fail;
+        nodemap_free(&map);   /* a body's nodes are not set through the exec */
+    }
+    if (!(x = cond_op_new(c)))
+        goto fail;
+    pthread_mutex_lock(&b->lock);
+    c->var = n->var;
+    c->var->refs++;
+    pthread_mutex_unlock(&b->lock);
+    return x;
+fail:
+    if (c)
+        cond_free(b, c);
+    return NULL;
+}
+
+/* b->lock held.  Visits the cudaGraphCondAssignDefault handles made on g
+ * and on its conditional bodies, at any depth: counts them, and stores
+ * them (with a reference) in c->resets when c is given. */
+static size_t resets_visit_locked(tdm_bgraph *g, sim_cond *c)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < g->nvars; i++)
+        if (g->vars[i]->assign_default) {
+            n++;
+            if (c) {
+                g->vars[i]->refs++;
+                c->resets[c->nresets++] = g->vars[i];
+            }
+        }
+    for (size_t i = 0; i < g->n; i++) {
+        const sim_op *op = g->nodes[i]->op;
+        if (op && op->kind == SIM_OP_COND && op->cond->bodies)
+            for (unsigned k = 0; k < op->cond->size; k++)
+                n += resets_visit_locked(op->cond->bodies[k], c);
+    }
+    return n;
+}
+
+/* The op giving the cudaGraphCondAssignDefault handles of g and its bodies
+ * their default values, NULL (*err 0) when there are none. */
+static sim_op *cond_resets(tdm_backend *b, tdm_bgraph *g, int *err)
+{
+    sim_cond *c;
+    sim_op *op;
+
+    *err = 0;
+    pthread_mutex_lock(&b->lock);
+    size_t n = resets_visit_locked(g, NULL);
+    pthread_mutex_unlock(&b->lock);
+    if (!n)
+        return NULL;
+    *err = cudaErrorMemoryAllocation;
+    if (!(c = calloc(1, sizeof(*c))) || !(c->resets = calloc(n, sizeof(*c->resets))) || !(op = cond_op_new(c))) {
+        if (c)
+            free(c->resets);
+        free(c);
+        return NULL;
+    }
+    c->refs = 1;
+    c->type = -1;
+    pthread_mutex_lock(&b->lock);
+    if (resets_visit_locked(g, NULL) == n)   /* the graph is the session thread's: it cannot change meanwhile */
+        resets_visit_locked(g, c);
+    pthread_mutex_unlock(&b->lock);
+    *err = 0;
+    return op;
+}
+
+/* Runs a compiled body in place on the worker of `stream`. */
+static int run_list(tdm_backend *b, const sim_oplist *l, tdm_bstream *stream)
+{
+    for (const sim_op *op = l->head; op; op = op->next) {
+        sim_op *c = op_clone(b, op);
+        int err;
+
+        if (!c)
+            return cudaErrorMemoryAllocation;
+        c->stream = stream;
+        err = sim_op_execute(b, c);
+        pthread_mutex_lock(&b->lock);
+        sim_op_free_locked(b, c);
+        pthread_mutex_unlock(&b->lock);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
+/* Which body a value picks: -1 none. */
+static int cond_pick(const sim_cond *c, unsigned v)
+{
+    switch (c->type) {
+    case cudaGraphCondTypeIf:
+        return v ? 0 : c->size == 2 ? 1 : -1;
+    case cudaGraphCondTypeWhile:
+        return v ? 0 : -1;
+    case cudaGraphCondTypeSwitch:
+        return v < c->size ? (int)v : -1;
+    default:
+        return -1;
+    }
+}
+
+int sim_cond_execute(tdm_backend *b, sim_op *op)
+{
+    sim_cond *c = op->cond;
+    int err = 0;
+
+    if (c->type < 0) {
+        pthread_mutex_lock(&b->lock);
+        for (size_t i = 0; i < c->nresets; i++)
+            c->resets[i]->value = c->resets[i]->dflt;
+        pthread_mutex_unlock(&b->lock);
+        return 0;
+    }
+    /* A While loop the program never ends hangs its stream, as on the GPU;
+     * shutdown still ends it. */
+    while (!err && !atomic_load(&b->stopping)) {
+        pthread_mutex_lock(&b->lock);
+        int pick = cond_pick(c, c->var->value);
+        pthread_mutex_unlock(&b->lock);
+        if (pick < 0)
+            break;
+        err = run_list(b, c->lists[pick], op->stream);
+        if (c->type != cudaGraphCondTypeWhile)
+            break;
+    }
+    return err;
+}
+
+void sim_set_conditional(const sim_launch *l, uint64_t handle, unsigned value)
+{
+    tdm_backend *b = l->exec->b;
+    sim_condvar *v;
+
+    pthread_mutex_lock(&b->lock);
+    if ((v = condvar_find_locked(b, handle)))
+        v->value = value;
+    pthread_mutex_unlock(&b->lock);
+    if (!v)
+        sim_log("%s: cudaGraphSetConditional of %#llx, no live conditional handle: ignored", l->kernel,
+                (unsigned long long)handle);
+}
+
+/* A node's cudaGraphNodeType. */
+static int node_type(const tdm_bgnode *nd)
+{
+    if (!nd->op)
+        return cudaGraphNodeTypeEmpty;
+    switch (nd->op->kind) {
+    case SIM_OP_LAUNCH:
+        return cudaGraphNodeTypeKernel;
+    case SIM_OP_MEMSET:
+        return cudaGraphNodeTypeMemset;
+    case SIM_OP_COND:
+        return cudaGraphNodeTypeConditional;
+    default:
+        return cudaGraphNodeTypeMemcpy;
+    }
+}
+
+int sim_stream_capture_graph(tdm_backend *b, tdm_bstream *s, tdm_bgraph **g, tdm_bgnode **deps, int *types,
+                             size_t cap, size_t *ndeps)
+{
+    sim_capture *c;
+
+    *g = NULL;
+    *ndeps = 0;
+    pthread_mutex_lock(&b->lock);
+    c = sim_stream_or_legacy(b, s)->capture;
+    if (c && !c->invalidated) {
+        c->shared = true;
+        *g = c->graph;
+        *ndeps = c->ndeps;
+        for (size_t i = 0; i < c->ndeps && i < cap; i++) {
+            deps[i] = c->deps[i];
+            types[i] = node_type(c->deps[i]);
+        }
+    }
+    pthread_mutex_unlock(&b->lock);
+    return 0;
+}
+
+int sim_stream_update_capture_deps(tdm_backend *b, tdm_bstream *s, tdm_bgnode *const *deps, size_t n,
+                                   unsigned flags)
+{
+    sim_capture *c;
+    int err = 0;
+
+    if (flags > cudaStreamSetCaptureDependencies)
+        return cudaErrorInvalidValue;
+    pthread_mutex_lock(&b->lock);
+    c = sim_stream_or_legacy(b, s)->capture;
+    if (!c || c->invalidated) {
+        err = c ? cudaErrorStreamCaptureInvalidated : cudaErrorIllegalState;
+    } else {
+        size_t base = flags == cudaStreamSetCaptureDependencies ? 0 : c->ndeps;
+        if (tdm_grow(&c->deps, &c->depcap, base + n, sizeof(*c->deps), 4) != 0) {
+            err = cudaErrorMemoryAllocation;
+        } else {
+            if (n)
+                memcpy(c->deps + base, deps, n * sizeof(*deps));
+            c->ndeps = base + n;
+        }
+    }
+    pthread_mutex_unlock(&b->lock);
+    return err;
 }

@@ -100,6 +100,7 @@ typedef enum sim_op_kind {
     SIM_OP_RECORD,
     SIM_OP_WAIT,
     SIM_OP_HOST,             /* ---- host callbacks (issue 14): sim_callbacks.c ---- */
+    SIM_OP_COND,             /* a conditional node, or its launch's default values (sim_graph.c) */
 } sim_op_kind;
 
 typedef struct sim_op {
@@ -124,6 +125,7 @@ typedef struct sim_op {
     tdm_bhold *hold;         /* host: the stream waits here until it is released */
     /* ---- graph memcpy nodes (issue 14) ---- */
     const void *live_src;    /* htod in a graph: read at each launch (host stays owned by its graph) */
+    struct sim_cond *cond;   /* SIM_OP_COND: holds a reference (sim_graph.c) */
 } sim_op;
 
 /* ---- launch ex and stream attributes (issue 14) ---- */
@@ -207,6 +209,9 @@ struct tdm_backend {
     uint64_t limits[SIM_LIMIT_COUNT]; /* raised device limits, 0 = default (sim_runtime_ops.c); under lock */
     /* ---- graphs (issue 14) ---- */
     uint64_t last_capture_id; /* ids of stream captures, as the driver's: unique per process */
+    /* ---- conditional graph nodes (issue 14) ---- */
+    struct sim_condvar *condvars; /* live conditional handles (sim_graph.c); under lock */
+    uint64_t last_cond_id;
 };
 
 /* The per-launch state behind sim_launch.exec. */
@@ -216,6 +221,7 @@ struct sim_exec {
     const sim_range *last;   /* the range of the previous access: most hit it */
     int err;
     sim_output *output;      /* the launching stream's device output */
+    tdm_backend *b;          /* conditional handles a twin sets (sim_set_conditional) */
 };
 
 /* A line with the tandem-server[sim] prefix (tests and docs/sim-backend.md
@@ -382,6 +388,8 @@ int sim_capture_wait_locked(tdm_backend *b, tdm_bstream *s, tdm_bevent *e);
 
 /* ---- launch ex and stream attributes (issue 14): sim_stream_attr.c ---- */
 int sim_stream_set_attribute(tdm_backend *b, tdm_bstream *s, const tdm_bstream_attr *a);
+/* ---- graph memory nodes (issue 14): sim_graph_mem.c ---- */
+int sim_capture_mode_exchange(tdm_backend *b, int *mode);
 int sim_stream_get_attribute(tdm_backend *b, tdm_bstream *s, tdm_bstream_attr *a);
 /* ---- graph memcpy nodes, queries (issue 14): sim_graph.c ---- */
 int sim_graph_clone(tdm_backend *b, tdm_bgraph *g, tdm_bgraph **out);
@@ -402,5 +410,20 @@ void sim_host_func_release(tdm_backend *b, tdm_bhold *h);
 void sim_host_run_locked(tdm_backend *b, tdm_bstream *s, sim_op *op);
 /* b->lock held.  The op's share of its hold ends. */
 void sim_host_unref_locked(tdm_bhold *h);
+
+/* ---- conditional graph nodes (issue 14): sim_graph.c ---- */
+int sim_graph_cond_handle_create(tdm_backend *b, tdm_bgraph *g, unsigned dflt, unsigned flags, uint64_t *handle);
+int sim_graph_add_cond_node(tdm_backend *b, tdm_bgraph *g, uint64_t handle, int type, unsigned size,
+                            tdm_bgnode *const *deps, size_t ndeps, tdm_bgnode **out, tdm_bgraph **bodies);
+int sim_stream_begin_capture_to_graph(tdm_backend *b, tdm_bstream *s, tdm_bgraph *g, tdm_bgnode *const *deps,
+                                      size_t ndeps, int mode);
+int sim_stream_capture_graph(tdm_backend *b, tdm_bstream *s, tdm_bgraph **g, tdm_bgnode **deps, int *types,
+                           size_t cap, size_t *ndeps);
+int sim_stream_update_capture_deps(tdm_backend *b, tdm_bstream *s, tdm_bgnode *const *deps, size_t n, unsigned flags);
+/* Drops op->cond's reference (from sim_op_free_locked). */
+void sim_cond_unref_locked(tdm_backend *b, struct sim_cond *c);
+/* Runs a SIM_OP_COND on its stream's worker: the body its handle picks,
+ * or the launch's default values. */
+int sim_cond_execute(tdm_backend *b, sim_op *op);
 
 #endif

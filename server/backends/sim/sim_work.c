@@ -23,6 +23,8 @@ void sim_op_free_locked(tdm_backend *b, sim_op *op)
         sim_module_unref_locked(b, op->func->m);
     if (op->kind == SIM_OP_HTOD)
         free(op->host);
+    if (op->cond)
+        sim_cond_unref_locked(b, op->cond);
     free(op->params);
     if (op->hold)   /* ---- host callbacks (issue 14) ---- */
         sim_host_unref_locked(op->hold);
@@ -166,7 +168,7 @@ int sim_launch_kernel(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 bloc
 static int run_kernel(tdm_backend *b, sim_op *op)
 {
     tdm_bfunc *f = op->func;
-    sim_exec x = { .mapped = &b->mapped, .stopping = &b->stopping, .output = &op->stream->output };
+    sim_exec x = { .mapped = &b->mapped, .stopping = &b->stopping, .output = &op->stream->output, .b = b };
     sim_launch l = {
         .kernel = f->k->name,
         .grid = op->grid,
@@ -199,6 +201,8 @@ int sim_op_execute(tdm_backend *b, sim_op *op)
 {
     int err = 0;
 
+    if (op->kind == SIM_OP_COND)      /* runs ops of its own, each taking the lock below */
+        return sim_cond_execute(b, op);
     /* Shared for the whole op: nothing it touches can be unmapped under it. */
     sim_mapped_read_lock(&b->mapped);
     switch (op->kind) {

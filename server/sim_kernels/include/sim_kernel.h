@@ -106,4 +106,10 @@ typedef bool (*sim_index_body)(const sim_launch *l, int32_t i, void *ctx);
  * block by block, stopping when the launch is stopped or body fails. */
 void sim_for_each_index_x(const sim_launch *l, int32_t n, sim_index_body body, void *ctx);
 
+/* ---- conditional graph nodes (issue 14) ---- */
+/* A twin's cudaGraphSetConditional(handle, value): the value the next
+ * conditional node of handle reads (docs/graphs.md, "Conditional nodes").
+ * A handle that is no live one's is logged and ignored. */
+void sim_set_conditional(const sim_launch *l, uint64_t handle, unsigned value);
+
 #endif
