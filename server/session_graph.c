@@ -114,7 +114,6 @@ const void *tdm_session_capture_keep(tdm_session *s, tdm_stream_state *st, const
     return c ? kept_add(s, &c->kept, src, n, err) : NULL;
 }
 
-static bool nodes_of(tdm_session *s, uint64_t graph, const uint64_t *ids, uint32_t n, tdm_bgnode **out);
 static void forget_graph(tdm_session *s, uint64_t graph);
 
 /* A capture on stream, into graph `into` after deps (0: a new graph). */
@@ -149,7 +148,7 @@ static int begin_capture(tdm_session *s, uint64_t stream, int mode, uint64_t int
     } else if (ndeps && !(bdeps = malloc(ndeps * sizeof(*bdeps)))) {
         err = cudaErrorMemoryAllocation;
     } else {
-        err = nodes_of(s, into, deps, ndeps, bdeps)
+        err = tdm_graph_nodes_of(s, into, deps, ndeps, bdeps)
                   ? ops(s)->stream_begin_capture_to_graph(be(s), st->bs, g->bg, bdeps, ndeps, mode)
                   : cudaErrorInvalidValue;
         free(bdeps);
@@ -714,7 +713,7 @@ int tdm_session_graph_add_cond_node(tdm_session *s, uint64_t graph, const uint64
     }
     if (ndeps && !(bdeps = malloc(ndeps * sizeof(*bdeps))))
         return cudaErrorMemoryAllocation;
-    err = nodes_of(s, graph, deps, ndeps, bdeps) ? 0 : cudaErrorInvalidValue;
+    err = tdm_graph_nodes_of(s, graph, deps, ndeps, bdeps) ? 0 : cudaErrorInvalidValue;
     if (!err)
         err = ops(s)->graph_add_cond_node(be(s), g->bg, handle, type, size, bdeps, ndeps, &bn, bb);
     free(bdeps);
@@ -857,7 +856,7 @@ int tdm_session_update_capture_deps(tdm_session *s, uint64_t stream, const uint6
     if (n && !(bn = malloc(n * sizeof(*bn))))
         return cudaErrorMemoryAllocation;
     /* Only nodes of the capture's graph: a graph the program can name. */
-    err = !n || (c->into && nodes_of(s, c->into, deps, n, bn))
+    err = !n || (c->into && tdm_graph_nodes_of(s, c->into, deps, n, bn))
               ? ops(s)->stream_update_capture_deps(be(s), st->bs, bn, n, flags)
               : cudaErrorInvalidValue;
     free(bn);

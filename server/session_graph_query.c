@@ -192,7 +192,7 @@ int tdm_session_graph_clone(tdm_session *s, uint64_t graph, uint64_t *clone)
         return err;
     /* The clone's copy nodes name the same host memory and staging. */
     if ((c = calloc(1, sizeof(*c)))) {
-        *c = (graph_entry){ bg, g->kept };
+        *c = (graph_entry){ bg, g->kept, 0 };
         if ((*clone = tdm_handles_add(&s->graphs, c))) {
             if (g->kept)
                 g->kept->refs++;

@@ -56,7 +56,7 @@
     X(cuThreadExchangeStreamCaptureMode)                                                  \
     /* ---- conditional graph nodes (issue 14) ---- */                                    \
     X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuStreamBeginCaptureToGraph)          \
-    X(cuStreamUpdateCaptureDependencies) X(cuGraphNodeGetType)
+    X(cuStreamUpdateCaptureDependencies)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {
