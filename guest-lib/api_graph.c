@@ -218,7 +218,15 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
     err = tdm_coherent_before_launch(a.stream, true);
     if (!err)
         err = tdm_graph_host_before_launch(a.exec);
-    return tdm_ret(err ? err : tdm_post(TDM_GRAPH_LAUNCH, &a));
+    if (err)
+        return tdm_ret(err);
+    /* ---- graph host nodes (issue 14) ---- */
+    if (tdm_callback_graph_launch_begin()) {
+        err = tdm_post(TDM_GRAPH_LAUNCH, &a);
+        tdm_callback_graph_launch_end();
+        return tdm_ret(err);
+    }
+    return tdm_ret(tdm_post(TDM_GRAPH_LAUNCH, &a));
 }
 
 cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
@@ -321,6 +329,13 @@ static cudaError_t add_node(cudaGraphNode_t *pNode, cudaGraph_t graph, const cud
     if (!err)
         *pNode = (cudaGraphNode_t)(uintptr_t)r.handle;
     return err;
+}
+
+/* ---- graph host nodes (issue 14) ---- */
+cudaError_t tdm_graph_add_node_call(cudaGraphNode_t *pNode, cudaGraph_t graph, const cudaGraphNode_t *deps,
+                                    size_t ndeps, tdm_graph_add_node_args *a)
+{
+    return add_node(pNode, graph, deps, ndeps, a);
 }
 
 cudaError_t cudaGraphAddEmptyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,

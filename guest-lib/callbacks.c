@@ -28,6 +28,9 @@ typedef struct cb_entry {
     cudaStreamCallback_t stream_cb; /* cudaStreamAddCallback */
     void *data;
     cudaStream_t stream;            /* as the program named it */
+    /* ---- graph host nodes (issue 14) ---- */
+    bool node;                      /* a graph's host node: runs at each launch, kept */
+    uint64_t node_handle;           /* cudaGraphAddHostNode's node (0: captured) */
 } cb_entry;
 
 /* The process's callbacks, as it has one session. */
@@ -43,6 +46,7 @@ static struct {
     bool busy;               /* the server may hold a stream for a callback */
     bool started;            /* the callback thread runs */
     bool dead;               /* the session is lost: nothing will run */
+    size_t nodes;            /* entries that are graph host nodes */
 } cbs = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER };
 
 static _Thread_local bool on_callback_thread;
@@ -51,7 +55,9 @@ static _Thread_local bool on_callback_thread;
  * poll's reply may say is waiting.  Neither waits for the device. */
 static bool own_call(uint32_t proc)
 {
-    return proc == TDM_CALLBACK_POLL || proc == TDM_OUTPUT_FETCH;
+    /* GRAPH_HOST_FETCH_NOW: a graph's staged output, taken before its host
+     * node's function runs (docs/graphs.md "Host nodes"). */
+    return proc == TDM_CALLBACK_POLL || proc == TDM_OUTPUT_FETCH || proc == TDM_GRAPH_HOST_FETCH_NOW;
 }
 
 bool tdm_callbacks_on_thread(void)
@@ -71,7 +77,11 @@ bool tdm_callbacks_refuse(const tdm_call_info *call)
  * callback that may write them. */
 static bool waits_among_oneway(uint32_t proc)
 {
-    return proc == TDM_SHM_HTOD || proc == TDM_SHM_DTOH || proc == TDM_MEMCPY_HTOD || proc == TDM_MEMCPY_3D_HTOD;
+    /* GRAPH_HOST_UPLOAD (graph host nodes, issue 14): the server writes
+     * the staging once the previous launch reading it is done, which may
+     * wait for that launch's host nodes (docs/graphs.md "Host nodes"). */
+    return proc == TDM_SHM_HTOD || proc == TDM_SHM_DTOH || proc == TDM_MEMCPY_HTOD || proc == TDM_MEMCPY_3D_HTOD ||
+           proc == TDM_GRAPH_HOST_UPLOAD;
 }
 
 bool tdm_callbacks_must_wait(const tdm_call_info *call)
@@ -96,17 +106,44 @@ void tdm_callbacks_wait_idle(void)
     pthread_mutex_unlock(&cbs.lock);
 }
 
-/* cbs.lock held.  Takes the entry for key out of the table into *out. */
-static bool take_locked(uint64_t key, cb_entry *out)
+/* cbs.lock held.  Takes the entry for key out of the table into *out; a
+ * graph's host node stays (keep), as it runs at each launch. */
+static bool take_locked(uint64_t key, cb_entry *out, bool keep)
 {
     for (size_t i = 0; i < cbs.n; i++) {
         if (cbs.v[i].key != key)
             continue;
         *out = cbs.v[i];
+        if (keep && out->node)
+            return true;
+        if (out->node)
+            cbs.nodes--;
         cbs.v[i] = cbs.v[--cbs.n];
         return true;
     }
     return false;
+}
+
+/* ---- graph host nodes (issue 14) ---- */
+/* Launched graphs' staged device-to-host bytes, as they are now, into the
+ * program's memory (the fetch after the launch is left due). */
+static void fetch_now(void)
+{
+    tdm_handle cursor = 0;
+
+    for (;;) {
+        tdm_graph_fetch_res r;
+
+        memset(&r, 0, sizeof(r));
+        if (tdm_call(TDM_GRAPH_HOST_FETCH_NOW, &cursor, &r) != cudaSuccess || r.err || !r.got) {
+            xdr_free((xdrproc_t)xdr_tdm_graph_fetch_res, (char *)&r);
+            return;
+        }
+        if (r.dst)
+            memcpy((void *)(uintptr_t)r.dst, r.data.data_val, r.data.data_len);
+        cursor += r.data.data_len;
+        xdr_free((xdrproc_t)xdr_tdm_graph_fetch_res, (char *)&r);
+    }
 }
 
 static void run(const tdm_callback_due *d)
@@ -115,8 +152,12 @@ static void run(const tdm_callback_due *d)
     bool found;
 
     pthread_mutex_lock(&cbs.lock);
-    found = take_locked(d->fn, &e);
+    found = take_locked(d->fn, &e, true);
     pthread_mutex_unlock(&cbs.lock);
+    /* A graph's device-to-host copy before the node may have written
+     * staged memory: the function reads it (docs/graphs.md). */
+    if (found && e.node && tdm_graph_host_fetch_due())
+        fetch_now();
     if (!found) {
         /* Still reported done: its stream must not wait for good. */
         tdm_log("host callback %llu is due but unknown here", (unsigned long long)d->fn);
@@ -235,7 +276,7 @@ cudaError_t tdm_callback_enqueue(cudaStream_t stream, cudaHostFn_t host, cudaStr
         return err;
     }
     a.fn = ++cbs.next_key;
-    cbs.v[cbs.n++] = (cb_entry){ a.fn, host, stream_cb, data, stream };
+    cbs.v[cbs.n++] = (cb_entry){ .key = a.fn, .host = host, .stream_cb = stream_cb, .data = data, .stream = stream };
     cbs.in_flight++;
     cbs.busy = true;
     pthread_cond_signal(&cbs.wake);
@@ -244,11 +285,110 @@ cudaError_t tdm_callback_enqueue(cudaStream_t stream, cudaHostFn_t host, cudaStr
     pthread_mutex_lock(&cbs.lock);
     cbs.in_flight--;
     cbs.answered++;
-    if (err) {
+    if ((int)err == TDM_ERR_CAPTURED_HOST) {
+        /* The stream captures: the function is a host node of its graph
+         * now, run at each launch (docs/graphs.md "Host nodes"). */
+        for (size_t i = 0; i < cbs.n; i++)
+            if (cbs.v[i].key == a.fn)
+                cbs.v[i].node = true;
+        cbs.nodes++;
+        err = cudaSuccess;
+    } else if (err) {
         cb_entry gone;
 
-        take_locked(a.fn, &gone);
+        take_locked(a.fn, &gone, false);
     }
     pthread_mutex_unlock(&cbs.lock);
     return err;
+}
+
+/* ---- graph host nodes (issue 14, docs/graphs.md "Host nodes") ---- */
+
+cudaError_t tdm_callback_host_node(cudaHostFn_t fn, void *data, uint64_t *key)
+{
+    cudaError_t err = tdm_connect();
+
+    if (err)
+        return err;
+    pthread_mutex_lock(&cbs.lock);
+    if (cbs.dead)
+        err = cudaErrorDevicesUnavailable;
+    else if (cbs.nodes >= TDM_MAX_HOST_NODES)
+        err = cudaErrorMemoryAllocation;   /* as the driver, out of host memory */
+    else if (!(err = start_locked()) && tdm_grow(&cbs.v, &cbs.cap, cbs.n + 1, sizeof(*cbs.v), 16) != 0)
+        err = cudaErrorMemoryAllocation;
+    if (!err) {
+        *key = ++cbs.next_key;
+        cbs.v[cbs.n++] = (cb_entry){ .key = *key, .host = fn, .data = data, .node = true };
+        cbs.nodes++;
+    }
+    pthread_mutex_unlock(&cbs.lock);
+    return err;
+}
+
+void tdm_callback_host_node_named(uint64_t key, uint64_t node)
+{
+    pthread_mutex_lock(&cbs.lock);
+    for (size_t i = 0; i < cbs.n; i++)
+        if (cbs.v[i].key == key)
+            cbs.v[i].node_handle = node;
+    pthread_mutex_unlock(&cbs.lock);
+}
+
+void tdm_callback_host_node_drop(uint64_t key)
+{
+    cb_entry gone;
+
+    pthread_mutex_lock(&cbs.lock);
+    take_locked(key, &gone, false);
+    pthread_mutex_unlock(&cbs.lock);
+}
+
+cudaError_t tdm_callback_host_node_params(uint64_t node, cudaHostFn_t *fn, void **data, bool set)
+{
+    cudaError_t err = cudaErrorInvalidValue;   /* not a host node this process added */
+
+    pthread_mutex_lock(&cbs.lock);
+    for (size_t i = 0; node && i < cbs.n; i++) {
+        cb_entry *e = &cbs.v[i];
+
+        if (!e->node || e->node_handle != node)
+            continue;
+        if (set) {
+            e->host = *fn;
+            e->data = *data;
+        } else {
+            *fn = e->host;
+            *data = e->data;
+        }
+        err = cudaSuccess;
+        break;
+    }
+    pthread_mutex_unlock(&cbs.lock);
+    return err;
+}
+
+bool tdm_callback_graph_launch_begin(void)
+{
+    bool nodes;
+
+    pthread_mutex_lock(&cbs.lock);
+    /* A launch of a graph with host nodes queues callbacks: the callback
+     * thread polls for them, counted as an enqueue on its way. */
+    nodes = cbs.nodes > 0 && !cbs.dead;
+    if (nodes) {
+        cbs.in_flight++;
+        cbs.busy = true;
+        pthread_cond_signal(&cbs.wake);
+    }
+    pthread_mutex_unlock(&cbs.lock);
+    return nodes;
+}
+
+void tdm_callback_graph_launch_end(void)
+{
+    pthread_mutex_lock(&cbs.lock);
+    cbs.in_flight--;
+    cbs.answered++;
+    pthread_mutex_unlock(&cbs.lock);
 }

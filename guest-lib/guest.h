@@ -318,4 +318,24 @@ cudaError_t tdm_symbol_range(const void *symbol, size_t count, size_t offset, ui
  * (pinned) memory area (copy_shm.c). */
 bool tdm_shm_host_offset(const struct tdm_shm_region *r, const void *p, size_t n, uint64_t *off);
 
+/* ---- graph host nodes (issue 14): callbacks.c, api_graph_host.c ---- */
+/* At most this many host nodes' functions kept per process. */
+#define TDM_MAX_HOST_NODES 65536
+/* Keeps fn(data) for a graph's host node under *key (its node not yet added). */
+cudaError_t tdm_callback_host_node(cudaHostFn_t fn, void *data, uint64_t *key);
+/* The node added for key (its parameters can be asked by it). */
+void tdm_callback_host_node_named(uint64_t key, uint64_t node);
+/* The node was not added: key is forgotten. */
+void tdm_callback_host_node_drop(uint64_t key);
+/* Gets or sets the function of node (cudaGraphAddHostNode's);
+ * cudaErrorInvalidValue if it is no such node. */
+cudaError_t tdm_callback_host_node_params(uint64_t node, cudaHostFn_t *fn, void **data, bool set);
+/* Around a graph launch's post: true if the launch may run host nodes
+ * (then call tdm_callback_graph_launch_end once it is sent). */
+bool tdm_callback_graph_launch_begin(void);
+void tdm_callback_graph_launch_end(void);
+/* Sends a node to add (api_graph.c); a->kind and its fields are the caller's. */
+cudaError_t tdm_graph_add_node_call(cudaGraphNode_t *pNode, cudaGraph_t graph, const cudaGraphNode_t *deps,
+                                    size_t ndeps, tdm_graph_add_node_args *a);
+
 #endif

@@ -561,4 +561,14 @@ int tdm_session_capture_graph(tdm_session *s, uint64_t stream, int *status, uint
 int tdm_session_update_capture_deps(tdm_session *s, uint64_t stream, const uint64_t *deps, uint32_t n,
                                     unsigned flags);
 
+/* ---- graph host nodes (issue 14): session_callbacks.c ---- */
+/* Launches bx on bs, each of its host nodes a host callback of this
+ * session (docs/graphs.md "Host nodes"). */
+int tdm_session_callbacks_launch_graph(tdm_session *s, tdm_bgexec *bx, tdm_bstream *bs);
+/* session_graph_host.c: the piece of launched graphs' staged
+ * device-to-host bytes at cursor (bytes already taken), as they are now:
+ * *got 0 once all were taken. */
+int tdm_session_graph_host_fetch_now(tdm_session *s, uint64_t cursor, int *got, uint64_t *dst, const void **data,
+                                     uint64_t *n);
+
 #endif

@@ -16,7 +16,9 @@
 #include <driver_types.h>
 
 #include "callback_queue.h"
+#include "grow.h"
 #include "log.h"
+#include "tandem_rpc.h"
 
 typedef struct tdm_session_callbacks {
     pthread_mutex_t lock;
@@ -87,9 +89,14 @@ int tdm_session_callback_enqueue(tdm_session *s, uint64_t stream, uint64_t fn)
     if (!st)
         return cudaErrorInvalidResourceHandle;
     if (tdm_session_capturing(s, st)) {
-        /* A host node in a captured graph is not built yet (docs). */
-        tdm_log_session(s->id, "a host function on a capturing stream is not supported yet");
-        return cudaErrorStreamCaptureUnsupported;
+        /* It becomes a host node of the capture's graph, run at each
+         * launch (docs/graphs.md "Host nodes"). */
+        if (!s->srv->ops->stream_capture_host) {
+            tdm_log_session(s->id, "a host function on a capturing stream: this backend has no host nodes");
+            return cudaErrorStreamCaptureUnsupported;
+        }
+        err = s->srv->ops->stream_capture_host(s->srv->be, st->bs, fn);
+        return err ? err : TDM_ERR_CAPTURED_HOST;
     }
     /* An earlier asynchronous error is this call's, as natively; the
      * function is not queued then. */
@@ -190,4 +197,75 @@ void tdm_session_callbacks_close(tdm_session *s)
                         cb->q.n);
     cb->q.n = 0;
     unref_unlock(cb);
+}
+
+/* ---- graph host nodes (issue 14, docs/graphs.md "Host nodes") ---- */
+
+/* One launch's host nodes: each becomes an instance, as an enqueue's. */
+typedef struct launch_bind {
+    tdm_session_callbacks *cb;
+    due_arg **bound;     /* the instances made so far, to undo on failure */
+    size_t n, cap;
+} launch_bind;
+
+static int bind_host(void *ctx, uint64_t key, tdm_bhold *hold, void **arg)
+{
+    launch_bind *lb = ctx;
+    tdm_session_callbacks *cb = lb->cb;
+    due_arg *a;
+    uint64_t seq = 0;
+    int err;
+
+    if (tdm_grow(&lb->bound, &lb->cap, lb->n + 1, sizeof(*lb->bound), 8) != 0 || !(a = malloc(sizeof(*a))))
+        return cudaErrorMemoryAllocation;
+    pthread_mutex_lock(&cb->lock);
+    err = tdm_cbq_add(&cb->q, key, &seq);
+    if (!err) {
+        cb->refs++;   /* the announcement's */
+        tdm_cbq_find(&cb->q, seq)->hold = hold;
+    }
+    pthread_mutex_unlock(&cb->lock);
+    if (err) {
+        free(a);
+        return err;
+    }
+    *a = (due_arg){ cb, seq };
+    lb->bound[lb->n++] = a;
+    *arg = a;
+    return 0;
+}
+
+int tdm_session_callbacks_launch_graph(tdm_session *s, tdm_bgexec *bx, tdm_bstream *bs)
+{
+    tdm_session_callbacks *cb;
+    launch_bind lb = { 0 };
+    tdm_bhost_binder hb;
+    int err;
+
+    if (!s->srv->ops->graph_launch_hosts)
+        return s->srv->ops->graph_launch(s->srv->be, bx, bs);
+    if (!(cb = callbacks_of(s)))
+        return cudaErrorMemoryAllocation;
+    lb.cb = cb;
+    hb = (tdm_bhost_binder){ bind_host, on_due, &lb };
+    err = s->srv->ops->graph_launch_hosts(s->srv->be, bx, bs, &hb);
+    /* Failed: nothing was queued, so no due comes for what was bound. */
+    for (size_t i = 0; err && i < lb.n; i++) {
+        tdm_cb_inst *inst;
+        void *hold = NULL;
+
+        pthread_mutex_lock(&cb->lock);
+        if ((inst = tdm_cbq_find(&cb->q, lb.bound[i]->seq)))
+            hold = inst->hold;
+        tdm_cbq_remove(&cb->q, lb.bound[i]->seq);
+        free(lb.bound[i]);
+        cb->refs--;   /* never the last: the session holds one */
+        pthread_mutex_unlock(&cb->lock);
+        if (hold)
+            s->srv->ops->host_func_release(s->srv->be, hold);
+    }
+    if (err == cudaErrorLaunchOutOfResources)
+        tdm_log_session(s->id, "more than %d host callbacks pending: graph launch refused", TDM_CBQ_MAX);
+    free(lb.bound);
+    return err;
 }

@@ -383,8 +383,9 @@ int tdm_session_graph_launch(tdm_session *s, uint64_t exec, uint64_t stream)
     if (!(st = tdm_session_stream_for_work(s, stream, &err)))
         return err;
     err = tdm_session_graph_mem_launch(s, exec, false);
+    /* ---- graph host nodes (issue 14): its host nodes are host callbacks ---- */
     if (!err)
-        err = ops(s)->graph_launch(be(s), x->bx, st->bs);
+        err = tdm_session_callbacks_launch_graph(s, x->bx, st->bs);
     if (!err)
         err = tdm_kept_launched(s, x->kept, st);
     return err ? err : tdm_session_graph_mem_launch(s, exec, true);
@@ -527,6 +528,13 @@ static int describe_node(tdm_session *s, graph_entry *g, const tdm_node_request 
         if (!q->n || !tdm_session_resolve(s, q->dst, q->n, &dev))
             return cudaErrorInvalidValue;
         *d = (tdm_gnode_desc){ .kind = TDM_GNODE_MEMSET, .dst = dev, .n = q->n, .value = q->value };
+        return 0;
+    case cudaGraphNodeTypeHost:   /* ---- graph host nodes (issue 14): src is the guest's key ---- */
+        if (!ops(s)->graph_launch_hosts)
+            return cudaErrorNotSupported;
+        if (!q->src)
+            return cudaErrorInvalidValue;
+        *d = (tdm_gnode_desc){ .kind = TDM_GNODE_HOST, .host_key = q->src };
         return 0;
     default:
         return cudaErrorInvalidValue;

@@ -137,6 +137,9 @@ static int cuda_init(tdm_backend **out, const tdm_backend_config *cfg)
         goto fail_ctx;
     /* ---- host callbacks (issue 14) ---- */
     err = tdm_cuda_holds_init(b);
+    /* ---- graph host nodes (issue 14) ---- */
+    if (!err && (err = tdm_cuda_hostnodes_init(b)) != 0)
+        tdm_cuda_holds_free(b, false);
     if (err) {
         tdm_cu.cuStreamDestroy(b->zero_stream);
         goto fail_ctx;
@@ -165,6 +168,7 @@ static void cuda_shutdown(tdm_backend *b)
         tdm_cuda_err(tdm_cu.cuStreamDestroy(b->zero_stream), "cuStreamDestroy(zero stream)");
     }
     tdm_cuda_holds_free(b, lost);   /* ---- host callbacks (issue 14) ---- */
+    tdm_cuda_hostnodes_free(b, lost);     /* ---- graph host nodes (issue 14) ---- */
     tdm_cuda_release_context(b, lost);
     free(b);
 }
@@ -331,4 +335,7 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .stream_begin_capture_to_graph = tdm_cuda_stream_begin_capture_to_graph,
     .stream_capture_graph = tdm_cuda_stream_capture_graph,
     .stream_update_capture_deps = tdm_cuda_stream_update_capture_deps,
+    /* ---- graph host nodes (issue 14) ---- */
+    .stream_capture_host = tdm_cuda_stream_capture_host,
+    .graph_launch_hosts = tdm_cuda_graph_launch_hosts,
 };

@@ -37,6 +37,8 @@ struct tdm_backend {
     uint32_t limit_default_known;
     /* ---- host callbacks (issue 14) ---- */
     struct tdm_cuda_holds *holds;  /* cuda_callbacks.c: the words held streams wait on */
+    /* ---- graph host nodes (issue 14) ---- */
+    struct tdm_cuda_hostnodes *hostnodes;  /* cuda_graph_host.c */
 };
 
 /* CUresult -> cudaError_t, without logging (for expected outcomes). */
@@ -210,5 +212,23 @@ int tdm_cuda_stream_begin_capture_to_graph(tdm_backend *b, tdm_bstream *s, tdm_b
 int tdm_cuda_stream_capture_graph(tdm_backend *b, tdm_bstream *s, tdm_bgraph **g, tdm_bgnode **deps, int *types,
                            size_t cap, size_t *ndeps);
 int tdm_cuda_stream_update_capture_deps(tdm_backend *b, tdm_bstream *s, tdm_bgnode *const *deps, size_t n, unsigned flags);
+
+/* ---- graph host nodes (issue 14): cuda_callbacks.c, cuda_graph_host.c ---- */
+/* A hold a graph's host node runs (tdm_cuda_hold_run, on the driver's
+ * host-function thread): its due is told, then the run waits for the
+ * release.  drop: never run (unbound: never handed to the session). */
+int tdm_cuda_hold_new(tdm_backend *b, tdm_bhold **out);
+void tdm_cuda_hold_bind(tdm_bhold *h, void (*due)(void *arg, int status), void *arg);
+void tdm_cuda_hold_drop(tdm_bhold *h, bool unbound);
+void tdm_cuda_hold_run(tdm_bhold *h);
+int tdm_cuda_hostnodes_init(tdm_backend *b);
+void tdm_cuda_hostnodes_free(tdm_backend *b, bool lost);
+int tdm_cuda_graph_add_host_node(tdm_backend *b, CUgraph g, const CUgraphNode *deps, size_t ndeps, uint64_t key,
+                                 CUgraphNode *out);
+int tdm_cuda_stream_capture_host(tdm_backend *b, tdm_bstream *s, uint64_t host_key);
+/* Which of x's nodes are host nodes of ours (x made from g); forget: x goes. */
+int tdm_cuda_hostnodes_scan(tdm_backend *b, CUgraphExec x, CUgraph g);
+void tdm_cuda_hostnodes_forget(tdm_backend *b, CUgraphExec x);
+int tdm_cuda_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb);
 
 #endif

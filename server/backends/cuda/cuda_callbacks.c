@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "cuda_backend_internal.h"
 #include "grow.h"
@@ -197,4 +198,58 @@ void tdm_cuda_host_func_release(tdm_backend *b, tdm_bhold *h)
     (void)b;
     __atomic_store_n(h->flag, 1, __ATOMIC_SEQ_CST);
     unref(h, 1);
+}
+
+/* ---- graph host nodes (issue 14, cuda_graph_host.c) ---- */
+
+int tdm_cuda_hold_new(tdm_backend *b, tdm_bhold **out)
+{
+    tdm_bhold *h = calloc(1, sizeof(*h));
+    int err;
+
+    if (!h)
+        return cudaErrorMemoryAllocation;
+    atomic_init(&h->refs, 3);   /* the run's two (as due's and reclaim's) and the release's */
+    h->b = b;
+    if ((err = slot_get(h)) != 0) {
+        free(h);
+        return err;
+    }
+    __atomic_store_n(h->flag, 0, __ATOMIC_SEQ_CST);
+    *out = h;
+    return 0;
+}
+
+void tdm_cuda_hold_bind(tdm_bhold *h, void (*due)(void *arg, int status), void *arg)
+{
+    h->due = due;
+    h->arg = arg;
+}
+
+void tdm_cuda_hold_drop(tdm_bhold *h, bool unbound)
+{
+    if (unbound) {   /* nobody else has it */
+        slot_put(h);
+        free(h);
+        return;
+    }
+    /* The session's release still writes the word: it stays out of the
+     * pool (a failed launch only). */
+    unref(h, 2);
+}
+
+void tdm_cuda_hold_run(tdm_bhold *h)
+{
+    long backoff_us = 20;
+
+    h->due(h->arg, 0);
+    /* The guest's function runs meanwhile; the release writes 1. */
+    while (!__atomic_load_n(h->flag, __ATOMIC_SEQ_CST)) {
+        struct timespec ts = { 0, backoff_us * 1000 };
+
+        nanosleep(&ts, NULL);
+        backoff_us = backoff_us < 1000 ? backoff_us * 2 : 1000;
+    }
+    slot_put(h);
+    unref(h, 2);
 }

@@ -56,7 +56,9 @@
     X(cuThreadExchangeStreamCaptureMode)                                                  \
     /* ---- conditional graph nodes (issue 14) ---- */                                    \
     X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuStreamBeginCaptureToGraph)          \
-    X(cuStreamUpdateCaptureDependencies)
+    X(cuStreamUpdateCaptureDependencies) \
+    /* ---- graph host nodes (issue 14) ---- */                                        \
+    X(cuGraphAddHostNode) X(cuGraphHostNodeGetParams)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

@@ -61,6 +61,9 @@ int tdm_cuda_graph_instantiate(tdm_backend *b, tdm_bgraph *g, uint64_t flags, td
     if (err)
         return err;
     err = tdm_cuda_err(tdm_cu.cuGraphInstantiateWithFlags(&x, (CUgraph)g, flags), "cuGraphInstantiateWithFlags");
+    /* ---- graph host nodes (issue 14): which nodes a launch binds ---- */
+    if (!err && (err = tdm_cuda_hostnodes_scan(b, x, (CUgraph)g)) != 0)
+        tdm_cu.cuGraphExecDestroy(x);
     if (!err)
         *out = (tdm_bgexec *)x;
     return err;
@@ -70,7 +73,10 @@ int tdm_cuda_graph_exec_destroy(tdm_backend *b, tdm_bgexec *x)
 {
     int err = tdm_cuda_enter(b);
 
-    return err ? err : tdm_cuda_err(tdm_cu.cuGraphExecDestroy((CUgraphExec)x), "cuGraphExecDestroy");
+    if (err)
+        return err;
+    tdm_cuda_hostnodes_forget(b, (CUgraphExec)x);   /* ---- graph host nodes (issue 14) ---- */
+    return tdm_cuda_err(tdm_cu.cuGraphExecDestroy((CUgraphExec)x), "cuGraphExecDestroy");
 }
 
 int tdm_cuda_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s)
@@ -90,6 +96,9 @@ int tdm_cuda_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int
         return err;
     r = tdm_cu.cuGraphExecUpdate((CUgraphExec)x, (CUgraph)g, &info);
     *result = (int)info.result;   /* cudaGraphExecUpdateResult has the same values */
+    /* ---- graph host nodes (issue 14): x's host nodes are g's now ---- */
+    if (r == CUDA_SUCCESS && (err = tdm_cuda_hostnodes_scan(b, (CUgraphExec)x, (CUgraph)g)) != 0)
+        return err;
     /* A refused update is an answer for the program, not a failure to log. */
     return r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE ? tdm_cuda_map_error(r) : tdm_cuda_err(r, "cuGraphExecUpdate");
 }
@@ -202,6 +211,11 @@ int tdm_cuda_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc 
         r = tdm_cu.cuGraphAddMemsetNode(&n, cg, cdeps, ndeps, &m, b->ctx);
         break;
     }
+    case TDM_GNODE_HOST:   /* graph host nodes (issue 14): cuda_graph_host.c */
+        err = tdm_cuda_graph_add_host_node(b, cg, cdeps, ndeps, d->host_key, &n);
+        if (!err)
+            *out = (tdm_bgnode *)n;
+        return err;
     }
     err = tdm_cuda_err(r, "cuGraphAdd*Node");
     if (!err)

@@ -107,6 +107,8 @@ typedef enum tdm_gnode_kind {
     TDM_GNODE_MEMSET,        /* dst, value, n */
     /* ---- graph memcpy nodes (issue 14) ---- */
     TDM_GNODE_COPY_DTOH,     /* host (written), src, n: host outlives the graph and its execs */
+    /* ---- graph host nodes (issue 14) ---- */
+    TDM_GNODE_HOST,          /* host_key: the guest's function, run at each launch (graph_launch_hosts) */
 } tdm_gnode_kind;
 
 typedef struct tdm_gnode_desc {
@@ -120,7 +122,20 @@ typedef struct tdm_gnode_desc {
     const void *host;
     size_t n;
     uint8_t value;
+    /* ---- graph host nodes (issue 14) ---- */
+    uint64_t host_key;
 } tdm_gnode_desc;
+
+/* ---- graph host nodes (issue 14) ---- */
+/* How a launch's host nodes become host callbacks (docs/graphs.md "Host
+ * nodes"): graph_launch_hosts calls bind once per host node of the exec,
+ * in graph order, on the caller's thread, with the hold it made for this
+ * launch; bind returns the arg its due gets (as host_func_enqueue's). */
+typedef struct tdm_bhost_binder {
+    int (*bind)(void *ctx, uint64_t host_key, tdm_bhold *hold, void **due_arg);
+    void (*due)(void *arg, int status);
+    void *ctx;
+} tdm_bhost_binder;
 
 /* ---- launch ex and stream attributes (issue 14) ---- */
 /* A stream attribute (a cudaStreamAttrID and its value), as
@@ -393,6 +408,14 @@ typedef struct tdm_backend_ops {
      * replaces them, 0 (cudaStreamAddCaptureDependencies) adds. */
     int (*stream_update_capture_deps)(tdm_backend *b, tdm_bstream *s, tdm_bgnode *const *deps, size_t n,
                                       unsigned flags);
+    /* ---- graph host nodes (issue 14) ---- */
+    /* NULL where the backend has no host nodes (TDM_GNODE_HOST refused). */
+    /* Records a host node (host_key) into s's capture. */
+    int (*stream_capture_host)(tdm_backend *b, tdm_bstream *s, uint64_t host_key);
+    /* graph_launch, binding each host node of x to a new hold (hb).  If it
+     * fails nothing is queued, and the caller releases (host_func_release)
+     * every hold its bind accepted; a hold whose bind failed is not its. */
+    int (*graph_launch_hosts)(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -171,4 +171,7 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .stream_begin_capture_to_graph = sim_stream_begin_capture_to_graph,
     .stream_capture_graph = sim_stream_capture_graph,
     .stream_update_capture_deps = sim_stream_update_capture_deps,
+    /* ---- graph host nodes (issue 14) ---- */
+    .stream_capture_host = sim_stream_capture_host,
+    .graph_launch_hosts = sim_graph_launch_hosts,
 };

@@ -64,3 +64,42 @@ void sim_host_run_locked(tdm_backend *b, tdm_bstream *s, sim_op *op)
     while (!op->hold->released && !atomic_load(&b->stopping))
         pthread_cond_wait(&b->progress, &b->lock);
 }
+
+/* ---- graph host nodes (issue 14, docs/graphs.md "Host nodes") ---- */
+
+int sim_stream_capture_host(tdm_backend *b, tdm_bstream *s, uint64_t host_key)
+{
+    sim_op *op = calloc(1, sizeof(*op));
+    bool taken;
+
+    if (!op)
+        return cudaErrorMemoryAllocation;
+    op->kind = SIM_OP_HOST;
+    op->host_key = host_key;   /* no hold: a graph's node, each launch binds its own */
+    pthread_mutex_lock(&b->lock);
+    taken = sim_capture_take_locked(b, s, op);
+    pthread_mutex_unlock(&b->lock);
+    if (!taken) {
+        free(op);
+        return cudaErrorIllegalState;
+    }
+    return 0;
+}
+
+int sim_host_bind(sim_op *op, const tdm_bhost_binder *hb)
+{
+    tdm_bhold *h = calloc(1, sizeof(*h));
+    int err;
+
+    if (!h)
+        return cudaErrorMemoryAllocation;
+    h->refs = 2;   /* the op's and the session's, as host_func_enqueue's */
+    err = hb->bind(hb->ctx, op->host_key, h, &op->due_arg);
+    if (err) {
+        free(h);
+        return err;
+    }
+    op->due = hb->due;
+    op->hold = h;
+    return 0;
+}

@@ -428,6 +428,10 @@ static sim_op *op_clone(tdm_backend *b, const sim_op *op)
     /* A device-to-host node writes its graph's host memory, which it does not own. */
     c->host = op->kind == SIM_OP_DTOH ? op->host : NULL;
     c->params = NULL;
+    /* A host node's launch binds its own (sim_graph_launch_hosts). */
+    c->hold = NULL;
+    c->due = NULL;
+    c->due_arg = NULL;
     if (op->kind == SIM_OP_HTOD && !(c->host = malloc(op->n ? op->n : 1)))
         goto fail;
     /* A graph's host-to-device node reads its host memory at each launch. */
@@ -456,13 +460,41 @@ fail:
 
 int sim_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s)
 {
-    for (const sim_op *op = x->ops->head; op; op = op->next) {
+    return sim_graph_launch_hosts(b, x, s, NULL);
+}
+
+/* Every op is copied (and each host node bound) before any is queued, so
+ * that a failure queues nothing. */
+int sim_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb)
+{
+    sim_op *head = NULL, **tail = &head;
+    int err = 0;
+
+    for (const sim_op *op = x->ops->head; op && !err; op = op->next) {
         sim_op *c = op_clone(b, op);
-        if (!c)
-            return cudaErrorMemoryAllocation;
-        sim_enqueue(b, s, c);
+
+        if (!c) {
+            err = cudaErrorMemoryAllocation;
+            break;
+        }
+        *tail = c;
+        tail = &c->next;
+        if (c->kind == SIM_OP_HOST)
+            err = hb ? sim_host_bind(c, hb) : cudaErrorInvalidValue;
     }
-    return 0;
+    while (head) {
+        sim_op *next = head->next;
+
+        if (err) {
+            pthread_mutex_lock(&b->lock);
+            sim_op_free_locked(b, head);
+            pthread_mutex_unlock(&b->lock);
+        } else {
+            sim_enqueue(b, s, head);
+        }
+        head = next;
+    }
+    return err;
 }
 
 /* Same topology: as many ops, each of the same kind (a captured graph is
@@ -519,11 +551,11 @@ static sim_op *op_of(tdm_backend *b, const tdm_gnode_desc *d)
 {
     static const sim_op_kind kinds[] = { [TDM_GNODE_KERNEL] = SIM_OP_LAUNCH, [TDM_GNODE_COPY_HTOD] = SIM_OP_HTOD,
                                          [TDM_GNODE_COPY_DTOD] = SIM_OP_DTOD, [TDM_GNODE_MEMSET] = SIM_OP_MEMSET,
-                                         [TDM_GNODE_COPY_DTOH] = SIM_OP_DTOH };
+                                         [TDM_GNODE_COPY_DTOH] = SIM_OP_DTOH, [TDM_GNODE_HOST] = SIM_OP_HOST };
     sim_op tmp = { .kind = kinds[d->kind], .dst = d->dst, .src = d->src, .n = d->n, .value = d->value,
                    .host = (void *)d->host, .func = d->func, .grid = d->grid, .block = d->block,
                    .shared_mem = d->shared_mem, .params = (void *)d->params,
-                   .live_src = d->kind == TDM_GNODE_COPY_HTOD ? d->host : NULL };
+                   .live_src = d->kind == TDM_GNODE_COPY_HTOD ? d->host : NULL, .host_key = d->host_key };
 
     return op_clone(b, &tmp);
 }
@@ -651,7 +683,7 @@ int sim_graph_node_type(tdm_backend *b, tdm_bgnode *n, int *type)
                                  [SIM_OP_DTOD] = cudaGraphNodeTypeMemcpy, [SIM_OP_MEMSET] = cudaGraphNodeTypeMemset,
                                  [SIM_OP_LAUNCH] = cudaGraphNodeTypeKernel,
                                  [SIM_OP_RECORD] = cudaGraphNodeTypeEventRecord,
-                                 [SIM_OP_WAIT] = cudaGraphNodeTypeWaitEvent };
+                                 [SIM_OP_WAIT] = cudaGraphNodeTypeWaitEvent, [SIM_OP_HOST] = cudaGraphNodeTypeHost };
 
     *type = !n->op ? cudaGraphNodeTypeEmpty
             : (size_t)n->op->kind < sizeof(types) / sizeof(types[0]) ? types[n->op->kind] : cudaGraphNodeTypeEmpty;

@@ -126,6 +126,8 @@ typedef struct sim_op {
     /* ---- graph memcpy nodes (issue 14) ---- */
     const void *live_src;    /* htod in a graph: read at each launch (host stays owned by its graph) */
     struct sim_cond *cond;   /* SIM_OP_COND: holds a reference (sim_graph.c) */
+    /* ---- graph host nodes (issue 14) ---- */
+    uint64_t host_key;       /* host in a graph: the guest's function; a launch binds due and hold */
 } sim_op;
 
 /* ---- launch ex and stream attributes (issue 14) ---- */
@@ -425,5 +427,11 @@ void sim_cond_unref_locked(tdm_backend *b, struct sim_cond *c);
 /* Runs a SIM_OP_COND on its stream's worker: the body its handle picks,
  * or the launch's default values. */
 int sim_cond_execute(tdm_backend *b, sim_op *op);
+
+/* ---- graph host nodes (issue 14): sim_callbacks.c, sim_graph.c ---- */
+int sim_stream_capture_host(tdm_backend *b, tdm_bstream *s, uint64_t host_key);
+int sim_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb);
+/* A launch's copy of a host node (op) gets its own hold, bound by hb. */
+int sim_host_bind(sim_op *op, const tdm_bhost_binder *hb);
 
 #endif
