@@ -129,8 +129,9 @@ cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
     if (flags != 0)
         return tdm_ret(cudaErrorInvalidValue);
     err = device_in_range(peerDevice);
-    /* The only device in range is the current one: no peer. */
-    return tdm_ret(err ? err : cudaErrorInvalidDevice);
+    /* The only device in range is the current one, which is no peer of
+     * itself: the driver's answer on one GPU (H100, driver 580). */
+    return tdm_ret(err ? err : cudaErrorPeerAccessUnsupported);
 }
 
 cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)

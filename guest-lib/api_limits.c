@@ -86,7 +86,7 @@ cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfi
 {
     cudaError_t err;
 
-    if (!tdm_function_for_host(func, &err))
+    if (!tdm_function_for_func(func, &err))
         return tdm_ret(err);
     if ((int)config < cudaSharedMemBankSizeDefault || (int)config > cudaSharedMemBankSizeEightByte)
         return tdm_ret(cudaErrorInvalidValue);
@@ -97,7 +97,7 @@ static cudaError_t func_set(uint32_t proc, const void *func, int what, int value
 {
     tdm_func_set_args a;
     cudaError_t err;
-    tdm_function *f = tdm_function_for_host(func, &err);
+    tdm_function *f = tdm_function_for_func(func, &err);
 
     if (!f)
         return err;
@@ -125,7 +125,7 @@ cudaError_t cudaFuncGetName(const char **name, const void *func)
 
     if (!name)
         return tdm_ret(cudaErrorInvalidValue);
-    f = tdm_function_for_host(func, &err);
+    f = tdm_function_for_func(func, &err);
     if (!f)
         return tdm_ret(err);
     *name = f->name;

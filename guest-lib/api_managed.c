@@ -81,8 +81,13 @@ cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
     void *p = NULL;
     cudaError_t err;
 
-    if (!devPtr || size == 0 || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
+    if (!devPtr || (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost))
         return tdm_ret(cudaErrorInvalidValue);
+    /* Size 0: success and no memory, as natively (H100, driver 580). */
+    if (size == 0) {
+        *devPtr = NULL;
+        return cudaSuccess;
+    }
     err = tdm_connect();
     if (err)
         return tdm_ret(err);
@@ -272,8 +277,9 @@ cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvis
     case cudaMemAdviseSetAccessedBy:
     case cudaMemAdviseUnsetAccessedBy:
         loc = location_code(location, &err);
+        /* A device that is not there is a bad value to advice (native, H100). */
         if (err)
-            return tdm_ret(err);
+            return tdm_ret(err == cudaErrorInvalidDevice ? cudaErrorInvalidValue : err);
         return tdm_ret(for_pages(devPtr, count, advice == cudaMemAdviseSetAccessedBy ? set_bits : clear_bits,
                                  loc == LOC_DEVICE ? PG_ACC_DEVICE : PG_ACC_HOST));
     default:

@@ -12,7 +12,7 @@ static cudaError_t occupancy(uint32_t proc, const void *func, int block_size, in
     tdm_occupancy_args a;
     tdm_u64_res r;
     cudaError_t err;
-    tdm_function *f = tdm_function_for_host(func, &err);
+    tdm_function *f = tdm_function_for_func(func, &err);
 
     if (!f)
         return err;

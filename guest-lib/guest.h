@@ -159,6 +159,9 @@ tdm_function *tdm_function_for_host(const void *host_fun, cudaError_t *err);
 tdm_function *tdm_function_for_kernel(const void *kernel, cudaError_t *err);
 /* Either of the two (cudaLaunchKernelExC takes both). */
 tdm_function *tdm_function_for_stub_or_kernel(const void *func, cudaError_t *err);
+/* The same lookup for the calls that ask about or configure a kernel:
+ * unknown is cudaErrorInvalidResourceHandle there (registrations.c). */
+tdm_function *tdm_function_for_func(const void *func, cudaError_t *err);
 /* nvcc's registration entry point, also behind cudaGetKernel. */
 cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func);
 tdm_variable *tdm_variable_for_host(const void *host_var, cudaError_t *err);

@@ -128,7 +128,7 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *f
 
     if (!attr)
         return tdm_ret(cudaErrorInvalidValue);
-    f = tdm_function_for_host(func, &err);
+    f = tdm_function_for_func(func, &err);
     if (!f)
         return tdm_ret(err);
     memset(&r, 0, sizeof(r));

@@ -279,10 +279,10 @@ tdm_function *tdm_function_for_kernel(const void *kernel, cudaError_t *err)
     return ready_function(f, err);
 }
 
-/* cudaLaunchKernelExC's func is either a host stub or a cudaKernel_t (the
- * cuda_runtime.h overload for kernels casts one to const void *): both are
- * looked up in the table, so an unknown pointer is never dereferenced. */
-tdm_function *tdm_function_for_stub_or_kernel(const void *func, cudaError_t *err)
+/* A host stub or a cudaKernel_t (the cuda_runtime.h overloads for kernels
+ * cast one to const void *): both are looked up in the table, so an
+ * unknown pointer is never dereferenced.  NULL if neither. */
+static tdm_function *stub_or_kernel(const void *func)
 {
     tdm_function *f = NULL;
 
@@ -293,8 +293,31 @@ tdm_function *tdm_function_for_stub_or_kernel(const void *func, cudaError_t *err
             break;
         }
     pthread_mutex_unlock(&lock);
+    return f;
+}
+
+/* cudaLaunchKernelExC's func: an unknown one is no device function. */
+tdm_function *tdm_function_for_stub_or_kernel(const void *func, cudaError_t *err)
+{
+    tdm_function *f = stub_or_kernel(func);
+
     if (!f) {
         *err = cudaErrorInvalidDeviceFunction;
+        return NULL;
+    }
+    return ready_function(f, err);
+}
+
+/* The func of the calls that ask about or configure a kernel (occupancy,
+ * cudaFuncSetAttribute, cudaFuncGetName, ...): CUDA 13's runtime takes an
+ * unknown pointer there for a kernel handle and refuses it with
+ * cudaErrorInvalidResourceHandle (measured on the H100, driver 580). */
+tdm_function *tdm_function_for_func(const void *func, cudaError_t *err)
+{
+    tdm_function *f = stub_or_kernel(func);
+
+    if (!f) {
+        *err = cudaErrorInvalidResourceHandle;
         return NULL;
     }
     return ready_function(f, err);

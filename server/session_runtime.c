@@ -68,8 +68,10 @@ int tdm_session_set_limit(tdm_session *s, unsigned limit, uint64_t value)
 {
     int err;
 
+    /* Not a cudaLimit at all: a bad value (native); a limit this device
+     * lacks is the backend's cudaErrorUnsupportedLimit. */
     if (limit >= TDM_SESSION_LIMITS)
-        return cudaErrorUnsupportedLimit;
+        return cudaErrorInvalidValue;
     err = ops(s)->limit_raise(s->srv->be, (int)limit, value);
     if (err)
         return err;
@@ -81,7 +83,7 @@ int tdm_session_set_limit(tdm_session *s, unsigned limit, uint64_t value)
 int tdm_session_get_limit(tdm_session *s, unsigned limit, uint64_t *value)
 {
     if (limit >= TDM_SESSION_LIMITS)
-        return cudaErrorUnsupportedLimit;
+        return cudaErrorInvalidValue;
     if (s->limits_set & (1u << limit)) {
         *value = s->limits[limit];
         return 0;
