@@ -1,4 +1,5 @@
 #include "harness.h"
+#include "guest_calls.h"
 
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -245,4 +246,21 @@ struct tdm_transport *th_guest_open(const char *endpoint, const char *name)
     cr_assert_eq(!!r.simulated, th_simulated(), "the server's simulated flag is wrong");
     xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
     return t;
+}
+
+int th_call_int(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)
+{
+    int res = -1;
+
+    cr_assert_eq(t->ops->call(t, proc, xa, a, (xdrproc_t)xdr_int, &res), 0, "transport failed");
+    return res;
+}
+
+tdm_handle_res th_call_handle(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)
+{
+    tdm_handle_res r;
+
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, proc, xa, a, (xdrproc_t)xdr_tdm_handle_res, &r), 0, "transport failed");
+    return r;
 }

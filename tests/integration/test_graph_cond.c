@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "guest_calls.h"
 #include "tandem_rpc.h"
 #include "transport.h"
 #include "xdr_extra.h"
@@ -121,27 +122,10 @@ Test(graph_cond_shm, if_while_switch_and_capture_to_graph, .init = up, .fini = d
 
 /* ---- a guest speaking the protocol directly ---- */
 
-static tdm_handle_res call_handle(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)
-{
-    tdm_handle_res r;
-
-    memset(&r, 0, sizeof(r));
-    cr_assert_eq(t->ops->call(t, proc, xa, a, (xdrproc_t)xdr_tdm_handle_res, &r), 0, "transport failed");
-    return r;
-}
-
-static int call_int(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)
-{
-    int res = -1;
-
-    cr_assert_eq(t->ops->call(t, proc, xa, a, (xdrproc_t)xdr_int, &res), 0, "transport failed");
-    return res;
-}
-
 static uint64_t new_graph(tdm_transport *t)
 {
     unsigned flags = 0;
-    tdm_handle_res g = call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &flags);
+    tdm_handle_res g = th_call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &flags);
 
     cr_assert_eq(g.err, 0);
     return g.handle;
@@ -207,7 +191,7 @@ Test(graph_cond_bad_input, unknown_and_foreign_handles_bounds_and_bodies_are_ref
     /* A handle serves one node. */
     cr_expect_eq(cond_node(t, g, NULL, 0, h, cudaGraphCondTypeIf, 1, NULL), cudaErrorInvalidValue);
     /* A body is its node's: not destroyed on its own; it holds no memory nodes. */
-    cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &body), cudaErrorInvalidValue);
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &body), cudaErrorInvalidValue);
     tdm_graph_mem_node_args mem = { .graph = body, .size = 4096 };
     tdm_graph_mem_node_res mr;
     memset(&mr, 0, sizeof(mr));
@@ -234,9 +218,9 @@ Test(graph_cond_bad_input, unknown_and_foreign_handles_bounds_and_bodies_are_ref
     cr_expect_eq(cond_node(t, body, NULL, 0, bh, cudaGraphCondTypeIf, 1, NULL), 0);
     /* Destroying the graph forgets its bodies and its handles. */
     cr_assert_eq(handle_create(t, g, 0, &fresh), 0);
-    cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &g), 0);
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &g), 0);
     cr_expect_eq(cond_node(t, body, NULL, 0, fresh, cudaGraphCondTypeIf, 1, NULL), cudaErrorInvalidValue);
-    cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &body), cudaErrorInvalidValue);
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &body), cudaErrorInvalidValue);
     uint64_t g3 = new_graph(t);
     cr_expect_eq(cond_node(t, g3, NULL, 0, fresh, cudaGraphCondTypeIf, 1, NULL), cudaErrorInvalidValue);
     t->ops->close(t);
@@ -246,17 +230,17 @@ Test(graph_cond_bad_input, captures_into_unknown_graphs_or_after_foreign_nodes_a
 {
     tdm_transport *t = th_guest_open(srv.endpoint, "graph-cond-capture");
     tdm_stream_create_args sc = { 0, 0 };
-    tdm_handle_res stream = call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
+    tdm_handle_res stream = th_call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
     uint64_t g = new_graph(t), other = new_graph(t);
     tdm_graph_add_node_args empty = { .graph = other, .kind = cudaGraphNodeTypeEmpty };
-    tdm_handle_res foreign = call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &empty);
+    tdm_handle_res foreign = th_call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &empty);
     tdm_handle forged = 0x4700000100000007ull;
 
     cr_assert_eq(stream.err, 0);
     cr_assert_eq(foreign.err, 0);
     /* Capture dependencies: only while capturing, only nodes of the capture's graph, known flags. */
     tdm_capture_deps_args u = { stream.handle, { 0, NULL }, cudaStreamSetCaptureDependencies };
-    cr_expect_eq(call_int(t, TDM_STREAM_UPDATE_CAPTURE_DEPS, (xdrproc_t)xdr_tdm_capture_deps_args, &u),
+    cr_expect_eq(th_call_int(t, TDM_STREAM_UPDATE_CAPTURE_DEPS, (xdrproc_t)xdr_tdm_capture_deps_args, &u),
                  cudaErrorIllegalState);
     tdm_capture_graph_res info;
     memset(&info, 0, sizeof(info));
@@ -268,14 +252,14 @@ Test(graph_cond_bad_input, captures_into_unknown_graphs_or_after_foreign_nodes_a
     cr_expect_eq(info.graph, 0);
     xdr_free((xdrproc_t)xdr_tdm_capture_graph_res, (char *)&info);
     tdm_capture_begin_args plain = { stream.handle, cudaStreamCaptureModeGlobal };
-    cr_assert_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &plain), 0);
+    cr_assert_eq(th_call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &plain), 0);
     u.deps.deps_len = 1;
     u.deps.deps_val = &foreign.handle;
-    cr_expect_eq(call_int(t, TDM_STREAM_UPDATE_CAPTURE_DEPS, (xdrproc_t)xdr_tdm_capture_deps_args, &u),
+    cr_expect_eq(th_call_int(t, TDM_STREAM_UPDATE_CAPTURE_DEPS, (xdrproc_t)xdr_tdm_capture_deps_args, &u),
                  cudaErrorInvalidValue);
     u.deps.deps_len = 0;
     u.flags = 5;
-    cr_expect_eq(call_int(t, TDM_STREAM_UPDATE_CAPTURE_DEPS, (xdrproc_t)xdr_tdm_capture_deps_args, &u),
+    cr_expect_eq(th_call_int(t, TDM_STREAM_UPDATE_CAPTURE_DEPS, (xdrproc_t)xdr_tdm_capture_deps_args, &u),
                  cudaErrorInvalidValue);
     memset(&info, 0, sizeof(info));
     cr_assert_eq(t->ops->call(t, TDM_STREAM_CAPTURE_GRAPH, (xdrproc_t)xdr_tdm_handle, &stream.handle,
@@ -284,41 +268,41 @@ Test(graph_cond_bad_input, captures_into_unknown_graphs_or_after_foreign_nodes_a
     cr_expect_eq(info.status, cudaStreamCaptureStatusActive);
     cr_expect_neq(info.graph, 0);
     /* The capture's graph, named, stays while the capture is open and is what it ends into. */
-    cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &info.graph), cudaErrorInvalidValue);
-    tdm_handle_res ended = call_handle(t, TDM_STREAM_END_CAPTURE, (xdrproc_t)xdr_tdm_handle, &stream.handle);
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &info.graph), cudaErrorInvalidValue);
+    tdm_handle_res ended = th_call_handle(t, TDM_STREAM_END_CAPTURE, (xdrproc_t)xdr_tdm_handle, &stream.handle);
     cr_expect_eq(ended.err, 0);
     cr_expect_eq(ended.handle, info.graph);
-    cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &info.graph), 0);
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &info.graph), 0);
     xdr_free((xdrproc_t)xdr_tdm_capture_graph_res, (char *)&info);
     tdm_capture_to_graph_args a = { stream.handle, forged, { 0, NULL }, cudaStreamCaptureModeGlobal };
-    cr_expect_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE_TO_GRAPH, (xdrproc_t)xdr_tdm_capture_to_graph_args, &a),
+    cr_expect_eq(th_call_int(t, TDM_STREAM_BEGIN_CAPTURE_TO_GRAPH, (xdrproc_t)xdr_tdm_capture_to_graph_args, &a),
                  cudaErrorInvalidValue);
     a.graph = g;
     a.deps.deps_len = 1;
     a.deps.deps_val = &foreign.handle;
-    cr_expect_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE_TO_GRAPH, (xdrproc_t)xdr_tdm_capture_to_graph_args, &a),
+    cr_expect_eq(th_call_int(t, TDM_STREAM_BEGIN_CAPTURE_TO_GRAPH, (xdrproc_t)xdr_tdm_capture_to_graph_args, &a),
                  cudaErrorInvalidValue);
     a.deps.deps_len = 0;
     a.deps.deps_val = NULL;
     a.mode = 9;
-    cr_expect_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE_TO_GRAPH, (xdrproc_t)xdr_tdm_capture_to_graph_args, &a),
+    cr_expect_eq(th_call_int(t, TDM_STREAM_BEGIN_CAPTURE_TO_GRAPH, (xdrproc_t)xdr_tdm_capture_to_graph_args, &a),
                  cudaErrorInvalidValue);
     a.mode = cudaStreamCaptureModeGlobal;
-    cr_assert_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE_TO_GRAPH, (xdrproc_t)xdr_tdm_capture_to_graph_args, &a), 0);
+    cr_assert_eq(th_call_int(t, TDM_STREAM_BEGIN_CAPTURE_TO_GRAPH, (xdrproc_t)xdr_tdm_capture_to_graph_args, &a), 0);
     /* The graph being filled stays while the capture is open. */
-    cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &g), cudaErrorInvalidValue);
-    tdm_handle_res end = call_handle(t, TDM_STREAM_END_CAPTURE, (xdrproc_t)xdr_tdm_handle, &stream.handle);
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &g), cudaErrorInvalidValue);
+    tdm_handle_res end = th_call_handle(t, TDM_STREAM_END_CAPTURE, (xdrproc_t)xdr_tdm_handle, &stream.handle);
     cr_expect_eq(end.err, 0);
     cr_expect_eq(end.handle, g, "the capture's graph is the one it went into");
-    cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &g), 0);
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &g), 0);
     /* A capture into a graph left open at session end is released with it (the server stops cleanly). */
     a.graph = other;
-    cr_expect_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE_TO_GRAPH, (xdrproc_t)xdr_tdm_capture_to_graph_args, &a), 0);
+    cr_expect_eq(th_call_int(t, TDM_STREAM_BEGIN_CAPTURE_TO_GRAPH, (xdrproc_t)xdr_tdm_capture_to_graph_args, &a), 0);
     /* So is a capture whose own graph was named. */
-    tdm_handle_res s2 = call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
+    tdm_handle_res s2 = th_call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
     cr_assert_eq(s2.err, 0);
     plain.stream = s2.handle;
-    cr_assert_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &plain), 0);
+    cr_assert_eq(th_call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &plain), 0);
     memset(&info, 0, sizeof(info));
     cr_assert_eq(t->ops->call(t, TDM_STREAM_CAPTURE_GRAPH, (xdrproc_t)xdr_tdm_handle, &s2.handle,
                               (xdrproc_t)xdr_tdm_capture_graph_res, &info),

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "guest_calls.h"
 #include "tandem_rpc.h"
 #include "transport.h"
 #include "xdr_extra.h"
@@ -108,23 +109,6 @@ Test(graph_mem_shm, memory_nodes_captures_and_footprint, .init = up, .fini = dow
 
 /* ---- a guest speaking the protocol directly ---- */
 
-static int call_int(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)
-{
-    int res = -1;
-
-    cr_assert_eq(t->ops->call(t, proc, xa, a, (xdrproc_t)xdr_int, &res), 0, "transport failed");
-    return res;
-}
-
-static tdm_handle_res call_handle(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)
-{
-    tdm_handle_res r;
-
-    memset(&r, 0, sizeof(r));
-    cr_assert_eq(t->ops->call(t, proc, xa, a, (xdrproc_t)xdr_tdm_handle_res, &r), 0, "transport failed");
-    return r;
-}
-
 static tdm_graph_mem_node_res add_mem_node(tdm_transport *t, uint64_t graph, tdm_handle *deps, u_int ndeps, int free,
                                            uint64_t size, uint64_t addr)
 {
@@ -161,16 +145,16 @@ static uint64_t device_malloc(tdm_transport *t, uint64_t size, int *err)
 
 static int sync_device(tdm_transport *t)
 {
-    return call_int(t, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL);
+    return th_call_int(t, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL);
 }
 
 Test(graph_mem_bad_input, unknown_handles_foreign_frees_and_held_allocations_are_refused, .init = up, .fini = down)
 {
     tdm_transport *t = th_guest_open(srv.endpoint, "graph-mem-bad-input");
     tdm_stream_create_args sc = { 0, 0 };
-    tdm_handle_res stream = call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
+    tdm_handle_res stream = th_call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
     unsigned flags = 0;
-    tdm_handle_res graph = call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &flags);
+    tdm_handle_res graph = th_call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &flags);
     tdm_handle forged = 0x4700000100000007ull, forged_node = 0x4e00000100000003ull;
     int err = -1;
     uint64_t plain = device_malloc(t, 4096, &err);
@@ -194,43 +178,43 @@ Test(graph_mem_bad_input, unknown_handles_foreign_frees_and_held_allocations_are
     cr_expect_eq(node_params(t, alloc.node), 0);
     cr_expect_eq(node_params(t, forged_node), cudaErrorInvalidValue);
     tdm_graph_add_node_args empty = { .graph = graph.handle, .kind = cudaGraphNodeTypeEmpty };
-    tdm_handle_res e = call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &empty);
+    tdm_handle_res e = th_call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &empty);
     cr_assert_eq(e.err, 0);
     cr_expect_eq(node_params(t, e.handle), cudaErrorInvalidValue);
     /* The server's own node kinds cannot be asked for through the generic call. */
     tdm_graph_add_node_args typed = { .graph = graph.handle, .kind = cudaGraphNodeTypeMemAlloc };
-    cr_expect_eq(call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &typed).err,
+    cr_expect_eq(th_call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &typed).err,
                  cudaErrorInvalidValue);
     typed.kind = cudaGraphNodeTypeMemFree;
-    cr_expect_eq(call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &typed).err,
+    cr_expect_eq(th_call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &typed).err,
                  cudaErrorInvalidValue);
 
     /* The graph leaves its allocation to the program: relaunching before
      * it is freed is refused (at the next synchronizing call), freeing it
      * twice too; freed, the graph launches again. */
     tdm_graph_instantiate_args inst = { graph.handle, 0 };
-    tdm_handle_res exec = call_handle(t, TDM_GRAPH_INSTANTIATE, (xdrproc_t)xdr_tdm_graph_instantiate_args, &inst);
+    tdm_handle_res exec = th_call_handle(t, TDM_GRAPH_INSTANTIATE, (xdrproc_t)xdr_tdm_graph_instantiate_args, &inst);
     tdm_graph_launch_args launch = { 0, stream.handle };
     tdm_addr a = alloc.addr;
     cr_assert_eq(exec.err, 0);
-    cr_expect_eq(call_int(t, TDM_FREE, (xdrproc_t)xdr_tdm_addr, &a), cudaErrorInvalidValue,
+    cr_expect_eq(th_call_int(t, TDM_FREE, (xdrproc_t)xdr_tdm_addr, &a), cudaErrorInvalidValue,
                  "not allocated before a launch");
     launch.exec = exec.handle;
     cr_assert_eq(t->ops->post(t, TDM_GRAPH_LAUNCH, (xdrproc_t)xdr_tdm_graph_launch_args, &launch), 0);
     cr_expect_eq(sync_device(t), 0);
     cr_assert_eq(t->ops->post(t, TDM_GRAPH_LAUNCH, (xdrproc_t)xdr_tdm_graph_launch_args, &launch), 0);
     cr_expect_eq(sync_device(t), cudaErrorInvalidValue, "a relaunch over an allocation still held");
-    cr_expect_eq(call_int(t, TDM_FREE, (xdrproc_t)xdr_tdm_addr, &a), 0);
-    cr_expect_eq(call_int(t, TDM_FREE, (xdrproc_t)xdr_tdm_addr, &a), cudaErrorInvalidValue, "freed twice");
+    cr_expect_eq(th_call_int(t, TDM_FREE, (xdrproc_t)xdr_tdm_addr, &a), 0);
+    cr_expect_eq(th_call_int(t, TDM_FREE, (xdrproc_t)xdr_tdm_addr, &a), cudaErrorInvalidValue, "freed twice");
     cr_assert_eq(t->ops->post(t, TDM_GRAPH_LAUNCH, (xdrproc_t)xdr_tdm_graph_launch_args, &launch), 0);
     cr_expect_eq(sync_device(t), 0);
     /* A free graph over memory that is not allocated: refused at launch. */
-    tdm_handle_res g2 = call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &flags);
+    tdm_handle_res g2 = th_call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &flags);
     cr_assert_eq(g2.err, 0);
     tdm_graph_mem_node_res fr = add_mem_node(t, g2.handle, NULL, 0, 1, 0, alloc.addr);
     cr_assert_eq(fr.err, 0);
     inst.graph = g2.handle;
-    tdm_handle_res x2 = call_handle(t, TDM_GRAPH_INSTANTIATE, (xdrproc_t)xdr_tdm_graph_instantiate_args, &inst);
+    tdm_handle_res x2 = th_call_handle(t, TDM_GRAPH_INSTANTIATE, (xdrproc_t)xdr_tdm_graph_instantiate_args, &inst);
     cr_assert_eq(x2.err, 0);
     launch.exec = x2.handle;
     cr_assert_eq(t->ops->post(t, TDM_GRAPH_LAUNCH, (xdrproc_t)xdr_tdm_graph_launch_args, &launch), 0);
@@ -240,10 +224,10 @@ Test(graph_mem_bad_input, unknown_handles_foreign_frees_and_held_allocations_are
 
     /* Attributes: unknown ones, and high marks only reset. */
     tdm_graph_mem_attr_args attr = { 9, 0 };
-    cr_expect_eq(call_int(t, TDM_DEVICE_SET_GRAPH_MEM_ATTR, (xdrproc_t)xdr_tdm_graph_mem_attr_args, &attr),
+    cr_expect_eq(th_call_int(t, TDM_DEVICE_SET_GRAPH_MEM_ATTR, (xdrproc_t)xdr_tdm_graph_mem_attr_args, &attr),
                  cudaErrorInvalidValue);
     attr = (tdm_graph_mem_attr_args){ cudaGraphMemAttrReservedMemHigh, 5 };
-    cr_expect_eq(call_int(t, TDM_DEVICE_SET_GRAPH_MEM_ATTR, (xdrproc_t)xdr_tdm_graph_mem_attr_args, &attr),
+    cr_expect_eq(th_call_int(t, TDM_DEVICE_SET_GRAPH_MEM_ATTR, (xdrproc_t)xdr_tdm_graph_mem_attr_args, &attr),
                  cudaErrorInvalidValue);
     tdm_u64_res v;
     memset(&v, 0, sizeof(v));
@@ -254,8 +238,8 @@ Test(graph_mem_bad_input, unknown_handles_foreign_frees_and_held_allocations_are
     cr_expect_eq(v.err, cudaErrorInvalidValue);
 
     /* Graphs gone, the memory goes; the session ends cleanly with an exec left. */
-    cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &graph.handle), 0);
-    cr_expect_eq(call_int(t, TDM_GRAPH_EXEC_DESTROY, (xdrproc_t)xdr_tdm_handle, &exec.handle), 0);
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &graph.handle), 0);
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_EXEC_DESTROY, (xdrproc_t)xdr_tdm_handle, &exec.handle), 0);
     cr_expect_eq(add_mem_node(t, g2.handle, NULL, 0, 1, 0, alloc.addr).err, cudaErrorInvalidValue,
                  "the allocation is no graph's any more");
     t->ops->close(t);
@@ -271,14 +255,14 @@ Test(graph_mem_bad_input, the_session_quota_counts_graph_memory)
 
     th_server_start(&q, args);
     tdm_transport *t = th_guest_open(q.endpoint, "graph-mem-quota");
-    tdm_handle_res graph = call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &flags);
+    tdm_handle_res graph = th_call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &flags);
     cr_assert_eq(graph.err, 0);
     cr_expect_eq(add_mem_node(t, graph.handle, NULL, 0, 0, 16u << 20, 0).err, cudaErrorMemoryAllocation);
     tdm_graph_mem_node_res a = add_mem_node(t, graph.handle, NULL, 0, 0, 6u << 20, 0);
     cr_expect_eq(a.err, 0);
     device_malloc(t, 4u << 20, &err);
     cr_expect_eq(err, cudaErrorMemoryAllocation, "the graph's 6 MiB leave no room for 4 more");
-    cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &graph.handle), 0);
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &graph.handle), 0);
     device_malloc(t, 4u << 20, &err);
     cr_expect_eq(err, 0, "destroying the graph gave its memory back");
     t->ops->close(t);

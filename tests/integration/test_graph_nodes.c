@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "guest_calls.h"
 #include "tandem_rpc.h"
 #include "transport.h"
 #include "xdr_extra.h"
@@ -88,26 +89,9 @@ Test(graph_nodes_shm, host_memory_in_graphs_over_shm, .init = up, .fini = down)
 
 /* ---- a guest speaking the protocol directly: what it has no right to ---- */
 
-static int call_int(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)
-{
-    int res = -1;
-
-    cr_assert_eq(t->ops->call(t, proc, xa, a, (xdrproc_t)xdr_int, &res), 0, "transport failed");
-    return res;
-}
-
-static tdm_handle_res call_handle(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)
-{
-    tdm_handle_res r;
-
-    memset(&r, 0, sizeof(r));
-    cr_assert_eq(t->ops->call(t, proc, xa, a, (xdrproc_t)xdr_tdm_handle_res, &r), 0, "transport failed");
-    return r;
-}
-
 static int memcpy_node(tdm_transport *t, tdm_graph_memcpy_node_args *a)
 {
-    return call_handle(t, TDM_GRAPH_ADD_MEMCPY_NODE, (xdrproc_t)xdr_tdm_graph_memcpy_node_args, a).err;
+    return th_call_handle(t, TDM_GRAPH_ADD_MEMCPY_NODE, (xdrproc_t)xdr_tdm_graph_memcpy_node_args, a).err;
 }
 
 static int nodes_err(tdm_transport *t, uint32_t proc, tdm_handle graph)
@@ -124,7 +108,7 @@ static int nodes_err(tdm_transport *t, uint32_t proc, tdm_handle graph)
 
 static int sync_err(tdm_transport *t)
 {
-    return call_int(t, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL);
+    return th_call_int(t, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL);
 }
 
 Test(graph_nodes_bad_input, foreign_unknown_and_unowned_are_refused, .init = up, .fini = down)
@@ -146,20 +130,20 @@ Test(graph_nodes_bad_input, foreign_unknown_and_unowned_are_refused, .init = up,
     memset(&m, 0, sizeof(m));
     cr_assert_eq(t->ops->call(t, TDM_MALLOC, (xdrproc_t)xdr_tdm_u64, &size, (xdrproc_t)xdr_tdm_malloc_res, &m), 0);
     cr_assert_eq(m.err, 0);
-    ga = call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_u_int, &zero);
-    gb = call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_u_int, &zero);
+    ga = th_call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_u_int, &zero);
+    gb = th_call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_u_int, &zero);
     cr_assert(!ga.err && !gb.err);
     memset(&empty, 0, sizeof(empty));
     empty.graph = ga.handle;
     empty.kind = cudaGraphNodeTypeEmpty;
-    na = call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &empty);
+    na = th_call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &empty);
     cr_assert_eq(na.err, 0);
 
     /* A good device-to-device node of b, then what is wrong with it. */
     memset(&a, 0, sizeof(a));
     a = (tdm_graph_memcpy_node_args){ .graph = gb.handle, .kind = cudaMemcpyDeviceToDevice, .dst = m.addr,
                                       .src = m.addr + 2048, .size = 2048 };
-    nb = call_handle(t, TDM_GRAPH_ADD_MEMCPY_NODE, (xdrproc_t)xdr_tdm_graph_memcpy_node_args, &a);
+    nb = th_call_handle(t, TDM_GRAPH_ADD_MEMCPY_NODE, (xdrproc_t)xdr_tdm_graph_memcpy_node_args, &a);
     cr_assert_eq(nb.err, 0);
     a.deps.deps_val = &na.handle;   /* a node of another graph */
     a.deps.deps_len = 1;
@@ -191,12 +175,12 @@ Test(graph_nodes_bad_input, foreign_unknown_and_unowned_are_refused, .init = up,
     /* Queries of graphs and nodes the session does not have. */
     cr_expect_eq(nodes_err(t, TDM_GRAPH_GET_NODES, unknown_graph), cudaErrorInvalidValue);
     cr_expect_eq(nodes_err(t, TDM_GRAPH_GET_ROOT_NODES, na.handle), cudaErrorInvalidValue, "a node is not a graph");
-    cr_expect_eq(call_handle(t, TDM_GRAPH_CLONE, (xdrproc_t)xdr_tdm_handle, &unknown_graph).err, cudaErrorInvalidValue);
+    cr_expect_eq(th_call_handle(t, TDM_GRAPH_CLONE, (xdrproc_t)xdr_tdm_handle, &unknown_graph).err, cudaErrorInvalidValue);
     cr_expect_eq(nodes_err(t, TDM_GRAPH_GET_NODES, gb.handle), 0);
 
     /* Uploads name an exec and one of its host-to-device nodes. */
     inst = (tdm_graph_instantiate_args){ gb.handle, 0 };
-    exec = call_handle(t, TDM_GRAPH_INSTANTIATE, (xdrproc_t)xdr_tdm_graph_instantiate_args, &inst);
+    exec = th_call_handle(t, TDM_GRAPH_INSTANTIATE, (xdrproc_t)xdr_tdm_graph_instantiate_args, &inst);
     cr_assert_eq(exec.err, 0);
     up_args = (tdm_graph_upload_args){ .exec = exec.handle, .key = nb.handle, .offset = 0 };
     up_args.data.data_val = bytes;
@@ -209,13 +193,13 @@ Test(graph_nodes_bad_input, foreign_unknown_and_unowned_are_refused, .init = up,
     cr_expect_eq(sync_err(t), 0, "and only once");
 
     /* A staged capture of a copy needs a capturing stream and owned memory. */
-    stream = call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
+    stream = th_call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
     cr_assert_eq(stream.err, 0);
     cap = (tdm_graph_capture_dtoh_args){ .stream = stream.handle, .src = m.addr, .size = 16, .dst = 0x1234 };
-    cr_expect_eq(call_int(t, TDM_GRAPH_CAPTURE_DTOH, (xdrproc_t)xdr_tdm_graph_capture_dtoh_args, &cap),
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_CAPTURE_DTOH, (xdrproc_t)xdr_tdm_graph_capture_dtoh_args, &cap),
                  cudaErrorIllegalState, "not capturing");
     cap.src = 0x1000;
-    cr_expect_eq(call_int(t, TDM_GRAPH_CAPTURE_DTOH, (xdrproc_t)xdr_tdm_graph_capture_dtoh_args, &cap),
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_CAPTURE_DTOH, (xdrproc_t)xdr_tdm_graph_capture_dtoh_args, &cap),
                  cudaErrorInvalidValue, "a source the session does not own");
     t->ops->close(t);
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "guest_calls.h"
 #include "takeover_pair.h"
 #include "tandem_rpc.h"
 #include "transport.h"
@@ -169,28 +170,11 @@ static tdm_transport *guest_open(void)
     return th_guest_open(srv.endpoint, "graphs-bad-input");
 }
 
-static int call_int(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)
-{
-    int res = -1;
-
-    cr_assert_eq(t->ops->call(t, proc, xa, a, (xdrproc_t)xdr_int, &res), 0, "transport failed");
-    return res;
-}
-
-static tdm_handle_res call_handle(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)
-{
-    tdm_handle_res r;
-
-    memset(&r, 0, sizeof(r));
-    cr_assert_eq(t->ops->call(t, proc, xa, a, (xdrproc_t)xdr_tdm_handle_res, &r), 0, "transport failed");
-    return r;
-}
-
 Test(graphs_bad_input, forged_stale_and_wrong_typed_handles_are_refused, .init = up, .fini = down)
 {
     tdm_transport *t = guest_open();
     tdm_stream_create_args sc = { 0, 0 };
-    tdm_handle_res stream = call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
+    tdm_handle_res stream = th_call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
     tdm_handle forged[] = { 0x4700000100000007ull, 0x5800000100000001ull, 3, UINT64_MAX };
     tdm_capture_begin_args begin = { stream.handle, cudaStreamCaptureModeGlobal };
     tdm_capture_begin_args bad_mode = { stream.handle, 7 };
@@ -202,45 +186,45 @@ Test(graphs_bad_input, forged_stale_and_wrong_typed_handles_are_refused, .init =
     cr_assert_eq(stream.err, 0);
     for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
         inst.graph = forged[i];
-        cr_expect_eq(call_handle(t, TDM_GRAPH_INSTANTIATE, (xdrproc_t)xdr_tdm_graph_instantiate_args, &inst).err,
+        cr_expect_eq(th_call_handle(t, TDM_GRAPH_INSTANTIATE, (xdrproc_t)xdr_tdm_graph_instantiate_args, &inst).err,
                      cudaErrorInvalidValue, "instantiate %#llx", (unsigned long long)forged[i]);
-        cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &forged[i]), cudaErrorInvalidValue);
-        cr_expect_eq(call_int(t, TDM_GRAPH_EXEC_DESTROY, (xdrproc_t)xdr_tdm_handle, &forged[i]),
+        cr_expect_eq(th_call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &forged[i]), cudaErrorInvalidValue);
+        cr_expect_eq(th_call_int(t, TDM_GRAPH_EXEC_DESTROY, (xdrproc_t)xdr_tdm_handle, &forged[i]),
                      cudaErrorInvalidValue);
     }
-    cr_expect_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &bad_mode),
+    cr_expect_eq(th_call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &bad_mode),
                  cudaErrorInvalidValue, "an unknown capture mode");
-    cr_expect_eq(call_handle(t, TDM_STREAM_END_CAPTURE, (xdrproc_t)xdr_tdm_handle, &unknown_stream).err,
+    cr_expect_eq(th_call_handle(t, TDM_STREAM_END_CAPTURE, (xdrproc_t)xdr_tdm_handle, &unknown_stream).err,
                  cudaErrorInvalidResourceHandle, "end capture on a stream the session does not have");
 
     /* An empty capture makes an empty graph; its exec, once destroyed, is stale. */
-    cr_assert_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &begin), 0);
-    graph = call_handle(t, TDM_STREAM_END_CAPTURE, (xdrproc_t)xdr_tdm_handle, &stream.handle);
+    cr_assert_eq(th_call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &begin), 0);
+    graph = th_call_handle(t, TDM_STREAM_END_CAPTURE, (xdrproc_t)xdr_tdm_handle, &stream.handle);
     cr_assert_eq(graph.err, 0);
     inst.graph = graph.handle;
-    exec = call_handle(t, TDM_GRAPH_INSTANTIATE, (xdrproc_t)xdr_tdm_graph_instantiate_args, &inst);
+    exec = th_call_handle(t, TDM_GRAPH_INSTANTIATE, (xdrproc_t)xdr_tdm_graph_instantiate_args, &inst);
     cr_assert_eq(exec.err, 0);
     /* A graph is not an exec, nor an exec a graph. */
-    cr_expect_eq(call_int(t, TDM_GRAPH_EXEC_DESTROY, (xdrproc_t)xdr_tdm_handle, &graph.handle), cudaErrorInvalidValue);
-    cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &exec.handle), cudaErrorInvalidValue);
-    cr_expect_eq(call_int(t, TDM_GRAPH_EXEC_DESTROY, (xdrproc_t)xdr_tdm_handle, &exec.handle), 0);
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_EXEC_DESTROY, (xdrproc_t)xdr_tdm_handle, &graph.handle), cudaErrorInvalidValue);
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &exec.handle), cudaErrorInvalidValue);
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_EXEC_DESTROY, (xdrproc_t)xdr_tdm_handle, &exec.handle), 0);
     launch.exec = exec.handle;
     cr_assert_eq(t->ops->post(t, TDM_GRAPH_LAUNCH, (xdrproc_t)xdr_tdm_graph_launch_args, &launch), 0);
-    cr_expect_eq(call_int(t, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), cudaErrorInvalidResourceHandle,
+    cr_expect_eq(th_call_int(t, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), cudaErrorInvalidResourceHandle,
                  "a launch of a destroyed exec reports at the next synchronizing call");
-    cr_expect_eq(call_int(t, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0, "and only once");
-    cr_expect_eq(call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &graph.handle), 0);
+    cr_expect_eq(th_call_int(t, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0, "and only once");
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &graph.handle), 0);
 
     /* A stream destroyed while it captures takes its capture with it; the
      * session goes on, and captures again on another stream. */
-    cr_assert_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &begin), 0);
-    cr_expect_eq(call_int(t, TDM_STREAM_DESTROY, (xdrproc_t)xdr_tdm_handle, &stream.handle), 0);
-    cr_expect_eq(call_int(t, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0);
-    stream = call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
+    cr_assert_eq(th_call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &begin), 0);
+    cr_expect_eq(th_call_int(t, TDM_STREAM_DESTROY, (xdrproc_t)xdr_tdm_handle, &stream.handle), 0);
+    cr_expect_eq(th_call_int(t, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0);
+    stream = th_call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
     cr_assert_eq(stream.err, 0);
     begin.stream = stream.handle;
-    cr_expect_eq(call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &begin), 0);
-    graph = call_handle(t, TDM_STREAM_END_CAPTURE, (xdrproc_t)xdr_tdm_handle, &stream.handle);
+    cr_expect_eq(th_call_int(t, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &begin), 0);
+    graph = th_call_handle(t, TDM_STREAM_END_CAPTURE, (xdrproc_t)xdr_tdm_handle, &stream.handle);
     cr_expect_eq(graph.err, 0);
     t->ops->close(t);
 }

@@ -94,7 +94,7 @@ static tdm_transport *guest(void)
     return th_guest_open(srv.endpoint, "ipc-test");
 }
 
-static int call_int(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)
+static int th_call_int(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)
 {
     int res = -1;
     cr_assert_eq(t->ops->call(t, proc, xa, a, (xdrproc_t)xdr_int, &res), 0, "transport failed");
@@ -113,7 +113,7 @@ static uint64_t g_malloc(tdm_transport *t, uint64_t size)
 
 static int g_free(tdm_transport *t, uint64_t addr)
 {
-    return call_int(t, TDM_FREE, (xdrproc_t)xdr_tdm_addr, &addr);
+    return th_call_int(t, TDM_FREE, (xdrproc_t)xdr_tdm_addr, &addr);
 }
 
 static void g_write(tdm_transport *t, uint64_t dst, const void *src, uint32_t n)
@@ -162,7 +162,7 @@ static int open_mem(tdm_transport *t, const tdm_ipc_handle *h, unsigned flags, u
 
 static int close_mem(tdm_transport *t, uint64_t addr)
 {
-    return call_int(t, TDM_IPC_CLOSE_MEM_HANDLE, (xdrproc_t)xdr_tdm_addr, &addr);
+    return th_call_int(t, TDM_IPC_CLOSE_MEM_HANDLE, (xdrproc_t)xdr_tdm_addr, &addr);
 }
 
 static uint64_t event_create(tdm_transport *t, unsigned flags)
@@ -198,7 +198,7 @@ static int open_event(tdm_transport *t, const tdm_ipc_handle *h, uint64_t *event
 
 static int event_call(tdm_transport *t, uint32_t proc, uint64_t event)
 {
-    return call_int(t, proc, (xdrproc_t)xdr_tdm_handle, &event);
+    return th_call_int(t, proc, (xdrproc_t)xdr_tdm_handle, &event);
 }
 
 static void fill(unsigned char *p, size_t n, unsigned seed)
@@ -221,7 +221,7 @@ Test(ipc_protocol, opened_memory_is_the_exporters, .init = up, .fini = down)
     /* Sessions' streams are not ordered with each other: the write is
      * done before another process reads (natively, by a synchronize or
      * an IPC event). */
-    cr_assert_eq(call_int(a, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0);
+    cr_assert_eq(th_call_int(a, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0);
     cr_assert_eq(get_mem_handle(a, addr, &h), 0);
     cr_assert_eq(open_mem(b, &h, cudaIpcMemLazyEnablePeerAccess, &opened), 0);
     cr_expect_eq(opened, addr);
@@ -229,7 +229,7 @@ Test(ipc_protocol, opened_memory_is_the_exporters, .init = up, .fini = down)
     cr_expect_eq(memcmp(in, out, sizeof(in)), 0);
     fill(in, sizeof(in), 2);
     g_write(b, opened + 0, in, sizeof(in));
-    cr_assert_eq(call_int(b, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0);
+    cr_assert_eq(th_call_int(b, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0);
     cr_assert_eq(g_read(a, addr, out, sizeof(out)), 0);
     cr_expect_eq(memcmp(in, out, sizeof(in)), 0);
     /* Past its end is still refused: the import is checked like any range. */
@@ -306,7 +306,7 @@ Test(ipc_protocol, imports_are_not_freed_by_the_wrong_call_or_session, .init = u
 
     fill(in, sizeof(in), 3);
     g_write(a, addr, in, sizeof(in));
-    cr_assert_eq(call_int(a, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0);
+    cr_assert_eq(th_call_int(a, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0);
     cr_assert_eq(get_mem_handle(a, addr, &h), 0);
     cr_assert_eq(open_mem(b, &h, 1, &got), 0);
     cr_expect_eq(g_free(b, got), cudaErrorInvalidValue);
@@ -355,7 +355,7 @@ static void owner_lets_go_while_opened(bool owner_leaves)
 
     fill(in, sizeof(in), 4);
     g_write(a, addr, in, sizeof(in));
-    cr_assert_eq(call_int(a, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0);
+    cr_assert_eq(th_call_int(a, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0);
     cr_assert_eq(get_mem_handle(a, addr, &h), 0);
     cr_assert_eq(open_mem(b, &h, 1, &got), 0);
     if (owner_leaves) {
@@ -439,7 +439,7 @@ Test(ipc_protocol, shared_events, .init = up, .fini = down)
     rec.stream = 0;
     cr_assert_eq(b->ops->post(b, TDM_EVENT_RECORD, (xdrproc_t)xdr_tdm_event_record_args, &rec), 0);
     /* Past b's send buffer, so the record is queued before a looks. */
-    cr_assert_eq(call_int(b, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0);
+    cr_assert_eq(th_call_int(b, TDM_DEVICE_SYNCHRONIZE, (xdrproc_t)tdm_xdr_void, NULL), 0);
     cr_expect_eq(event_call(a, TDM_EVENT_SYNCHRONIZE, ev), 0);
     cr_expect_eq(event_call(a, TDM_EVENT_QUERY, ev), 0);
     cr_expect_eq(event_call(a, TDM_EVENT_DESTROY, ev), 0);
