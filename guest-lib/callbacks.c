@@ -373,6 +373,15 @@ bool tdm_callback_graph_launch_begin(void)
     bool nodes;
 
     pthread_mutex_lock(&cbs.lock);
+    /* No launch while a callback may hold a stream (docs/graphs.md "Host
+     * nodes", "the driver's host-function thread"): cuGraphLaunch may wait
+     * in the driver for an earlier launch of the exec (its pageable copies
+     * need the driver's one host-function thread, which an earlier launch's
+     * host node holds until the guest reports it run), and that wait would
+     * be the session thread's, which the report needs.  Not on the
+     * callback thread: its launch is refused. */
+    while (!on_callback_thread && cbs.busy && !cbs.dead)
+        pthread_cond_wait(&cbs.idle, &cbs.lock);
     /* A launch of a graph with host nodes queues callbacks: the callback
      * thread polls for them, counted as an enqueue on its way. */
     nodes = cbs.nodes > 0 && !cbs.dead;

@@ -333,8 +333,10 @@ void tdm_callback_host_node_drop(uint64_t key);
 /* Gets or sets the function of node (cudaGraphAddHostNode's);
  * cudaErrorInvalidValue if it is no such node. */
 cudaError_t tdm_callback_host_node_params(uint64_t node, cudaHostFn_t *fn, void **data, bool set);
-/* Around a graph launch's post: true if the launch may run host nodes
- * (then call tdm_callback_graph_launch_end once it is sent). */
+/* Around a graph launch's post: waits first until no host callback or
+ * host node is pending (docs/graphs.md "Host nodes"); true if the launch
+ * may run host nodes (then call tdm_callback_graph_launch_end once it is
+ * sent). */
 bool tdm_callback_graph_launch_begin(void);
 void tdm_callback_graph_launch_end(void);
 /* Sends a node to add (api_graph.c); a->kind and its fields are the caller's. */

@@ -19,11 +19,21 @@ static bool inside(uint64_t off, uint64_t len, uint64_t area_off, uint64_t area_
 static int backend_register(tdm_session *s, uint64_t off, uint64_t size, void **handle)
 {
     tdm_server *srv = s->srv;
+    int mode = cudaStreamCaptureModeRelaxed, err;
+    bool relaxed;
 
     *handle = NULL;
     if (!srv->ops->host_register)
         return 0;
-    return srv->ops->host_register(srv->be, tdm_shm_at(&s->shm->conn.region, off), size, handle);
+    /* The session's stream may be capturing (the first copy through the
+     * data area may be a captured one): registering is an unsafe call,
+     * which in the program's capture mode would invalidate the capture.
+     * In relaxed mode the driver allows it, as for graph memory. */
+    relaxed = srv->ops->capture_mode_exchange && srv->ops->capture_mode_exchange(srv->be, &mode) == 0;
+    err = srv->ops->host_register(srv->be, tdm_shm_at(&s->shm->conn.region, off), size, handle);
+    if (relaxed)
+        srv->ops->capture_mode_exchange(srv->be, &mode);
+    return err;
 }
 
 void tdm_shm_guest_touch(tdm_session *s, uint64_t off, uint64_t len)
