@@ -38,10 +38,14 @@ void tdm_shm_msg_free(tdm_shm_msg *m)
     memset(m, 0, sizeof(*m));
 }
 
+/* Nothing to copy is no copy: a zero-length frame's buffer may be NULL,
+ * which memcpy must not be given even for 0 bytes. */
 static void copy_in(tdm_shm_ring *r, uint64_t at, const void *src, size_t n)
 {
     uint64_t off = at & r->mask, first = n < r->cap - off ? n : r->cap - off;
 
+    if (n == 0)
+        return;
     memcpy(r->bytes + off, src, first);
     memcpy(r->bytes, (const uint8_t *)src + first, n - first);
 }
@@ -50,6 +54,8 @@ static void copy_out(const tdm_shm_ring *r, uint64_t at, void *dst, size_t n)
 {
     uint64_t off = at & r->mask, first = n < r->cap - off ? n : r->cap - off;
 
+    if (n == 0)
+        return;
     memcpy(dst, r->bytes + off, first);
     memcpy((uint8_t *)dst + first, r->bytes, n - first);
 }

@@ -270,6 +270,26 @@ Test(shm_ring, frame_length_past_published_bytes_is_corruption)
     expect_bad_frame((tdm_shm_frame_hdr){ 57, TDM_SHM_FRAME_LAST }, 64, "frame length past");  /* 8 + pad(57) = 72 */
 }
 
+/* Guards issue 16's finding 5: a guest whose first frame is empty made the
+ * consumer memcpy 0 bytes into its still-NULL message buffer, undefined
+ * behaviour that the UBSan build turned into an abort of the server and
+ * every session.  An empty message is received as one of 0 bytes (the
+ * RPC layer then refuses it as malformed, for that guest alone). */
+Test(shm_ring, an_empty_first_frame_is_an_empty_message)
+{
+    tdm_shm_frame_hdr h = { 0, TDM_SHM_FRAME_LAST };
+    tdm_shm_msg msg = { 0 };
+    ring_mem m;
+
+    ring_new(&m, 4096);
+    memcpy((uint8_t *)m.mem + TDM_SHM_RING_CTL_SIZE, &h, sizeof(h));
+    atomic_store(&ctl(&m)->head, sizeof(h));
+    cr_expect_eq(tdm_shm_ring_recv(&m.cons, &msg, 1 << 20, false, dead, NULL), TDM_SHM_OK, "%s", m.cons.why);
+    cr_expect_eq(msg.len, 0);
+    tdm_shm_msg_free(&msg);
+    free(m.mem);
+}
+
 Test(shm_ring, unknown_frame_flags_are_corruption)
 {
     expect_bad_frame((tdm_shm_frame_hdr){ 8, 0x80 }, 16, "unknown flags");
