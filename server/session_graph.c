@@ -573,8 +573,8 @@ int tdm_session_graph_add_node(tdm_session *s, uint64_t graph, const uint64_t *d
     return 0;
 }
 
-int tdm_session_graph_add_dependencies(tdm_session *s, uint64_t graph, const uint64_t *from, const uint64_t *to,
-                                       uint32_t n)
+int tdm_graph_edit_edges(tdm_session *s, uint64_t graph, const uint64_t *from, const uint64_t *to, uint32_t n,
+                         bool add)
 {
     graph_entry *g = tdm_handles_get(&s->graphs, graph);
     tdm_bgnode **b = NULL;
@@ -587,9 +587,16 @@ int tdm_session_graph_add_dependencies(tdm_session *s, uint64_t graph, const uin
     if (!(b = malloc(2 * (size_t)n * sizeof(*b))))
         return cudaErrorMemoryAllocation;
     if (tdm_graph_nodes_of(s, graph, from, n, b) && tdm_graph_nodes_of(s, graph, to, n, b + n))
-        err = ops(s)->graph_add_dependencies(be(s), g->bg, b, b + n, n);
+        err = add ? ops(s)->graph_add_dependencies(be(s), g->bg, b, b + n, n)
+                  : ops(s)->graph_remove_dependencies(be(s), g->bg, b, b + n, n);
     free(b);
     return err;
+}
+
+int tdm_session_graph_add_dependencies(tdm_session *s, uint64_t graph, const uint64_t *from, const uint64_t *to,
+                                       uint32_t n)
+{
+    return tdm_graph_edit_edges(s, graph, from, to, n, true);
 }
 
 int tdm_session_graph_node_type(tdm_session *s, uint64_t node, int *type)

@@ -67,6 +67,10 @@ void tdm_kept_unref(tdm_session *s, tdm_kept_bytes *k);
 /* The backend nodes behind n node handles, all of `graph`; false if one is
  * not (out has room for n). */
 bool tdm_graph_nodes_of(tdm_session *s, uint64_t graph, const uint64_t *ids, uint32_t n, tdm_bgnode **out);
+/* Adds (add) or removes the n edges from[i] -> to[i] between nodes of graph:
+ * cudaGraphAddDependencies and cudaGraphRemoveDependencies. */
+int tdm_graph_edit_edges(tdm_session *s, uint64_t graph, const uint64_t *from, const uint64_t *to, uint32_t n,
+                         bool add);
 /* ---- graph memcpy nodes (issue 14): session_graph_copy.c ---- */
 /* Frees k's host io staging and event (k is going away). */
 void tdm_kept_host_io_free(tdm_session *s, tdm_kept_bytes *k);

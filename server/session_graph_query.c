@@ -233,20 +233,7 @@ int tdm_session_graph_node_neighbours(tdm_session *s, uint64_t node, bool depend
 int tdm_session_graph_remove_dependencies(tdm_session *s, uint64_t graph, const uint64_t *from, const uint64_t *to,
                                           uint32_t n)
 {
-    graph_entry *g = tdm_handles_get(&s->graphs, graph);
-    tdm_bgnode **b;
-    int err = cudaErrorInvalidValue;
-
-    if (!g)
-        return cudaErrorInvalidValue;
-    if (!n)
-        return 0;
-    if (!(b = malloc(2 * (size_t)n * sizeof(*b))))
-        return cudaErrorMemoryAllocation;
-    if (tdm_graph_nodes_of(s, graph, from, n, b) && tdm_graph_nodes_of(s, graph, to, n, b + n))
-        err = ops(s)->graph_remove_dependencies(be(s), g->bg, b, b + n, n);
-    free(b);
-    return err;
+    return tdm_graph_edit_edges(s, graph, from, to, n, false);
 }
 
 int tdm_session_graph_destroy_node(tdm_session *s, uint64_t node)
