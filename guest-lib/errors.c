@@ -18,6 +18,15 @@ cudaError_t tdm_unsupported(const char *name)
     return tdm_ret(cudaErrorNotSupported);
 }
 
+/* An entry point Tandem does not carry, for the reason out_of_reach.tsv
+ * gives (generated stubs, gen_unsupported.sh): the reason is in the line so
+ * that a user need not look it up. */
+cudaError_t tdm_not_carried(const char *name, const char *why)
+{
+    tdm_log("%s is not available through Tandem: %s (returning cudaErrorNotSupported)", name, why);
+    return tdm_ret(cudaErrorNotSupported);
+}
+
 cudaError_t cudaGetLastError(void)
 {
     cudaError_t e = last_error;

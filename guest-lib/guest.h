@@ -20,6 +20,7 @@
 cudaError_t tdm_ret(cudaError_t err);
 /* Prints one line naming an entry point Tandem does not implement. */
 cudaError_t tdm_unsupported(const char *name);
+cudaError_t tdm_not_carried(const char *name, const char *why);
 
 /* ---- the client: connection and call path (client.c) ---- */
 typedef struct tdm_hello_info {

@@ -55,9 +55,15 @@ mode == "src" {
     next
 }
 mode == "exports" && NF { exported[$1] = 1; nexp++; next }
-mode == "refused" && NF && $0 !~ /^#/ { refused[$1] = 1; next }
+# name<TAB>status<TAB>reason (gen_unsupported.sh)
+mode == "refused" && NF && $0 !~ /^#/ {
+    n = split($0, f, "\t")
+    refused[f[1]] = n >= 2 && f[2] != "" ? f[2] : "refused"
+    why[f[1]] = n >= 3 ? f[3] : ""
+    next
+}
 END {
-    nfwd = nguest = nref = 0
+    nfwd = nguest = nref = nout = 0
     # Sorted by name: the exports file arrives sorted.
     for (e in exported) names[++m] = e
     # insertion sort (a few hundred names)
@@ -68,7 +74,12 @@ END {
     }
     for (i = 1; i <= m; i++) {
         e = names[i]
-        if (e in refused) { status[e] = "refused"; nref++; continue }
+        if (e in refused) {
+            status[e] = refused[e]
+            used[e] = why[e]
+            if (status[e] == "out of reach") nout++; else nref++
+            continue
+        }
         if (!(e in defined)) { status[e] = "missing"; continue }
         visit(e, e)
         list = ""
@@ -87,11 +98,16 @@ END {
     print "- **forwarded**: its code can send the listed remoted calls (`docs/calls.md`) to the server;"
     print "- **in the guest**: answered by the guest library alone (from what it already knows, or as the"
     print "  runtime answers it on this kind of device);"
-    print "- **refused**: not implemented yet: it prints a line naming itself and returns"
-    print "  `cudaErrorNotSupported`."
+    print "- **refused**: not implemented yet: it prints a line naming itself (and the reason, where one"
+    print "  is given) and returns `cudaErrorNotSupported`;"
+    print "- **out of reach**: it works on objects that live in the guest (graphics or another API's"
+    print "  memory), which no remoting can hand to the GPU host's driver: refused the same way, its line"
+    print "  saying why."
     print ""
-    printf "%d entry points: %d forwarded, %d in the guest, %d refused.\n\n", m, nfwd, nguest, nref
-    print "| entry point | status | remoted calls |"
+    print "The reasons come from `guest-lib/out_of_reach.tsv`."
+    print ""
+    printf "%d entry points: %d forwarded, %d in the guest, %d refused, %d out of reach.\n\n", m, nfwd, nguest, nref, nout
+    print "| entry point | status | remoted calls, or why it is not carried |"
     print "|---|---|---|"
     for (i = 1; i <= m; i++) {
         e = names[i]
