@@ -25,6 +25,7 @@ struct tdm_lanes {
     unsigned char secret[TDM_LANE_SECRET_LEN];
     bool ticketed;
     int fds[TDM_LANES_MAX];
+    uint64_t joined_at[TDM_LANES_MAX]; /* seq when the lane attached: it does the jobs after */
     unsigned n;           /* lanes attached; their indices are 0..n-1 */
     unsigned threads;     /* lane threads still in tdm_lanes_serve */
     bool closing;         /* the session ends */
@@ -80,6 +81,18 @@ int tdm_lanes_ticket(tdm_lanes *l, uint64_t session_id, unsigned char *secret, u
     int err = 0;
 
     pthread_mutex_lock(&l->mu);
+    /* The guest asks before it opens its lanes: any it opened before (and
+     * gave up on, maybe while they were opening) go, and the new ones are
+     * numbered from 0.  No job runs now: the session's thread is here. */
+    if (l->n > 0) {
+        l->broken = true;
+        shut_all(l);
+        pthread_cond_broadcast(&l->cv);
+        while (l->threads > 0)
+            pthread_cond_wait(&l->cv, &l->mu);
+        l->n = 0;
+        l->broken = false;
+    }
     if (!l->ticketed) {
         if (getrandom(l->secret, sizeof(l->secret), 0) != (ssize_t)sizeof(l->secret))
             err = cudaErrorUnknown;
@@ -112,19 +125,15 @@ int tdm_lanes_attach(tdm_lanes *l, int fd, const char **why)
     int index = -1;
 
     pthread_mutex_lock(&l->mu);
-    /* Lanes that failed are replaced as a set, once the old ones are gone. */
-    if (l->broken && l->threads == 0) {
-        l->broken = false;
-        l->n = 0;
-    }
     if (l->closing)
         *why = "its session is ending";
     else if (l->broken)
-        *why = "the session's failed lanes are still closing";
+        *why = "the session's lanes failed (its next LANE_TICKET starts new ones)";
     else if (l->n >= TDM_LANES_MAX)
         *why = "too many lanes";
     else {
         index = (int)l->n;
+        l->joined_at[l->n] = l->seq;
         l->fds[l->n++] = fd;
         l->threads++;
     }
@@ -188,7 +197,8 @@ void tdm_lanes_serve(tdm_lanes *l, int index, uint64_t session_id)
     int fd;
 
     pthread_mutex_lock(&l->mu);
-    seen = l->seq;
+    /* Not l->seq: a job may have started since the lane attached. */
+    seen = l->joined_at[index];
     fd = l->fds[index];
     while (!l->closing && !l->broken) {
         if (l->seq == seen) {

@@ -19,13 +19,15 @@ tdm_lanes *tdm_lanes_create(void);
 /* Shuts every lane down and waits for their threads to leave; then frees. */
 void tdm_lanes_close(tdm_lanes *l);
 
-/* LANE_TICKET: the secret lanes of session_id must show (made once). */
+/* LANE_TICKET: the secret lanes of session_id must show (made once).  The
+ * lanes attached so far are shut down first (the guest asks before it opens
+ * a new set), so new ones are numbered from 0. */
 int tdm_lanes_ticket(tdm_lanes *l, uint64_t session_id, unsigned char *secret, unsigned *max_lanes);
 /* Whether a preamble's id and secret are this session's (constant time in
  * the secret). */
 bool tdm_lanes_match(tdm_lanes *l, uint64_t session_id, const unsigned char *secret);
 /* Adds fd as the next lane: its index, or -1 with a reason (too many, the
- * lanes are closing, failed ones are still leaving). */
+ * lanes are closing, or failed and no new ticket was asked for). */
 int tdm_lanes_attach(tdm_lanes *l, int fd, const char **why);
 /* The lane's thread: serves its jobs until the session ends or the lane
  * fails.  The caller closes fd afterwards. */
