@@ -247,34 +247,39 @@ int tdm_session_dtoh_stream_begin(tdm_session *s, uint64_t src, uint64_t n, uint
 /* Over lanes the staging is the same: the upload buffers for
  * MEMCPY_HTOD_LANES (one call per TDM_MAX_CHUNK piece, the lanes receiving
  * piece k+1 into one buffer while the device copies piece k from the
- * other), the download buffers for MEMCPY_DTOH_LANES.  A buffer still read
- * by a queued copy is waited for here (the session's thread is busy with
- * the copy's bytes either way). */
+ * other), the download buffers for MEMCPY_DTOH_LANES. */
 
 int tdm_session_htod_lanes(tdm_session *s, uint64_t dst, uint64_t n, uint64_t stream, uint32_t xfer,
                            unsigned nlanes)
 {
-    int err = 0;
-    tdm_copy_staging *st = staging(s, &err);
-    unsigned i;
+    void *buf = NULL;
+    bool fresh = false;
     int rc;
 
-    if (!st || n == 0 || n > TDM_MAX_CHUNK) {
+    if (n == 0 || n > TDM_MAX_CHUNK) {
         /* The lanes carry bytes nobody will take: they must go. */
         tdm_lanes_recv(s->lanes, 0, xfer, NULL, 0);
-        tdm_session_defer(s, st ? cudaErrorInvalidValue : err);
+        tdm_session_defer(s, cudaErrorInvalidValue);
         return TDM_ERR_LANE_FAILED;
     }
-    i = UP(st->next);
-    if ((err = drain(s, st, i)) != 0) {
-        /* An earlier copy's fault: the guest hears of it as MEMCPY_HTOD's. */
-        tdm_session_defer(s, err);
+    /* As for MEMCPY_HTOD: a staging buffer the device is done with, else
+     * (both still queued behind work on their streams) a fresh allocation,
+     * so that the session's other streams are not held up. */
+    buf = tdm_session_htod_space(s);
+    if (!buf) {
+        buf = malloc(n);
+        fresh = true;
+        if (!buf) {
+            tdm_lanes_recv(s->lanes, 0, xfer, NULL, 0);
+            return TDM_ERR_LANE_FAILED;
+        }
     }
-    rc = tdm_lanes_recv(s->lanes, nlanes, xfer, st->buf[i], n);
-    if (rc)
-        return rc;
-    tdm_session_defer(s, tdm_session_memcpy_htod_bulk(s, dst, st->buf[i], n, stream));
-    return 0;
+    rc = tdm_lanes_recv(s->lanes, nlanes, xfer, buf, n);
+    if (!rc)
+        tdm_session_defer(s, tdm_session_memcpy_htod_bulk(s, dst, buf, n, stream));
+    if (fresh)
+        free(buf);
+    return rc;
 }
 
 void tdm_session_dtoh_lanes(tdm_session *s, uint64_t src, uint64_t n, uint64_t stream, uint32_t xfer,
