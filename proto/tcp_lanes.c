@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,7 +188,13 @@ int tdm_tcp_lanes_open(const char *host, int port, uint64_t sid, const unsigned 
             break;
         }
         *ln = (lane){ .set = l, .index = l->n, .fd = fd };
-        if (pthread_create(&ln->th, NULL, lane_main, ln) != 0) {
+        /* The program's signals are for its own threads, not for ours. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        int rc = pthread_create(&ln->th, NULL, lane_main, ln);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (rc != 0) {
             snprintf(err, errlen, "cannot start a lane thread");
             close(fd);
             break;
