@@ -2,8 +2,9 @@
  * copies striped over extra connections of the session come back byte for
  * byte at odd sizes and offsets; forged, wrong and surplus lanes are closed
  * with a logged reason and harm nothing; a lane that dies in the middle of
- * a copy makes the copy go again on the main connection; and a session's
- * lanes, their threads and sockets, end with it. */
+ * a copy makes the copy go again on the main connection; a session's
+ * lanes, their threads and sockets, end with it; and after a takeover the
+ * guest opens lanes to the standby. */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -19,6 +20,7 @@
 
 #include "harness.h"
 #include "lanes_wire.h"
+#include "takeover_pair.h"
 #include "tandem_rpc.h"
 #include "transport.h"
 #include "xdr_extra.h"
@@ -358,4 +360,35 @@ Test(tcp_lanes, lanes_end_with_their_session, .init = up, .fini = down)
     cr_expect_geq(with_lanes_tasks, tasks0 + 5, "the lanes had no threads");
     t->ops->close(t);
     free(buf);
+}
+
+/* A takeover in the middle of a program whose copies go over lanes: the
+ * guest resumes on the standby, opens lanes there at its next large copy,
+ * and every byte the program checks is right. */
+Test(tcp_lanes, lanes_reopen_on_the_standby_after_a_takeover)
+{
+    static const char *const points[] = { "20", "60", "150" };
+    int resumed = 0, reopened = 0;
+
+    th_require_sim();
+    for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+        const char *aextra[] = { "--crash-after-calls", points[i], NULL };
+        const char *argv[] = { th_bin("streams-copy-check"), "-m", "32", "-s", "2", "-r", "12", NULL };
+        th_result *r = calloc(1, sizeof(*r));
+        th_pair p;
+
+        unsetenv("TANDEM_TCP_LANES");
+        unsetenv("TANDEM_TCP_LANE_MIN");
+        th_pair_start(&p, NULL, aextra);
+        th_run_guest(p.active.endpoint, argv, 120, r);
+        cr_expect_eq(r->status, 0, "crash at call %s: status %d\n%s\n%s", points[i], r->status, r->out, r->err);
+        cr_expect(strstr(r->out, "\nok\n") != NULL, "crash at call %s: output:\n%s", points[i], r->out);
+        cr_expect(th_server_log_has(&p.active, "lane 0 opened"), "no lanes before the crash; see %s", p.active.log);
+        resumed += strstr(r->err, "resumed on") != NULL;
+        reopened += th_server_log_has(&p.standby, "lane 0 opened");
+        th_pair_stop(&p);
+        free(r);
+    }
+    cr_expect_geq(resumed, 2, "the session resumed at only %d of the points", resumed);
+    cr_expect_geq(reopened, 2, "lanes were reopened on the standby after only %d takeovers", reopened);
 }
