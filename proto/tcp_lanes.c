@@ -68,20 +68,6 @@ static int connect_to(const char *host, int port)
     return fd;
 }
 
-/* MSG_WAITALL still returns early on a signal. */
-static int recv_all(int fd, void *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t got = recv(fd, p, n, MSG_WAITALL);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return -1;
-        p = (char *)p + got;
-        n -= (size_t)got;
-    }
-    return 0;
-}
 
 /* This lane's part of the job: 0 or -1. */
 static int do_job(lane *ln, job_kind kind, unsigned nlanes, uint32_t xfer, unsigned char *buf, uint64_t size)
@@ -100,14 +86,14 @@ static int do_job(lane *ln, job_kind kind, unsigned nlanes, uint32_t xfer, unsig
     /* Parts until the end mark, each checked to lie inside the buffer:
      * the server is trusted no more than a reply's length would be. */
     for (;;) {
-        if (recv_all(ln->fd, h, sizeof(h)) != 0)
+        if (tdm_recstream_recv_all(ln->fd, h, sizeof(h)) != 0)
             return -1;
         tdm_lane_hdr got = tdm_lane_hdr_get(h);
         if (got.xfer != xfer || got.off > size || got.len > size - got.off)
             return -1;
         if (got.len == 0)
             return 0;
-        if (recv_all(ln->fd, buf + got.off, got.len) != 0)
+        if (tdm_recstream_recv_all(ln->fd, buf + got.off, got.len) != 0)
             return -1;
     }
 }
@@ -156,7 +142,7 @@ static int open_lane(const char *host, int port, uint64_t sid, const unsigned ch
     memcpy(pre, TDM_LANE_MAGIC, TDM_LANE_MAGIC_LEN);
     tdm_lane_put64(pre + TDM_LANE_MAGIC_LEN, sid);
     memcpy(pre + TDM_LANE_MAGIC_LEN + 8, secret, TDM_LANE_SECRET_LEN);
-    if (send(fd, pre, sizeof(pre), MSG_NOSIGNAL) != (ssize_t)sizeof(pre) || recv_all(fd, ack, sizeof(ack)) != 0) {
+    if (send(fd, pre, sizeof(pre), MSG_NOSIGNAL) != (ssize_t)sizeof(pre) || tdm_recstream_recv_all(fd, ack, sizeof(ack)) != 0) {
         close(fd);
         return -1;
     }

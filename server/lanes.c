@@ -141,20 +141,6 @@ int tdm_lanes_attach(tdm_lanes *l, int fd, const char **why)
     return index;
 }
 
-/* MSG_WAITALL still returns early on a signal. */
-static int recv_all(int fd, void *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t got = recv(fd, p, n, MSG_WAITALL);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got <= 0)
-            return -1;
-        p = (char *)p + got;
-        n -= (size_t)got;
-    }
-    return 0;
-}
 
 /* One lane's slice of the job (mu not held).  0 or -1. */
 static int do_job(int fd, unsigned index, unsigned nlanes, job_kind kind, uint32_t xfer, unsigned char *buf,
@@ -168,13 +154,13 @@ static int do_job(int fd, unsigned index, unsigned nlanes, job_kind kind, uint32
     case JOB_RECV: {
         if (n == 0)
             return 0;
-        if (recv_all(fd, h, sizeof(h)) != 0)
+        if (tdm_recstream_recv_all(fd, h, sizeof(h)) != 0)
             return -1;
         tdm_lane_hdr got = tdm_lane_hdr_get(h);
         /* The guest cuts the same slices: anything else is a desync. */
         if (got.xfer != xfer || got.len != n || got.off != off + at)
             return -1;
-        return recv_all(fd, buf + at, n);
+        return tdm_recstream_recv_all(fd, buf + at, n);
     }
     case JOB_SEND:
         if (n == 0)
