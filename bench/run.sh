@@ -174,6 +174,20 @@ for entry in "${plan[@]}"; do
   step_verdict
 done
 
+# ---- tcp lanes (issue 14): the wire's ceiling beside the tcp copies ----
+# A tcp copy is striped over TANDEM_TCP_LANES connections (4 by default,
+# docs/protocol.md): plain loopback TCP over 1 connection is what one
+# connection can reach, over 4, 8 and 16 what striping can.
+if [[ " ${micro_sections[*]} " == *" memcpy "* ]] && [ -x "$progs/tcp-loopback" ]; then
+  lb_args=(256 5 8192)
+  [ $smoke = 1 ] && lb_args=(16 3 1024)
+  for n in 1 4 8 16; do
+    line=$("$progs/tcp-loopback" "${lb_args[@]}" "$n") || { failures+=("tcp-loopback $n streams failed"); continue; }
+    echo "$line" >>"$out/tcp-loopback.jsonl"
+    echo "bench: tcp ceiling over $n connection(s): $(sed -n 's/.*"value":\([0-9.]*\).*/\1/p' <<<"$line") GB/s"
+  done
+fi
+
 kill -0 "${srv_pid[server]}" 2>/dev/null || failures+=("tandem-server died during the run (log: $out/logs/server.log)")
 server_stop server
 [ "${srv_status[server]:-0}" = 0 ] ||

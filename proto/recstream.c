@@ -343,3 +343,18 @@ bool_t tdm_recstream_end_record(XDR *xdrs)
     rs->pos = 0;
     return flush(rs, true);
 }
+
+/* ---- tcp lanes (issue 14) ---- */
+int tdm_recstream_recv_all(int fd, void *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t got = recv(fd, p, n, MSG_WAITALL);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return -1;
+        p = (char *)p + got;
+        n -= (size_t)got;
+    }
+    return 0;
+}

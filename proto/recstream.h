@@ -59,5 +59,9 @@ bool_t tdm_recstream_end_record(XDR *xdrs);
  * is an error, not SIGPIPE); iov is used up.  0 or -1. */
 struct iovec;
 int tdm_recstream_send_all(int fd, struct iovec *iov, int n);
+/* ---- tcp lanes (issue 14) ---- */
+/* Receives exactly n bytes into p (MSG_WAITALL, going on after a signal):
+ * 0, or -1 when the peer went away or the socket failed. */
+int tdm_recstream_recv_all(int fd, void *p, size_t n);
 
 #endif

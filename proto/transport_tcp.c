@@ -11,6 +11,7 @@
  * flusher safe beside a synchronous call waiting for its reply. */
 #include "transport.h"
 #include "recstream.h"
+#include "tcp_lanes.h"
 #include "xdr_extra.h"
 #include "xdr_stream.h"
 
@@ -52,6 +53,15 @@ typedef struct tcp_transport {
     tdm_recstream raw;        /* bulk downloads' replies, read around clnt_vc (made at the first) */
     XDR raw_xdrs;
     bool raw_open;
+    /* ---- tcp lanes (issue 14) ---- */
+    char host[256];
+    int port;
+    tdm_tcp_lanes *lanes;     /* NULL until the first large copy, and after lanes failed */
+    unsigned lanes_want;      /* TANDEM_TCP_LANES */
+    uint64_t lane_min;        /* TANDEM_TCP_LANE_MIN */
+    bool lanes_off;           /* the server has none for us, or they failed too often */
+    unsigned lane_failures;
+    uint32_t lane_xfer;
 } tcp_transport;
 
 /* Long enough for any synchronize; a dead server shows as a closed socket,
@@ -185,7 +195,12 @@ static int take_socket(tcp_transport *tt)
  * call header, dst, stream, length, the bytes, padding), without copying
  * the bytes into the client's send buffer first.  Whatever clnt_vc still
  * holds is shipped ahead of it (a FLUSH) so that order is kept. */
-static int post_htod_raw(tcp_transport *tt, const tdm_memcpy_htod_args *a)
+static bool use_lanes(tcp_transport *tt, uint64_t n);
+static int htod_lanes(tcp_transport *tt, const tdm_memcpy_htod_args *a);
+static int dtoh_lanes(tcp_transport *tt, const tdm_memcpy_dtoh_args *a, tdm_dtoh_stream_res *r);
+
+/* post_htod_raw with io_lock held. */
+static int post_htod_raw_locked(tcp_transport *tt, const tdm_memcpy_htod_args *a)
 {
     char hdr[128];
     static const char pad[4];
@@ -202,7 +217,6 @@ static int post_htod_raw(tcp_transport *tt, const tdm_memcpy_htod_args *a)
     head.data.data_len = 0;
     head.data.data_val = NULL;
     xdrmem_create(&x, hdr, sizeof(hdr), XDR_ENCODE);
-    pthread_mutex_lock(&tt->io_lock);
     /* An xid apart from clnt_vc's; never answered anyway. */
     tdm_rpc_call_msg(&msg, ++tt->raw_xid | 0x80000000u, TDM_MEMCPY_HTOD);
     if (!xdr_callmsg(&x, &msg) || !xdr_tdm_memcpy_htod_args(&x, &head)) {
@@ -221,8 +235,23 @@ static int post_htod_raw(tcp_transport *tt, const tdm_memcpy_htod_args *a)
     iov[3] = (struct iovec){ (void *)pad, padlen };
     rc = tdm_recstream_send_all(fd, iov, padlen ? 4 : 3) == 0 ? TDM_T_OK : TDM_T_BROKEN;
 out:
-    pthread_mutex_unlock(&tt->io_lock);
     xdr_destroy(&x);
+    return rc;
+}
+
+/* MEMCPY_HTOD with its bytes written straight from the program's buffer:
+ * the same record on the wire as clnt_vc would send (one last fragment:
+ * call header, dst, stream, length, the bytes, padding), without copying
+ * the bytes into the client's send buffer first.  Whatever clnt_vc still
+ * holds is shipped ahead of it (a FLUSH) so that order is kept.  A large
+ * one goes over the lanes instead, when the session has them. */
+static int post_htod_raw(tcp_transport *tt, const tdm_memcpy_htod_args *a)
+{
+    int rc;
+
+    pthread_mutex_lock(&tt->io_lock);
+    rc = use_lanes(tt, a->data.data_len) ? htod_lanes(tt, a) : post_htod_raw_locked(tt, a);
+    pthread_mutex_unlock(&tt->io_lock);
     return rc;
 }
 
@@ -286,9 +315,158 @@ static int call_raw(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *arg
     int rc;
 
     pthread_mutex_lock(&tt->io_lock);
-    rc = call_raw_locked(tt, proc, xargs, args, xres, res);
+    if (proc == TDM_MEMCPY_DTOH_STREAM && use_lanes(tt, ((tdm_memcpy_dtoh_args *)args)->size))
+        rc = dtoh_lanes(tt, args, res);
+    else
+        rc = call_raw_locked(tt, proc, xargs, args, xres, res);
     pthread_mutex_unlock(&tt->io_lock);
     return rc;
+}
+
+/* ---- tcp lanes (issue 14) ---- */
+/* docs/protocol.md, "Striping over several connections".  Everything here
+ * runs under io_lock: one copy at a time uses the lanes, and nothing else
+ * is sent on the main connection meanwhile. */
+
+#define LANES_DEFAULT 4
+#define LANE_MIN_DEFAULT ((uint64_t)8 << 20)
+/* Lanes that failed this often stay off for the connection. */
+#define LANE_MAX_FAILURES 3
+
+static void lanes_config(tcp_transport *tt, const char *host, int port)
+{
+    const char *v = getenv("TANDEM_TCP_LANES"), *m = getenv("TANDEM_TCP_LANE_MIN");
+    char *end;
+
+    snprintf(tt->host, sizeof(tt->host), "%s", host);
+    tt->port = port;
+    tt->lanes_want = LANES_DEFAULT;
+    if (v && *v) {
+        unsigned long n = strtoul(v, &end, 10);
+        tt->lanes_want = *end ? LANES_DEFAULT : n > TDM_LANES_MAX ? TDM_LANES_MAX : (unsigned)n;
+    }
+    tt->lane_min = LANE_MIN_DEFAULT;
+    if (m && *m) {
+        unsigned long long n = strtoull(m, &end, 10);
+        if (!*end && n > 0)
+            tt->lane_min = n;
+    }
+}
+
+static void lanes_drop(tcp_transport *tt, bool failed)
+{
+    tdm_tcp_lanes_close(tt->lanes);
+    tt->lanes = NULL;
+    if (failed && ++tt->lane_failures >= LANE_MAX_FAILURES)
+        tt->lanes_off = true;
+}
+
+/* Whether a copy of n bytes goes over the lanes, opening them at the first
+ * such copy.  An upload is one MEMCPY_HTOD of at most TDM_MAX_CHUNK, so a
+ * threshold above that means every full chunk. */
+static bool use_lanes(tcp_transport *tt, uint64_t n)
+{
+    uint64_t min = tt->lane_min < TDM_MAX_CHUNK ? tt->lane_min : TDM_MAX_CHUNK;
+    tdm_lane_ticket_res r;
+    enum clnt_stat st;
+    char why[160];
+
+    if (tt->lanes)
+        return n >= min;
+    if (n < min || tt->lanes_want == 0 || tt->lanes_off)
+        return false;
+    memset(&r, 0, sizeof(r));
+    st = guarded_call(tt, TDM_LANE_TICKET, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_tdm_lane_ticket_res, &r,
+                      call_timeout);
+    if (st != RPC_SUCCESS || r.err) {
+        /* A server without lanes (or an shm session): never again.  A lost
+         * connection shows at the copy's own call. */
+        tt->lanes_off = st != RPC_CANTRECV && st != RPC_CANTSEND;
+        return false;
+    }
+    if (tdm_tcp_lanes_open(tt->host, tt->port, r.session_id, (const unsigned char *)r.secret,
+                           tt->lanes_want < r.max_lanes ? tt->lanes_want : r.max_lanes, &tt->lanes, why,
+                           sizeof(why)) == 0) {
+        tt->lanes_off = ++tt->lane_failures >= LANE_MAX_FAILURES;
+        return false;
+    }
+    return true;
+}
+
+/* The copy's call failed: the lanes stop, and the copy goes again on the
+ * main connection, or the connection is gone. */
+static int lanes_call_failed(tcp_transport *tt, enum clnt_stat st)
+{
+    tdm_tcp_lanes_abort(tt->lanes);
+    tdm_tcp_lanes_wait(tt->lanes);
+    lanes_drop(tt, true);
+    if (st == RPC_PROCUNAVAIL || st == RPC_CANTDECODEARGS) {
+        tt->lanes_off = true;
+        return TDM_T_OK;   /* the caller copies on the main connection */
+    }
+    return TDM_T_BROKEN;
+}
+
+/* One MEMCPY_HTOD piece: its bytes over the lanes while MEMCPY_HTOD_LANES
+ * waits on the main connection for the server to have them all.  The
+ * program's buffer is free again when this returns, as after a raw post. */
+static int htod_lanes(tcp_transport *tt, const tdm_memcpy_htod_args *a)
+{
+    tdm_htod_lanes_args la = { .dst = a->dst, .stream = a->stream, .size = a->data.data_len,
+                               .xfer = ++tt->lane_xfer, .nlanes = tdm_tcp_lanes_count(tt->lanes) };
+    enum clnt_stat st;
+    int res = 0, rc;
+
+    tdm_tcp_lanes_send(tt->lanes, la.xfer, a->data.data_val, la.size);
+    st = guarded_call(tt, TDM_MEMCPY_HTOD_LANES, (xdrproc_t)xdr_tdm_htod_lanes_args, &la, (xdrproc_t)xdr_int, &res,
+                      call_timeout);
+    if (st != RPC_SUCCESS) {
+        rc = lanes_call_failed(tt, st);
+        return rc == TDM_T_OK ? post_htod_raw_locked(tt, a) : rc;
+    }
+    if (res != 0)
+        tdm_tcp_lanes_abort(tt->lanes);
+    if (tdm_tcp_lanes_wait(tt->lanes) != 0 || res != 0) {
+        /* The server took none of it for the program: again, on the main
+         * connection (where the bytes are ordered after the failed call). */
+        lanes_drop(tt, true);
+        return post_htod_raw_locked(tt, a);
+    }
+    return TDM_T_OK;
+}
+
+/* MEMCPY_DTOH_STREAM's bytes over the lanes, received by the lanes' threads
+ * straight into the program's buffer; MEMCPY_DTOH_LANES's reply comes once
+ * the server has sent them all. */
+static int dtoh_lanes(tcp_transport *tt, const tdm_memcpy_dtoh_args *a, tdm_dtoh_stream_res *r)
+{
+    tdm_dtoh_lanes_args la = { .src = a->src, .size = a->size, .stream = a->stream, .xfer = ++tt->lane_xfer,
+                               .nlanes = tdm_tcp_lanes_count(tt->lanes) };
+    tdm_dtoh_lanes_res res = { 0, 0 };
+    enum clnt_stat st;
+    int rc;
+
+    tdm_tcp_lanes_recv(tt->lanes, la.xfer, r->buf, a->size);
+    st = guarded_call(tt, TDM_MEMCPY_DTOH_LANES, (xdrproc_t)xdr_tdm_dtoh_lanes_args, &la,
+                      (xdrproc_t)xdr_tdm_dtoh_lanes_res, &res, call_timeout);
+    if (st != RPC_SUCCESS) {
+        rc = lanes_call_failed(tt, st);
+        return rc == TDM_T_OK ? call_raw_locked(tt, TDM_MEMCPY_DTOH_STREAM, (xdrproc_t)xdr_tdm_memcpy_dtoh_args,
+                                                (void *)a, (xdrproc_t)xdr_tdm_dtoh_stream_res, r)
+                              : rc;
+    }
+    if (res.err == TDM_ERR_LANE_FAILED)
+        tdm_tcp_lanes_abort(tt->lanes);
+    if (tdm_tcp_lanes_wait(tt->lanes) != 0 || res.err == TDM_ERR_LANE_FAILED) {
+        /* Some bytes may be missing: all of them again, on the main connection. */
+        lanes_drop(tt, true);
+        return call_raw_locked(tt, TDM_MEMCPY_DTOH_STREAM, (xdrproc_t)xdr_tdm_memcpy_dtoh_args, (void *)a,
+                               (xdrproc_t)xdr_tdm_dtoh_stream_res, r);
+    }
+    r->err = res.err;
+    r->copy_err = res.copy_err;
+    r->got = res.err || res.copy_err ? 0 : a->size;
+    return TDM_T_OK;
 }
 
 static int tcp_post(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args)
@@ -329,6 +507,7 @@ static void tcp_close(tdm_transport *t)
     /* Whatever is still batched must reach the server before we go. */
     if (tt->clnt && atomic_load(&tt->pending))
         flush(tt);
+    tdm_tcp_lanes_close(tt->lanes);
     if (tt->clnt)
         clnt_destroy(tt->clnt);
     if (tt->raw_open)
@@ -396,6 +575,7 @@ int tdm_transport_tcp_open(const char *host, int port, tdm_transport **out, char
     fd = connect_tcp(host, port, err, errlen);
     if (fd < 0)
         goto fail;
+    lanes_config(tt, host, port);
     if (getpeername(fd, (struct sockaddr *)&ss, &sslen) == 0) {
         addr.buf = &ss;
         addr.len = addr.maxlen = sslen;

@@ -959,6 +959,9 @@ void tdm_session_take_over(tdm_session *s, tdm_session *from)
     *from = tmp;
     s->shm = tmp.shm;
     from->shm = NULL;
+    /* ---- tcp lanes (issue 14): the connection's, like its region ---- */
+    s->lanes = tmp.lanes;
+    from->lanes = NULL;
 }
 
 void tdm_session_destroy(tdm_session *s)

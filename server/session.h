@@ -112,6 +112,8 @@ typedef struct tdm_session {
     /* ---- conditional graph nodes (issue 14) ---- */
     struct tdm_cond_handle *cond_handles; /* session_graph_cond.c: the handles made, with their graphs */
     size_t ncond_handles, cond_handles_cap;
+    /* ---- tcp lanes (issue 14) ---- */
+    struct tdm_lanes *lanes;         /* its connection's lanes (server/lanes.h); NULL over shm. The connection's */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -570,5 +572,18 @@ int tdm_session_callbacks_launch_graph(tdm_session *s, tdm_bgexec *bx, tdm_bstre
  * *got 0 once all were taken. */
 int tdm_session_graph_host_fetch_now(tdm_session *s, uint64_t cursor, int *got, uint64_t *dst, const void **data,
                                      uint64_t *n);
+
+/* ---- tcp lanes (issue 14): session_copy.c ---- */
+/* MEMCPY_HTOD_LANES: n bytes received by the lanes into an upload staging
+ * buffer (waiting for the device to be done with it), then copied to dst
+ * as MEMCPY_HTOD copies them (the copy's error deferred as its).  0 or
+ * TDM_ERR_LANE_FAILED. */
+int tdm_session_htod_lanes(tdm_session *s, uint64_t dst, uint64_t n, uint64_t stream, uint32_t xfer,
+                           unsigned nlanes);
+/* MEMCPY_DTOH_LANES: the bytes sent over the lanes through the download
+ * staging, the device copy of one piece overlapping the sending of the
+ * one before.  r->err / r->copy_err as MEMCPY_DTOH_STREAM's. */
+void tdm_session_dtoh_lanes(tdm_session *s, uint64_t src, uint64_t n, uint64_t stream, uint32_t xfer,
+                            unsigned nlanes, int *err, int *copy_err);
 
 #endif

@@ -18,6 +18,7 @@
 
 #include <driver_types.h>
 
+#include "lanes.h"
 #include "log.h"
 #include "tandem_rpc.h"
 
@@ -240,4 +241,98 @@ int tdm_session_dtoh_stream_begin(tdm_session *s, uint64_t src, uint64_t n, uint
     r->next = next_chunk;
     r->source = s;
     return 0;
+}
+
+/* ---- tcp lanes (issue 14) ---- */
+/* Over lanes the staging is the same: the upload buffers for
+ * MEMCPY_HTOD_LANES (one call per TDM_MAX_CHUNK piece, the lanes receiving
+ * piece k+1 into one buffer while the device copies piece k from the
+ * other), the download buffers for MEMCPY_DTOH_LANES. */
+
+int tdm_session_htod_lanes(tdm_session *s, uint64_t dst, uint64_t n, uint64_t stream, uint32_t xfer,
+                           unsigned nlanes)
+{
+    void *buf = NULL;
+    bool fresh = false;
+    int rc;
+
+    if (n == 0 || n > TDM_MAX_CHUNK) {
+        /* The lanes carry bytes nobody will take: they must go. */
+        tdm_lanes_recv(s->lanes, 0, xfer, NULL, 0);
+        tdm_session_defer(s, cudaErrorInvalidValue);
+        return TDM_ERR_LANE_FAILED;
+    }
+    /* As for MEMCPY_HTOD: a staging buffer the device is done with, else
+     * (both still queued behind work on their streams) a fresh allocation,
+     * so that the session's other streams are not held up. */
+    buf = tdm_session_htod_space(s);
+    if (!buf) {
+        buf = malloc(n);
+        fresh = true;
+        if (!buf) {
+            tdm_lanes_recv(s->lanes, 0, xfer, NULL, 0);
+            return TDM_ERR_LANE_FAILED;
+        }
+    }
+    rc = tdm_lanes_recv(s->lanes, nlanes, xfer, buf, n);
+    if (!rc)
+        tdm_session_defer(s, tdm_session_memcpy_htod_bulk(s, dst, buf, n, stream));
+    if (fresh)
+        free(buf);
+    return rc;
+}
+
+void tdm_session_dtoh_lanes(tdm_session *s, uint64_t src, uint64_t n, uint64_t stream, uint32_t xfer,
+                            unsigned nlanes, int *err, int *copy_err)
+{
+    tdm_copy_staging *st = NULL;
+    uint64_t off;
+    int e;
+
+    *err = *copy_err = 0;
+    e = tdm_session_check_copy(s, src, n, stream);
+    /* graph memcpy nodes (issue 14): the guest stages a captured copy itself. */
+    if (!e && n > 0 && s->ncaptures && tdm_session_capturing(s, tdm_session_stream_state(s, stream)))
+        e = TDM_ERR_CAPTURE_STAGE;
+    if (!e && n > 0)
+        st = staging(s, &e);
+    if (e || !st)
+        goto end;
+    for (unsigned i = 0; i < NBUF; i++)
+        if ((e = drain(s, st, DOWN(i))) != 0) {
+            e = tdm_session_sync_result(s, e);
+            goto end;
+        }
+    st->src = src;
+    st->size = n;
+    st->stream = stream;
+    st->queued = 0;
+    st->queued_bytes = 0;
+    if ((e = queue_next(s, st)) != 0)
+        goto end;
+    /* Piece k in buf[DOWN(k % NBUF)]: piece k+1 is queued before piece k is
+     * sent, so its device copy overlaps the sending.  Each send returns
+     * once the bytes are in the sockets, freeing the buffer. */
+    for (unsigned k = 0; (off = (uint64_t)k * DOWN_CHUNK) < n; k++) {
+        unsigned i = DOWN(k % NBUF);
+        uint64_t len = n - off < DOWN_CHUNK ? n - off : DOWN_CHUNK;
+        if (st->queued_bytes < n && (*copy_err = queue_next(s, st)) != 0)
+            break;
+        if ((*copy_err = drain(s, st, i)) != 0)
+            break;
+        if (tdm_lanes_send(s->lanes, nlanes, xfer, st->buf[i], off, len) != 0) {
+            *err = TDM_ERR_LANE_FAILED;
+            return;
+        }
+    }
+    /* The copies' own errors show as the stream's (a fault), as in
+     * next_chunk. */
+    if (!*copy_err)
+        *copy_err = tdm_session_stream_synchronize(s, stream);
+    else
+        *copy_err = tdm_session_sync_result(s, *copy_err);
+end:
+    *err = e;
+    if (tdm_lanes_send_end(s->lanes, nlanes, xfer) != 0)
+        *err = TDM_ERR_LANE_FAILED;
 }

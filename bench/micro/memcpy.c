@@ -8,7 +8,11 @@
  * cudaMemcpy alone (it returns with the data in host memory).  GB/s is the
  * size over the median sample, in 10^9 bytes per second.
  *
- * Every size is checked: the data copied back must be what was sent. */
+ * Every size is checked: the data copied back must be what was sent.
+ *
+ * Over tcp, copies of 8 MiB and more travel over the session's lanes (the
+ * guest library's default, TANDEM_TCP_LANES=4; docs/protocol.md): run with
+ * TANDEM_TCP_LANES=0 to measure one connection. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

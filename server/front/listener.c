@@ -14,14 +14,22 @@
 #include <unistd.h>
 
 #include "dispatch.h"
+#include "lanes.h"
+#include "lanes_wire.h"
 #include "log.h"
 #include "session.h"
 #include "shm_socket.h"
 
+#define MAX_CONNS 1024
+
 typedef struct conn_set {
     pthread_mutex_t lock;
     pthread_cond_t idle;
-    int fds[1024];
+    int fds[MAX_CONNS];
+    /* ---- tcp lanes (issue 14) ---- */
+    tdm_lanes *lanes[MAX_CONNS]; /* fds[i]'s session's lanes, while lanes may join it */
+    bool is_lane[MAX_CONNS];     /* fds[i] is a lane: not a session for max_sessions */
+    int nlanes;
     int n;
 } conn_set;
 
@@ -38,7 +46,11 @@ static void set_remove(conn_set *cs, int fd)
     pthread_mutex_lock(&cs->lock);
     for (int i = 0; i < cs->n; i++) {
         if (cs->fds[i] == fd) {
-            cs->fds[i] = cs->fds[--cs->n];
+            cs->nlanes -= cs->is_lane[i];
+            --cs->n;
+            cs->fds[i] = cs->fds[cs->n];
+            cs->lanes[i] = cs->lanes[cs->n];
+            cs->is_lane[i] = cs->is_lane[cs->n];
             break;
         }
     }
@@ -46,15 +58,96 @@ static void set_remove(conn_set *cs, int fd)
     pthread_mutex_unlock(&cs->lock);
 }
 
+/* ---- tcp lanes (issue 14) ---- */
+/* Whether fd's peer opened with a lane's preamble (lanes_wire.h).  Waits
+ * for its first bytes (a guest sends at once either way); only a peer
+ * whose bytes so far are the magic's start is waited for further, for a
+ * while, so a short frame that is not a lane is served as before. */
+static bool starts_as_lane(int fd)
+{
+    char head[TDM_LANE_MAGIC_LEN];
+    const struct timespec tick = { 0, 10 * 1000 * 1000 };
+
+    for (int waited = 0; waited < 1000; waited++) {
+        ssize_t got = recv(fd, head, sizeof(head), MSG_PEEK);
+        if (got <= 0 || memcmp(head, TDM_LANE_MAGIC, (size_t)got) != 0)
+            return false;
+        if (got == (ssize_t)sizeof(head))
+            return true;
+        nanosleep(&tick, NULL);
+    }
+    return false;
+}
+
+/* Publishes (or, with NULL, withdraws) the lanes of fd's session, under
+ * the set's lock so that an attaching lane never sees them closed. */
+static void set_lanes(conn_set *cs, int fd, tdm_lanes *l)
+{
+    pthread_mutex_lock(&cs->lock);
+    for (int i = 0; i < cs->n; i++)
+        if (cs->fds[i] == fd)
+            cs->lanes[i] = l;
+    pthread_mutex_unlock(&cs->lock);
+}
+
+/* A lane: its preamble names a session by id and secret; it joins that
+ * session's lanes, or is closed with the reason logged.  Nothing else is
+ * touched either way. */
+static void serve_lane(conn *c)
+{
+    unsigned char pre[TDM_LANE_PREAMBLE_LEN], ack[4];
+    const struct timeval patience = { 10, 0 }, forever = { 0, 0 };
+    const char *why = "no session has that id and secret";
+    tdm_lanes *l = NULL;
+    uint64_t sid;
+    int index = -1;
+
+    /* A peer that stalls in its preamble does not keep a thread for good. */
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &patience, sizeof(patience));
+    if (recv(c->fd, pre, sizeof(pre), MSG_WAITALL) != (ssize_t)sizeof(pre)) {
+        tdm_log("lane from %s closed: incomplete preamble", c->peer);
+        return;
+    }
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
+    sid = tdm_lane_get64(pre + TDM_LANE_MAGIC_LEN);
+    pthread_mutex_lock(&c->set->lock);
+    for (int i = 0; i < c->set->n; i++) {
+        if (c->set->fds[i] == c->fd)
+            c->set->is_lane[i] = true;
+        else if (c->set->lanes[i] && index < 0 && !l &&
+                 tdm_lanes_match(c->set->lanes[i], sid, pre + TDM_LANE_MAGIC_LEN + 8)) {
+            l = c->set->lanes[i];
+            index = tdm_lanes_attach(l, c->fd, &why);
+        }
+    }
+    c->set->nlanes++;
+    pthread_mutex_unlock(&c->set->lock);
+    if (index < 0) {
+        tdm_log("lane from %s for session %llu closed: %s", c->peer, (unsigned long long)sid, why);
+        return;
+    }
+    tdm_lane_put32(ack, (uint32_t)index);
+    if (send(c->fd, ack, sizeof(ack), MSG_NOSIGNAL) == (ssize_t)sizeof(ack))
+        tdm_log_session(sid, "lane %d opened by %s", index, c->peer);
+    /* Even when the answer did not go: the lane's slot is served (and
+     * fails at its first job) so that the session's count stays right. */
+    tdm_lanes_serve(l, index, sid);
+}
+
 static void *serve_conn(void *arg)
 {
     conn *c = arg;
     tdm_session *s = NULL;
+    tdm_lanes *lanes = NULL;
     char why[160];
     int err;
 
     if (c->shm) {
         tdm_listener_serve_shm(c->srv, c->fd, c->peer);
+        goto out;
+    }
+    if (starts_as_lane(c->fd)) {
+        serve_lane(c);
         goto out;
     }
     err = tdm_session_create(c->srv, &s);
@@ -63,9 +156,16 @@ static void *serve_conn(void *arg)
         goto out;
     }
     tdm_log("session %llu opened by %s", (unsigned long long)s->id, c->peer);
+    /* Without lanes (out of memory) the session copies on this connection. */
+    s->lanes = lanes = tdm_lanes_create();
+    set_lanes(c->set, c->fd, lanes);
     tdm_rpc_end end = tdm_rpc_serve(&tdm_dispatch_program, s, c->fd, why, sizeof(why));
     tdm_log("session %llu (pid %d) closed: %s%s", (unsigned long long)s->id, s->pid,
             why, end == TDM_RPC_MALFORMED ? " (other sessions are unaffected)" : "");
+    /* No lane joins from now on; those joined leave before the session goes. */
+    set_lanes(c->set, c->fd, NULL);
+    tdm_lanes_close(lanes);
+    s->lanes = NULL;
     tdm_session_destroy(s);
 out:
     set_remove(c->set, c->fd);
@@ -151,10 +251,14 @@ static void accept_one(tdm_server *srv, conn_set *cs, int lfd, const char *shm_n
     }
 
     pthread_mutex_lock(&cs->lock);
-    int full = cs->n >= (int)(sizeof(cs->fds) / sizeof(cs->fds[0])) ||
-               (srv->cfg.max_sessions > 0 && cs->n >= srv->cfg.max_sessions);
-    if (!full)
+    /* Lanes are not sessions; a lane not yet known as one counts as a
+     * session until its preamble is read. */
+    int full = cs->n >= MAX_CONNS || (srv->cfg.max_sessions > 0 && cs->n - cs->nlanes >= srv->cfg.max_sessions);
+    if (!full) {
+        cs->lanes[cs->n] = NULL;
+        cs->is_lane[cs->n] = false;
         cs->fds[cs->n++] = fd;
+    }
     pthread_mutex_unlock(&cs->lock);
     if (full) {
         tdm_log("refusing %s:%s: session limit reached", host, serv);

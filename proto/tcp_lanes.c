@@ -1,0 +1,263 @@
+/* A guest's TCP lanes (tcp_lanes.h). */
+#include "tcp_lanes.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "lanes_wire.h"
+#include "recstream.h"
+#include "tandem_rpc.h"
+
+typedef enum { JOB_SEND, JOB_RECV } job_kind;
+
+typedef struct lane {
+    struct tdm_tcp_lanes *set;
+    unsigned index;
+    int fd;
+    pthread_t th;
+} lane;
+
+struct tdm_tcp_lanes {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned n;
+    lane lanes[TDM_LANES_MAX];
+    bool stop;
+    uint64_t seq;          /* jobs started */
+    job_kind kind;
+    uint32_t xfer;
+    unsigned char *buf;
+    uint64_t size;
+    unsigned pending;      /* lanes not done with the job */
+    bool failed;
+};
+
+static int connect_to(const char *host, int port)
+{
+    struct addrinfo hints = { 0 }, *res = NULL, *ai;
+    char portstr[16];
+    int fd = -1, one = 1;
+
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    if (getaddrinfo(host, portstr, &hints, &res) != 0)
+        return -1;
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+            break;
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (fd >= 0)
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    return fd;
+}
+
+
+/* This lane's part of the job: 0 or -1. */
+static int do_job(lane *ln, job_kind kind, unsigned nlanes, uint32_t xfer, unsigned char *buf, uint64_t size)
+{
+    unsigned char h[TDM_LANE_HDR_LEN];
+    uint64_t off, n;
+
+    if (kind == JOB_SEND) {
+        n = tdm_lane_part(size, nlanes, ln->index, &off);
+        if (n == 0)
+            return 0;
+        tdm_lane_hdr_put(h, (tdm_lane_hdr){ xfer, (uint32_t)n, off });
+        struct iovec iov[2] = { { h, sizeof(h) }, { buf + off, n } };
+        return tdm_recstream_send_all(ln->fd, iov, 2);
+    }
+    /* Parts until the end mark, each checked to lie inside the buffer:
+     * the server is trusted no more than a reply's length would be. */
+    for (;;) {
+        if (tdm_recstream_recv_all(ln->fd, h, sizeof(h)) != 0)
+            return -1;
+        tdm_lane_hdr got = tdm_lane_hdr_get(h);
+        if (got.xfer != xfer || got.off > size || got.len > size - got.off)
+            return -1;
+        if (got.len == 0)
+            return 0;
+        if (tdm_recstream_recv_all(ln->fd, buf + got.off, got.len) != 0)
+            return -1;
+    }
+}
+
+static void *lane_main(void *arg)
+{
+    lane *ln = arg;
+    tdm_tcp_lanes *l = ln->set;
+    uint64_t seen = 0;
+
+    pthread_mutex_lock(&l->mu);
+    for (;;) {
+        while (!l->stop && l->seq == seen)
+            pthread_cond_wait(&l->cv, &l->mu);
+        if (l->stop)
+            break;
+        seen = l->seq;
+        job_kind kind = l->kind;
+        uint32_t xfer = l->xfer;
+        unsigned char *buf = l->buf;
+        uint64_t size = l->size;
+        unsigned nlanes = l->n;
+        pthread_mutex_unlock(&l->mu);
+        int rc = do_job(ln, kind, nlanes, xfer, buf, size);
+        pthread_mutex_lock(&l->mu);
+        if (rc != 0) {
+            /* The server then fails the copy, and the caller sees why. */
+            l->failed = true;
+            shutdown(ln->fd, SHUT_RDWR);
+        }
+        if (--l->pending == 0)
+            pthread_cond_broadcast(&l->cv);
+    }
+    pthread_mutex_unlock(&l->mu);
+    return NULL;
+}
+
+/* Connects one lane and has the server admit it: its index, or -1. */
+static int open_lane(const char *host, int port, uint64_t sid, const unsigned char *secret, int *fd_out)
+{
+    unsigned char pre[TDM_LANE_PREAMBLE_LEN], ack[4];
+    int fd = connect_to(host, port);
+
+    if (fd < 0)
+        return -1;
+    memcpy(pre, TDM_LANE_MAGIC, TDM_LANE_MAGIC_LEN);
+    tdm_lane_put64(pre + TDM_LANE_MAGIC_LEN, sid);
+    memcpy(pre + TDM_LANE_MAGIC_LEN + 8, secret, TDM_LANE_SECRET_LEN);
+    if (send(fd, pre, sizeof(pre), MSG_NOSIGNAL) != (ssize_t)sizeof(pre) || tdm_recstream_recv_all(fd, ack, sizeof(ack)) != 0) {
+        close(fd);
+        return -1;
+    }
+    *fd_out = fd;
+    return (int)tdm_lane_get32(ack);
+}
+
+int tdm_tcp_lanes_open(const char *host, int port, uint64_t sid, const unsigned char *secret, unsigned want,
+                       tdm_tcp_lanes **out, char *err, size_t errlen)
+{
+    tdm_tcp_lanes *l = calloc(1, sizeof(*l));
+
+    *out = NULL;
+    if (!l) {
+        snprintf(err, errlen, "out of memory");
+        return 0;
+    }
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_cond_init(&l->cv, NULL);
+    if (want > TDM_LANES_MAX)
+        want = TDM_LANES_MAX;
+    while (l->n < want) {
+        lane *ln = &l->lanes[l->n];
+        int fd = -1, index = open_lane(host, port, sid, secret, &fd);
+        if (index != (int)l->n) {
+            snprintf(err, errlen, "the server did not admit lane %u (see its log)", l->n);
+            if (fd >= 0)
+                close(fd);
+            break;
+        }
+        *ln = (lane){ .set = l, .index = l->n, .fd = fd };
+        /* The program's signals are for its own threads, not for ours. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        int rc = pthread_create(&ln->th, NULL, lane_main, ln);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (rc != 0) {
+            snprintf(err, errlen, "cannot start a lane thread");
+            close(fd);
+            break;
+        }
+        l->n++;
+    }
+    if (l->n == 0) {
+        tdm_tcp_lanes_close(l);
+        return 0;
+    }
+    *out = l;
+    return (int)l->n;
+}
+
+unsigned tdm_tcp_lanes_count(const tdm_tcp_lanes *l)
+{
+    return l ? l->n : 0;
+}
+
+static void start(tdm_tcp_lanes *l, job_kind kind, uint32_t xfer, void *buf, uint64_t n)
+{
+    pthread_mutex_lock(&l->mu);
+    l->kind = kind;
+    l->xfer = xfer;
+    l->buf = buf;
+    l->size = n;
+    l->failed = false;
+    l->pending = l->n;
+    l->seq++;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+}
+
+void tdm_tcp_lanes_send(tdm_tcp_lanes *l, uint32_t xfer, const void *buf, uint64_t n)
+{
+    start(l, JOB_SEND, xfer, (void *)buf, n);
+}
+
+void tdm_tcp_lanes_recv(tdm_tcp_lanes *l, uint32_t xfer, void *buf, uint64_t n)
+{
+    start(l, JOB_RECV, xfer, buf, n);
+}
+
+int tdm_tcp_lanes_wait(tdm_tcp_lanes *l)
+{
+    int rc;
+
+    pthread_mutex_lock(&l->mu);
+    while (l->pending > 0)
+        pthread_cond_wait(&l->cv, &l->mu);
+    rc = l->failed ? -1 : 0;
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+void tdm_tcp_lanes_abort(tdm_tcp_lanes *l)
+{
+    pthread_mutex_lock(&l->mu);
+    for (unsigned i = 0; i < l->n; i++)
+        shutdown(l->lanes[i].fd, SHUT_RDWR);
+    pthread_mutex_unlock(&l->mu);
+}
+
+void tdm_tcp_lanes_close(tdm_tcp_lanes *l)
+{
+    if (!l)
+        return;
+    tdm_tcp_lanes_abort(l);
+    pthread_mutex_lock(&l->mu);
+    l->stop = true;
+    pthread_cond_broadcast(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    for (unsigned i = 0; i < l->n; i++) {
+        pthread_join(l->lanes[i].th, NULL);
+        close(l->lanes[i].fd);
+    }
+    pthread_cond_destroy(&l->cv);
+    pthread_mutex_destroy(&l->mu);
+    free(l);
+}

@@ -1,0 +1,394 @@
+/* TCP lanes (docs/protocol.md, "Striping over several connections"): large
+ * copies striped over extra connections of the session come back byte for
+ * byte at odd sizes and offsets; forged, wrong and surplus lanes are closed
+ * with a logged reason and harm nothing; a lane that dies in the middle of
+ * a copy makes the copy go again on the main connection; a session's
+ * lanes, their threads and sockets, end with it; and after a takeover the
+ * guest opens lanes to the standby. */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <driver_types.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "lanes_wire.h"
+#include "takeover_pair.h"
+#include "tandem_rpc.h"
+#include "transport.h"
+#include "xdr_extra.h"
+#include "xdr_stream.h"
+
+static th_server srv;
+
+static void up(void)
+{
+    th_server_start(&srv, NULL);
+}
+
+static void down(void)
+{
+    cr_expect_eq(th_server_stop(&srv), 0, "tandem-server did not stop cleanly; see %s", srv.log);
+}
+
+/* A transport whose lanes are configured by the environment it opens in. */
+static tdm_transport *guest_open(const char *lanes, const char *lane_min)
+{
+    setenv("TANDEM_TCP_LANES", lanes, 1);
+    setenv("TANDEM_TCP_LANE_MIN", lane_min, 1);
+    return th_guest_open(srv.endpoint, "tcp-lanes-test");
+}
+
+static uint64_t g_malloc(tdm_transport *t, uint64_t size)
+{
+    tdm_malloc_res r;
+    u_quad_t sz = size;
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_MALLOC, (xdrproc_t)xdr_u_quad_t, &sz, (xdrproc_t)xdr_tdm_malloc_res, &r), 0);
+    cr_assert_eq(r.err, 0);
+    return r.addr;
+}
+
+/* Uploads in TDM_MAX_CHUNK calls, as the guest library does. */
+static void g_write(tdm_transport *t, uint64_t dst, const unsigned char *src, size_t n)
+{
+    while (n > 0) {
+        size_t chunk = n < TDM_MAX_CHUNK ? n : TDM_MAX_CHUNK;
+        tdm_memcpy_htod_args a = { .dst = dst, .stream = 0 };
+        a.data.data_val = (char *)src;
+        a.data.data_len = (u_int)chunk;
+        cr_assert_eq(t->ops->post(t, TDM_MEMCPY_HTOD, (xdrproc_t)xdr_tdm_memcpy_htod_args, &a), 0);
+        dst += chunk;
+        src += chunk;
+        n -= chunk;
+    }
+}
+
+static int g_read(tdm_transport *t, uint64_t src, void *dst, uint64_t n, uint64_t stream)
+{
+    tdm_memcpy_dtoh_args a = { .src = src, .size = n, .stream = stream };
+    tdm_dtoh_stream_res r = { .size = n, .buf = dst };
+
+    cr_assert_eq(t->ops->call(t, TDM_MEMCPY_DTOH_STREAM, (xdrproc_t)xdr_tdm_memcpy_dtoh_args, &a,
+                              (xdrproc_t)xdr_tdm_dtoh_stream_res, &r), 0, "transport failed");
+    if (r.err || r.copy_err)
+        return r.err ? r.err : r.copy_err;
+    cr_assert_eq(r.got, n, "no bytes came, and no error");
+    return 0;
+}
+
+static void fill(unsigned char *p, size_t n, unsigned seed)
+{
+    uint32_t x = seed * 2654435761u + 1;
+    for (size_t i = 0; i < n; i++) {
+        x = x * 1103515245u + 12345u;
+        p[i] = (unsigned char)(x >> 24);
+    }
+}
+
+static int raw_connect(void)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)srv.port) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    cr_assert_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    return fd;
+}
+
+/* A lane opened by hand: its index, or -1 when the server closed it. */
+static int raw_lane(uint64_t sid, const unsigned char *secret, int *fd_out)
+{
+    unsigned char pre[TDM_LANE_PREAMBLE_LEN], ack[4];
+    int fd = raw_connect();
+
+    memcpy(pre, TDM_LANE_MAGIC, TDM_LANE_MAGIC_LEN);
+    tdm_lane_put64(pre + TDM_LANE_MAGIC_LEN, sid);
+    memcpy(pre + TDM_LANE_MAGIC_LEN + 8, secret, TDM_LANE_SECRET_LEN);
+    cr_assert_eq(send(fd, pre, sizeof(pre), MSG_NOSIGNAL), (ssize_t)sizeof(pre));
+    *fd_out = fd;
+    if (recv(fd, ack, sizeof(ack), MSG_WAITALL) != (ssize_t)sizeof(ack))
+        return -1;
+    return (int)tdm_lane_get32(ack);
+}
+
+static tdm_lane_ticket_res ticket(tdm_transport *t)
+{
+    tdm_lane_ticket_res r;
+    memset(&r, 0, sizeof(r));
+    cr_assert_eq(t->ops->call(t, TDM_LANE_TICKET, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)xdr_tdm_lane_ticket_res,
+                              &r), 0);
+    cr_assert_eq(r.err, 0);
+    return r;
+}
+
+/* Odd sizes (not multiples of the lanes' count or of 4), offsets, a piece
+ * smaller than the lanes' slices, and a copy of many pieces, over 3 lanes. */
+Test(tcp_lanes, copies_are_byte_identical, .init = up, .fini = down)
+{
+    const size_t total = 3 * (size_t)TDM_MAX_CHUNK + 4099;
+    const struct { size_t off, n; } cases[] = {
+        { 0, total }, { 1, 65537 }, { 3, 3 * 4096 + 1 }, { 0, TDM_MAX_CHUNK }, { 7, TDM_MAX_CHUNK + 1 },
+        { 5, 2 * (size_t)TDM_MAX_CHUNK - 3 }, { 4096, 2 * (size_t)TDM_MAX_CHUNK + 4 },
+    };
+    unsigned char *pattern = malloc(total), *back = malloc(total + 1);
+    tdm_transport *t = guest_open("3", "65536");
+    uint64_t dev = g_malloc(t, total);
+
+    cr_assert(pattern && back);
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        /* Each case uploads its own range (over the lanes) on a known background. */
+        fill(pattern, total, (unsigned)c);
+        g_write(t, dev, pattern, total);
+        fill(pattern + cases[c].off, cases[c].n, 100 + (unsigned)c);
+        g_write(t, dev + cases[c].off, pattern + cases[c].off, cases[c].n);
+        memset(back, 0xa5, total + 1);
+        cr_assert_eq(g_read(t, dev, back, total, 0), 0, "case %zu", c);
+        cr_expect_eq(memcmp(back, pattern, total), 0, "case %zu: bytes differ", c);
+        memset(back, 0xa5, total + 1);
+        cr_assert_eq(g_read(t, dev + cases[c].off, back, cases[c].n, 0), 0, "case %zu", c);
+        cr_expect_eq(memcmp(back, pattern + cases[c].off, cases[c].n), 0, "case %zu: bytes differ", c);
+        cr_expect_eq(back[cases[c].n], 0xa5, "case %zu: wrote past the end", c);
+    }
+    /* Refusals before any byte: the same errors as without lanes. */
+    cr_expect_eq(g_read(t, dev + 1, back, total, 0), cudaErrorInvalidValue);
+    cr_expect_eq(g_read(t, dev, back, 1 << 20, 0x5300000100000007ull), cudaErrorInvalidResourceHandle);
+    cr_expect_eq(g_read(t, dev, back, 1 << 20, 0), 0, "the session went on");
+    cr_expect(th_server_log_has(&srv, "lane 2 opened"), "no lanes were used; see %s", srv.log);
+    cr_expect(!th_server_log_has(&srv, "lane 3 opened"), "more lanes than asked for");
+    t->ops->close(t);
+    free(pattern);
+    free(back);
+}
+
+/* Lanes that are not what they claim: each closed with its reason logged,
+ * the session and another one unharmed. */
+Test(tcp_lanes, forged_and_surplus_lanes_are_refused, .init = up, .fini = down)
+{
+    tdm_transport *t = guest_open("0", "65536"), *other = guest_open("2", "65536");
+    tdm_lane_ticket_res r = ticket(t);
+    unsigned char wrong[TDM_LANE_SECRET_LEN];
+    int fds[TDM_LANES_MAX + 1], fd;
+    uint64_t dev = g_malloc(t, 1 << 20), odev = g_malloc(other, TDM_MAX_CHUNK);
+    unsigned char *pattern = malloc(TDM_MAX_CHUNK), *back = malloc(TDM_MAX_CHUNK);
+
+    memcpy(wrong, r.secret, sizeof(wrong));
+    wrong[7] ^= 1;
+    cr_expect_eq(raw_lane(r.session_id, (unsigned char *)wrong, &fd), -1, "a wrong secret was admitted");
+    close(fd);
+    cr_expect_eq(raw_lane(r.session_id + 1000, (unsigned char *)r.secret, &fd), -1, "an unknown session's lane was admitted");
+    close(fd);
+    /* A preamble cut short, then gone. */
+    fd = raw_connect();
+    cr_assert_eq(send(fd, TDM_LANE_MAGIC, TDM_LANE_MAGIC_LEN, MSG_NOSIGNAL), TDM_LANE_MAGIC_LEN);
+    close(fd);
+    for (int i = 0; i < TDM_LANES_MAX; i++)
+        cr_expect_eq(raw_lane(r.session_id, (unsigned char *)r.secret, &fds[i]), i);
+    cr_expect_eq(raw_lane(r.session_id, (unsigned char *)r.secret, &fds[TDM_LANES_MAX]), -1, "a ninth lane was admitted");
+    close(fds[TDM_LANES_MAX]);
+    for (int i = 0; i < 50 && !th_server_log_has(&srv, "incomplete preamble"); i++)
+        usleep(100000);
+    cr_expect(th_server_log_has(&srv, "closed: no session has that id and secret"), "see %s", srv.log);
+    cr_expect(th_server_log_has(&srv, "closed: too many lanes"), "see %s", srv.log);
+    cr_expect(th_server_log_has(&srv, "incomplete preamble"), "see %s", srv.log);
+    /* Both sessions go on; the other copies over its own lanes. */
+    cr_expect_eq(g_read(t, dev, back, 1 << 20, 0), 0);
+    fill(pattern, TDM_MAX_CHUNK, 4);
+    g_write(other, odev, pattern, TDM_MAX_CHUNK);
+    cr_expect_eq(g_read(other, odev, back, TDM_MAX_CHUNK, 0), 0);
+    cr_expect_eq(memcmp(back, pattern, TDM_MAX_CHUNK), 0);
+    /* The hand-made lanes end with their session: the server closes them. */
+    t->ops->close(t);
+    for (int i = 0; i < TDM_LANES_MAX; i++) {
+        char b;
+        cr_expect_eq(recv(fds[i], &b, 1, 0), 0, "lane %d outlived its session", i);
+        close(fds[i]);
+    }
+    other->ops->close(other);
+    free(pattern);
+    free(back);
+}
+
+/* The sockets this process has to the server, oldest (lowest) first. */
+static int server_sockets(int *fds, int max)
+{
+    int n = 0;
+
+    for (int fd = 3; fd < 1024 && n < max; fd++) {
+        struct sockaddr_in a;
+        socklen_t al = sizeof(a);
+        if (getpeername(fd, (struct sockaddr *)&a, &al) == 0 && a.sin_family == AF_INET &&
+            ntohs(a.sin_port) == srv.port)
+            fds[n++] = fd;
+    }
+    return n;
+}
+
+typedef struct cutter {
+    atomic_bool stop;
+    int cut;      /* the lane shut down, once found */
+} cutter;
+
+/* Shuts the second lane down once the server has admitted it (lanes open at
+ * the copy's first piece, so this lands in the middle of the copy). */
+static void *cut_a_lane(void *arg)
+{
+    cutter *c = arg;
+    int fds[16];
+
+    while (!atomic_load(&c->stop)) {
+        if (th_server_log_has(&srv, "lane 1 opened") && server_sockets(fds, 16) >= 4) {
+            usleep(2000);   /* the guest reads the lane's admission */
+            c->cut = fds[3];
+            shutdown(fds[3], SHUT_RDWR);
+            return NULL;
+        }
+        usleep(200);
+    }
+    return NULL;
+}
+
+static void lane_dies(bool upload)
+{
+    const size_t n = 16 * (size_t)TDM_MAX_CHUNK + 13;
+    unsigned char *pattern = malloc(n), *back = malloc(n);
+    tdm_transport *t = guest_open("2", "65536"), *other = guest_open("0", "65536");
+    uint64_t dev = g_malloc(t, n), odev = g_malloc(other, 1 << 20);
+    cutter c = { .cut = -1 };
+    pthread_t th;
+
+    atomic_init(&c.stop, false);
+    cr_assert(pattern && back);
+    fill(pattern, n, 21);
+    if (upload) {
+        cr_assert_eq(pthread_create(&th, NULL, cut_a_lane, &c), 0);
+        g_write(t, dev, pattern, n);
+    } else {
+        g_write(t, dev, pattern, n);
+        /* Lanes are open now: cut one before the download starts using it. */
+        cr_assert_eq(pthread_create(&th, NULL, cut_a_lane, &c), 0);
+    }
+    memset(back, 0, n);
+    cr_expect_eq(g_read(t, dev, back, n, 0), 0);
+    atomic_store(&c.stop, true);
+    pthread_join(th, NULL);
+    cr_expect_neq(c.cut, -1, "no lane was cut");
+    cr_expect_eq(memcmp(back, pattern, n), 0, "the copy is wrong after a lane died");
+    for (int i = 0; i < 50 && !th_server_log_has(&srv, "failed in the middle of a copy"); i++)
+        usleep(100000);
+    cr_expect(th_server_log_has(&srv, "failed in the middle of a copy"), "see %s", srv.log);
+    /* Later copies work (over new lanes), and the other session never noticed. */
+    fill(pattern, n, 22);
+    g_write(t, dev, pattern, n);
+    cr_expect_eq(g_read(t, dev, back, n, 0), 0);
+    cr_expect_eq(memcmp(back, pattern, n), 0);
+    cr_expect_eq(g_read(other, odev, back, 1 << 20, 0), 0);
+    t->ops->close(t);
+    other->ops->close(other);
+    free(pattern);
+    free(back);
+}
+
+Test(tcp_lanes, a_lane_dying_mid_upload_is_survived, .init = up, .fini = down)
+{
+    lane_dies(true);
+}
+
+Test(tcp_lanes, a_lane_dying_mid_download_is_survived, .init = up, .fini = down)
+{
+    lane_dies(false);
+}
+
+static int count_dir(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    int n = 0;
+
+    cr_assert(d != NULL, "cannot read %s", path);
+    while ((e = readdir(d)) != NULL)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+/* Every lane thread and socket the server made for a session is gone once
+ * the session ends. */
+Test(tcp_lanes, lanes_end_with_their_session, .init = up, .fini = down)
+{
+    char fds[64], tasks[64];
+    const size_t n = 2 * (size_t)TDM_MAX_CHUNK;
+    unsigned char *buf = calloc(1, n);
+    int fds0, tasks0, with_lanes_fds = 0, with_lanes_tasks = 0;
+
+    snprintf(fds, sizeof(fds), "/proc/%d/fd", (int)srv.pid);
+    snprintf(tasks, sizeof(tasks), "/proc/%d/task", (int)srv.pid);
+    /* A session without lanes first, so that whatever the server makes
+     * once (staging pools, the backend's threads) is in the baseline. */
+    tdm_transport *t = guest_open("0", "65536");
+    uint64_t dev = g_malloc(t, n);
+    g_write(t, dev, buf, n);
+    cr_assert_eq(g_read(t, dev, buf, n, 0), 0);
+    fds0 = count_dir(fds);
+    tasks0 = count_dir(tasks);
+    for (int round = 0; round < 3; round++) {
+        tdm_transport *l = guest_open("4", "65536");
+        uint64_t ldev = g_malloc(l, n);
+        g_write(l, ldev, buf, n);
+        cr_assert_eq(g_read(l, ldev, buf, n, 0), 0);
+        with_lanes_fds = count_dir(fds);
+        with_lanes_tasks = count_dir(tasks);
+        l->ops->close(l);
+        int f = 0, k = 0;
+        for (int i = 0; i < 100; i++) {
+            f = count_dir(fds);
+            k = count_dir(tasks);
+            if (f == fds0 && k == tasks0)
+                break;
+            usleep(50000);
+        }
+        cr_expect_eq(f, fds0, "round %d: %d server fds after the session, %d before", round, f, fds0);
+        cr_expect_eq(k, tasks0, "round %d: %d server threads after the session, %d before", round, k, tasks0);
+    }
+    cr_expect_geq(with_lanes_fds, fds0 + 5, "the session had no lanes open");
+    cr_expect_geq(with_lanes_tasks, tasks0 + 5, "the lanes had no threads");
+    t->ops->close(t);
+    free(buf);
+}
+
+/* A takeover in the middle of a program whose copies go over lanes: the
+ * guest resumes on the standby, opens lanes there at its next large copy,
+ * and every byte the program checks is right. */
+Test(tcp_lanes, lanes_reopen_on_the_standby_after_a_takeover)
+{
+    static const char *const points[] = { "20", "60", "150" };
+    int resumed = 0, reopened = 0;
+
+    th_require_sim();
+    for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+        const char *aextra[] = { "--crash-after-calls", points[i], NULL };
+        const char *argv[] = { th_bin("streams-copy-check"), "-m", "32", "-s", "2", "-r", "12", NULL };
+        th_result *r = calloc(1, sizeof(*r));
+        th_pair p;
+
+        unsetenv("TANDEM_TCP_LANES");
+        unsetenv("TANDEM_TCP_LANE_MIN");
+        th_pair_start(&p, NULL, aextra);
+        th_run_guest(p.active.endpoint, argv, 120, r);
+        cr_expect_eq(r->status, 0, "crash at call %s: status %d\n%s\n%s", points[i], r->status, r->out, r->err);
+        cr_expect(strstr(r->out, "\nok\n") != NULL, "crash at call %s: output:\n%s", points[i], r->out);
+        cr_expect(th_server_log_has(&p.active, "lane 0 opened"), "no lanes before the crash; see %s", p.active.log);
+        resumed += strstr(r->err, "resumed on") != NULL;
+        reopened += th_server_log_has(&p.standby, "lane 0 opened");
+        th_pair_stop(&p);
+        free(r);
+    }
+    cr_expect_geq(resumed, 2, "the session resumed at only %d of the points", resumed);
+    cr_expect_geq(reopened, 2, "lanes were reopened on the standby after only %d takeovers", reopened);
+}
