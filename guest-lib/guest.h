@@ -116,9 +116,11 @@ void tdm_host_map_kernel_args(const char *params, uint32_t len);
  * goes with it (api_mapped.c). */
 cudaError_t tdm_mapped_release(void *p);
 /* ---- memory models (issue 14) ---- */
-/* The block of the shm region containing p: its start and the bytes it
- * takes there; -1 if p is in no block of the region. */
-int tdm_host_region_block(const void *p, void **base, uint64_t *in_region);
+/* The block of the shm region containing p (at its region address, or at
+ * the program's address for a registered range): its start as the program
+ * names it, the bytes it takes in the region and its region address; -1 if
+ * p is in no block of the region. */
+int tdm_host_region_block(const void *p, void **base, uint64_t *in_region, uint64_t *region_addr);
 /* Flags of the cudaHostRegister'ed range containing p, or -1. */
 int tdm_host_registered_flags(const void *p);
 /* After a takeover over shm: registers every pinned block with the new
@@ -126,6 +128,19 @@ int tdm_host_registered_flags(const void *p);
  * or TDM_T_REJECTED (refused, or out of memory). */
 struct tdm_transport;
 int tdm_host_reregister(struct tdm_transport *t);
+/* Over shm: moves the program's whole pages [lo, lo+len) into a pinned
+ * block of the region mapped at the same address (cudaHostRegister).
+ * *moved false, and cudaSuccess, when they stay where they are (no shm, the
+ * region's host area full: logged); an error when the server refused. */
+cudaError_t tdm_host_register_pages(void *lo, size_t len, unsigned flags, bool *moved);
+/* Undoes it: the bytes go back to private pages at lo.  The server's error
+ * (an earlier asynchronous one, as cudaHostUnregister returns). */
+cudaError_t tdm_host_unregister_pages(void *lo);
+/* Private anonymous pages with the same bytes replace [lo, lo+len); -errno. */
+int tdm_host_restore_private(void *lo, size_t len);
+/* The region offset of [p, p+n) inside a registered range moved into the
+ * region (copy_shm.c's translation of the program's address). */
+bool tdm_host_alias_offset(const struct tdm_shm_region *r, const void *p, size_t n, uint64_t *off);
 
 /* ---- registrations of fat binaries, kernels and variables; modules (registrations.c) ---- */
 #define TDM_FUNCTION_MAGIC 0x7464666eu
