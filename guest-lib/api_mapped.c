@@ -170,6 +170,12 @@ static cudaError_t map_over_tcp(void **pDevice, void *pHost)
     size_t size = 0;
     cudaError_t err = cudaSuccess;
 
+    /* A small block at device memory of its own: its device pointer is its
+     * host pointer, as with unified addressing natively. */
+    if (tdm_host_by_pointer(pHost)) {
+        *pDevice = pHost;
+        return cudaSuccess;
+    }
     if (tdm_host_block(pHost, &base, &size) < 0)
         return tdm_host_registered_flags(pHost) >= 0 ? cudaErrorMemoryAllocation   /* the program's own pages */
                                                      : cudaErrorInvalidValue;
@@ -237,6 +243,12 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
         if (tdm_host_lookup(pHost, NULL) >= 0 || tdm_host_registered_flags(pHost) >= 0)
             return tdm_ret(cudaErrorMemoryAllocation);
         return tdm_ret(cudaErrorInvalidValue);
+    }
+    /* With unified addressing the device pointer is the host pointer
+     * (natively, and here once the block is mapped at its own address). */
+    if (tdm_host_map_own(pHost)) {
+        *pDevice = pHost;
+        return cudaSuccess;
     }
     span.offset = region_addr - (uint64_t)(uintptr_t)r->base;
     span.size = in_region;

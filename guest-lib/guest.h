@@ -268,6 +268,21 @@ cudaError_t tdm_coherent_device_write(void **dst, size_t n, uint64_t stream);
 cudaError_t tdm_coherent_prefetch(const void *addr, size_t n, bool to_host, uint64_t stream);
 /* A stream starts or ends capturing a graph: its work moves no data. */
 void tdm_coherent_capture(uint64_t stream, bool on);
+/* Pinned memory by its host pointer over TCP: device memory at host's
+ * own address, the block its host copy, all DIRTY (the host's bytes are
+ * the block's); a launch leaves it valid. */
+cudaError_t tdm_coherent_add_pinned(uintptr_t host, uint64_t size, uint64_t span);
+/* Around a call that waits for the device: before, the DIRTY blocks of
+ * pinned pairs a launch may use go up on a non-blocking stream (a kernel
+ * waiting for the host's write sees it); after, they become INVALID. */
+void tdm_coherent_before_wait(void);
+void tdm_coherent_after_wait(void);
+/* Over TCP: whether p lies in a pinned block with device memory at its own
+ * address (made coherent the first time it is asked: hostmem.c). */
+bool tdm_host_by_pointer(const void *p);
+/* Over shm: the region block holding p (pinned, or a registered range)
+ * mapped for the device at the program's own address; true once it is. */
+bool tdm_host_map_own(const void *p);
 
 /* ---- ipc (issue 14) ---- */
 /* Memory another process exported, opened with cudaIpcOpenMemHandle: device

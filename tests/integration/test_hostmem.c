@@ -108,3 +108,49 @@ Test(hostmem, a_full_region_falls_back_to_staged_copies, .init = up, .fini = dow
     cr_expect(strstr(r->err, "cudaHostRegister falls back to staged copies") != NULL, "stderr:\n%s", r->err);
     free(r);
 }
+
+/* ---- pinned memory by its host pointer ---- */
+/* examples/pinned_latch.cu over shm and TCP: kernels spin on a
+ * cudaMallocHost flag given by its host pointer until the host sets it
+ * while they run (UnifiedMemoryPerf's latch), released by the wait of
+ * cudaStreamSynchronize and of cudaDeviceSynchronize; a kernel updates a
+ * pinned array in place by its host pointer; cudaHostGetDevicePointer is
+ * the host pointer.  Over TCP the block lies at device memory of its own
+ * kept coherent, and the host's write goes up before the wait on a stream
+ * the device runs beside the kernel (guest-lib/coherent.c): without that
+ * upload the kernel spins forever, and the timeout fails the test. */
+Test(hostmem, a_kernel_waits_on_pinned_memory_by_its_host_pointer_over_both, .init = up, .fini = down)
+{
+    const char *argv[] = { th_example("pinned_latch"), NULL };
+    const char *eps[] = { srv.shm_endpoint, srv.endpoint };
+    const char *want = "latch on a stream: the kernel saw 5\n"
+                       "latch on the legacy stream: the kernel saw 9, flag 9\n"
+                       "round 0: arr[0]=1 arr[4999]=14998 sum=37497500\n"
+                       "round 1: arr[0]=3001 arr[4999]=44995 sum=112500497\n"
+                       "device pointer is the host pointer: yes\n"
+                       "copied: back[0]=3001 sum=337500488, arr sum=112498496\n";
+
+    for (int e = 0; e < 2; e++) {
+        th_result *r = calloc(1, sizeof(*r));
+
+        th_run_guest(eps[e], argv, 30, r);
+        cr_expect_eq(r->status, 0, "pinned_latch (%s) exited %d:\n%s%s", eps[e], r->status, r->out, r->err);
+        cr_expect_str_eq(r->out, want, "pinned_latch (%s) printed\n%s", eps[e], r->out);
+        free(r);
+    }
+    cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
+}
+
+/* The managed-memory example's latch (a kernel spins on a cudaMallocHost
+ * flag, work queued behind it), until now over shm only, over TCP too. */
+Test(hostmem, the_managed_examples_latch_works_over_tcp, .init = up, .fini = down)
+{
+    const char *argv[] = { th_example("managed_memory_patterns"), "latch", NULL };
+    th_result *r = calloc(1, sizeof(*r));
+
+    th_run_guest(srv.endpoint, argv, 30, r);
+    cr_expect_eq(r->status, 0, "status %d:\n%s%s", r->status, r->out, r->err);
+    cr_expect_str_eq(r->out, "latch: the kernel saw 5, then m[0]=0x2020202\n", "printed\n%s", r->out);
+    free(r);
+    cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
+}
