@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "log.h"
 #include "guest.h"
 #include "shm_region.h"
 
@@ -260,4 +261,26 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
         return tdm_ret(err);
     *pDevice = (void *)(uintptr_t)(res.addr + (uint64_t)((const char *)pHost - (const char *)base));
     return cudaSuccess;
+}
+
+/* The stream of pinned uploads before a wait (coherent.c): non-blocking, so
+ * the device runs them beside the kernel the program waits for.  Made once;
+ * the legacy stream (0) if it cannot be. */
+static cudaStream_t upload_stream;
+static pthread_once_t upload_once = PTHREAD_ONCE_INIT;
+
+static void make_upload_stream(void)
+{
+    if (cudaStreamCreateWithFlags(&upload_stream, cudaStreamNonBlocking) != cudaSuccess) {
+        tdm_log("no stream of its own for pinned uploads before a wait: a kernel waiting for the host's "
+                "write over TCP may wait forever");
+        upload_stream = 0;
+        cudaGetLastError();
+    }
+}
+
+cudaStream_t tdm_host_upload_stream(void)
+{
+    pthread_once(&upload_once, make_upload_stream);
+    return upload_stream;
 }

@@ -71,10 +71,6 @@ static atomic_size_t launched_pinned;
 /* Whether this thread holds `lock`: a call made under it (a fetch) must
  * not run the wait hooks, which take it. */
 static _Thread_local bool holding;
-/* The stream pinned uploads before a wait go on: non-blocking, so they do
- * not queue behind the kernel the wait is for (0 until made). */
-static cudaStream_t upload_stream;
-static pthread_once_t upload_once = PTHREAD_ONCE_INIT;
 
 static void lock_pairs(void)
 {
@@ -572,26 +568,19 @@ cudaError_t tdm_coherent_add_pinned(uintptr_t host, uint64_t size, uint64_t span
     return cudaSuccess;
 }
 
-static void make_upload_stream(void)
-{
-    if (cudaStreamCreateWithFlags(&upload_stream, cudaStreamNonBlocking) != cudaSuccess) {
-        tdm_log("no stream for pinned uploads before waits: they go on the legacy stream");
-        upload_stream = 0;
-    }
-    cudaGetLastError();
-}
-
 void tdm_coherent_before_wait(void)
 {
     cudaError_t err = cudaSuccess;
 
     if (atomic_load(&launched_pinned) == 0 || holding)
         return;
-    pthread_once(&upload_once, make_upload_stream);
+    /* Non-blocking: the uploads do not queue behind the kernel the wait is for. */
+    uint64_t stream = tdm_stream_id(tdm_host_upload_stream());
+
     lock_pairs();
     for (size_t i = 0; i < npairs && !err; i++)
         if (pairs[i].pinned && pairs[i].launched)
-            err = flush(&pairs[i], 0, pairs[i].nblocks, (uint64_t)(uintptr_t)upload_stream);
+            err = flush(&pairs[i], 0, pairs[i].nblocks, stream);
     unlock_pairs();
     if (err)
         tdm_log("uploading pinned memory before a wait failed (cudaError %d)", (int)err);

@@ -283,6 +283,8 @@ bool tdm_host_by_pointer(const void *p);
 /* Over shm: the region block holding p (pinned, or a registered range)
  * mapped for the device at the program's own address; true once it is. */
 bool tdm_host_map_own(const void *p);
+/* The library's non-blocking stream for pinned uploads before a wait. */
+cudaStream_t tdm_host_upload_stream(void);
 
 /* ---- ipc (issue 14) ---- */
 /* Memory another process exported, opened with cudaIpcOpenMemHandle: device
