@@ -283,6 +283,10 @@ bool tdm_host_by_pointer(const void *p);
 /* Over shm: the region block holding p (pinned, or a registered range)
  * mapped for the device at the program's own address; true once it is. */
 bool tdm_host_map_own(const void *p);
+/* cudaDeviceReset: pinned blocks over TCP that lie at device memory of
+ * their own are released with it (as a reset releases pinned memory
+ * natively): the arena may hand their addresses out again. */
+void tdm_host_reset(void);
 /* The library's non-blocking stream for pinned uploads before a wait. */
 cudaStream_t tdm_host_upload_stream(void);
 

@@ -193,6 +193,21 @@ static cudaError_t shadow_free(void *p, size_t size, bool in_use)
     return err == cudaErrorInvalidValue ? cudaSuccess : err;
 }
 
+void tdm_host_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nblocks;) {
+        if (blocks[i].shadow) {
+            munmap(blocks[i].base, page_span(blocks[i].size));
+            blocks[i] = blocks[--nblocks];
+            atomic_fetch_sub(&nshadows, 1);
+        } else {
+            i++;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 cudaError_t tdm_host_alloc(size_t size, unsigned flags, void **out)
 {
     const tdm_shm_region *r = tdm_shm();
