@@ -76,6 +76,33 @@ int main()
     CHECK(cudaMemcpy(&got, seen, sizeof(got), cudaMemcpyDeviceToHost));
     printf("latch on the legacy stream: the kernel saw %u, flag %u\n", got, *flag);
 
+    // Work queued behind the spinning kernel on its stream (copies of
+    // 32 MiB from pinned memory, as UnifiedMemoryPerf queues its uploads
+    // behind its latch) waits for the latch, and then runs.
+    {
+        const size_t big = 32u << 20;
+        unsigned char *hb, *db;
+        CHECK(cudaMallocHost((void **)&hb, big));
+        CHECK(cudaMalloc((void **)&db, big));
+        for (size_t i = 0; i < big; i++)
+            hb[i] = (unsigned char)(i * 13);
+        *(volatile unsigned *)flag = 0;
+        mm_spin_until_set<<<1, 1, 0, s>>>(flag, seen);
+        CHECK(cudaGetLastError());
+        CHECK(cudaMemcpyAsync(db, hb, big, cudaMemcpyHostToDevice, s));
+        CHECK(cudaMemcpyAsync(db, hb + big / 2, big / 2, cudaMemcpyHostToDevice, s));
+        *(volatile unsigned *)flag = 7;
+        CHECK(cudaStreamSynchronize(s));
+        CHECK(cudaMemcpy(&got, seen, sizeof(got), cudaMemcpyDeviceToHost));
+        CHECK(cudaMemcpy(hb, db, big, cudaMemcpyDeviceToHost));
+        uint64_t sum = 0;
+        for (size_t i = 0; i < big; i++)
+            sum += hb[i];
+        printf("latch with copies queued behind it: the kernel saw %u, sum=%llu\n", got, (unsigned long long)sum);
+        CHECK(cudaFree(db));
+        CHECK(cudaFreeHost(hb));
+    }
+
     // A pinned array updated in place by its host pointer.
     CHECK(cudaMallocHost((void **)&arr, n * sizeof(unsigned)));
     CHECK(cudaMallocHost((void **)&back, n * sizeof(unsigned)));

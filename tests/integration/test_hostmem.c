@@ -113,7 +113,8 @@ Test(hostmem, a_full_region_falls_back_to_staged_copies, .init = up, .fini = dow
 /* examples/pinned_latch.cu over shm and TCP: kernels spin on a
  * cudaMallocHost flag given by its host pointer until the host sets it
  * while they run (UnifiedMemoryPerf's latch), released by the wait of
- * cudaStreamSynchronize and of cudaDeviceSynchronize; a kernel updates a
+ * cudaStreamSynchronize and of cudaDeviceSynchronize, also with 48 MiB of
+ * copies queued behind the kernel on its stream; a kernel updates a
  * pinned array in place by its host pointer; cudaHostGetDevicePointer is
  * the host pointer.  Over TCP the block lies at device memory of its own
  * kept coherent, and the host's write goes up before the wait on a stream
@@ -125,6 +126,7 @@ Test(hostmem, a_kernel_waits_on_pinned_memory_by_its_host_pointer_over_both, .in
     const char *eps[] = { srv.shm_endpoint, srv.endpoint };
     const char *want = "latch on a stream: the kernel saw 5\n"
                        "latch on the legacy stream: the kernel saw 9, flag 9\n"
+                       "latch with copies queued behind it: the kernel saw 7, sum=4278190080\n"
                        "round 0: arr[0]=1 arr[4999]=14998 sum=37497500\n"
                        "round 1: arr[0]=3001 arr[4999]=44995 sum=112500497\n"
                        "device pointer is the host pointer: yes\n"
