@@ -399,12 +399,6 @@ int tdm_host_region_block(const void *p, void **base, uint64_t *in_region, uint6
     return rc;
 }
 
-/* Over shm, cudaHostRegister moves the program's pages into the region
- * (docs/memory-models.md, "Registered host memory"): a block of the host
- * area takes the range's current bytes and is mapped over the range at the
- * same address (a second mapping of the same shared pages), then pinned as
- * cudaMallocHost's blocks are.  From then on copies naming the range are
- * DMA from or into those pages, asynchronous as natively. */
 /* fork: natively the child's copy of registered memory is its own
  * (copy-on-write private pages); here the pages are the region's, shared
  * with the parent, so the child gets private copies of them.  (The child
@@ -435,6 +429,12 @@ static void install_fork_handlers(void)
     pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
+/* Over shm, cudaHostRegister moves the program's pages into the region
+ * (docs/memory-models.md, "Registered host memory"): a block of the host
+ * area takes the range's current bytes and is mapped over the range at the
+ * same address (a second mapping of the same shared pages), then pinned as
+ * cudaMallocHost's blocks are.  From then on copies naming the range are
+ * DMA from or into those pages, asynchronous as natively. */
 cudaError_t tdm_host_register_pages(void *lo, size_t len, unsigned flags, bool *moved)
 {
     const tdm_shm_region *r = tdm_shm();
