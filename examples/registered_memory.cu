@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cuda_runtime.h>
 
 #define CHECK(call)                                                                        \
@@ -131,6 +133,21 @@ int main()
     printf("streams round trip: h[0]=%u h[%zu]=%u sum=%llu\n", h[0], n - 1, h[n - 1],
            (unsigned long long)sum_of(h, n));
 
+    // A forked child's copy of registered memory is its own: its write
+    // does not reach the parent.
+    {
+        unsigned keep = h[5];
+        pid_t pid = fork();
+        if (pid == 0) {
+            h[5] = 12345;
+            _exit(h[5] == 12345 ? 0 : 1);
+        }
+        int status = -1;
+        waitpid(pid, &status, 0);
+        printf("after fork: child exited %d, the parent's bytes unchanged: %s\n",
+               WIFEXITED(status) ? WEXITSTATUS(status) : -1, h[5] == keep ? "yes" : "no");
+    }
+
     // Mapped: its device pointer, and its host pointer given to a kernel.
     unsigned *dp = NULL;
     cudaError_t e = cudaHostGetDevicePointer((void **)&dp, h, 0);
@@ -158,6 +175,20 @@ int main()
             CHECK(cudaMemcpy(&seen, d, 4, cudaMemcpyDeviceToHost));
             printf("latch: the kernel saw %u\n", seen);
         }
+    }
+
+    // Read-only registration: where the device supports it, as natively.
+    {
+        int ro = 0;
+        CHECK(cudaDeviceGetAttribute(&ro, cudaDevAttrHostRegisterReadOnlySupported, 0));
+        unsigned *extra = (unsigned *)aligned_alloc(4096, 8192);
+        extra[0] = 1;
+        cudaError_t r = cudaHostRegister(extra, 8192, cudaHostRegisterReadOnly);
+        printf("register read-only: %s\n", r == (ro ? cudaSuccess : cudaErrorNotSupported) ? "as the attribute says" : cudaGetErrorName(r));
+        cudaGetLastError();
+        if (r == cudaSuccess)
+            CHECK(cudaHostUnregister(extra));
+        free(extra);
     }
 
     // Unregister: the same bytes, private memory again, still writable.

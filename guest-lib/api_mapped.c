@@ -107,6 +107,13 @@ cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
     err = tdm_connect();
     if (err)
         return tdm_ret(err);
+    /* As the driver: read-only registration only where the device has it. */
+    if (flags & cudaHostRegisterReadOnly) {
+        int ro = 0;
+
+        if (cudaDeviceGetAttribute(&ro, cudaDevAttrHostRegisterReadOnlySupported, 0) != cudaSuccess || !ro)
+            return tdm_ret(cudaErrorNotSupported);
+    }
     pthread_mutex_lock(&reg_lock);
     /* Memory already pinned (cudaMallocHost, or registered) overlaps. */
     for (size_t i = 0; i < nregs && !err; i++)
@@ -283,4 +290,38 @@ cudaStream_t tdm_host_upload_stream(void)
 {
     pthread_once(&upload_once, make_upload_stream);
     return upload_stream;
+}
+
+/* One event serves every fence: a stream that waits for a later record of
+ * it waits for more uploads than it needs, never fewer. */
+static cudaEvent_t upload_event;
+static pthread_once_t event_once = PTHREAD_ONCE_INIT;
+
+static void make_upload_event(void)
+{
+    if (cudaEventCreateWithFlags(&upload_event, cudaEventDisableTiming) != cudaSuccess) {
+        upload_event = NULL;
+        cudaGetLastError();
+    }
+}
+
+cudaError_t tdm_host_upload_fence(uint64_t stream)
+{
+    cudaStream_t up = tdm_host_upload_stream();
+    cudaError_t err;
+
+    if ((uint64_t)(uintptr_t)up == stream)
+        return cudaSuccess;
+    pthread_once(&event_once, make_upload_event);
+    if (!upload_event)   /* no event: wait for the uploads here (they never wait for kernels) */
+        return cudaStreamSynchronize(up);
+    err = cudaEventRecord(upload_event, up);
+    if (!err)
+        err = cudaStreamWaitEvent((cudaStream_t)(uintptr_t)stream, upload_event, 0);
+    return err;
+}
+
+cudaError_t tdm_host_upload_drain(void)
+{
+    return cudaStreamSynchronize(tdm_host_upload_stream());
 }

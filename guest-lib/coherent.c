@@ -133,12 +133,25 @@ static bool is_capturing(uint64_t stream)
     return false;
 }
 
+/* flush() for pinned pairs before a wait: no stream to order after it. */
+#define NO_STREAM UINT64_MAX
+/* Pinned uploads went up since the last drain: a fetch waits for them. */
+static bool uploads_pending;
+
 /* Uploads the DIRTY blocks of [k0, k1) ahead of later work on `stream`;
  * they become CLEAN.  Write-protected first, so that a write racing the
- * upload faults and waits for `lock` instead of being lost. */
+ * upload faults and waits for `lock` instead of being lost.  A pinned
+ * pair's uploads all go on the library's non-blocking stream, in order
+ * with each other (one before a wait must not be overtaken by an older
+ * one), and `stream` then waits for them. */
 static cudaError_t flush(pair *p, uint32_t k0, uint32_t k1, uint64_t stream)
 {
     cudaError_t err = cudaSuccess;
+    uint64_t target = stream;
+    bool any = false;
+
+    if (p->pinned)
+        stream = tdm_stream_id(tdm_host_upload_stream());
 
     for (uint32_t k = k0; k < k1 && !err;) {
         if (p->state[k] != DIRTY) {
@@ -154,7 +167,13 @@ static cudaError_t flush(pair *p, uint32_t k0, uint32_t k1, uint64_t stream)
             err = tdm_memcpy_direct((void *)(uintptr_t)(p->dev + block_start(k)),
                                     (const void *)(p->host + block_start(k)), n, cudaMemcpyHostToDevice,
                                     (cudaStream_t)(uintptr_t)stream, true);
+        any = any || n;
         k = e;
+    }
+    if (p->pinned && any) {
+        uploads_pending = true;
+        if (!err && target != NO_STREAM)
+            err = tdm_host_upload_fence(target);
     }
     return err;
 }
@@ -180,6 +199,12 @@ static void invalidate(pair *p, uint32_t k0, uint32_t k1)
 static cudaError_t fetch(pair *p, uint32_t k0, uint32_t k1, uint64_t stream)
 {
     cudaError_t err = cudaSuccess;
+
+    /* The legacy stream does not wait for the non-blocking one. */
+    if (p->pinned && uploads_pending) {
+        err = tdm_host_upload_drain();
+        uploads_pending = false;
+    }
 
     for (uint32_t k = k0; k < k1;) {
         if (p->state[k] != INVALID) {
@@ -574,13 +599,12 @@ void tdm_coherent_before_wait(void)
 
     if (atomic_load(&launched_pinned) == 0 || holding)
         return;
-    /* Non-blocking: the uploads do not queue behind the kernel the wait is for. */
-    uint64_t stream = tdm_stream_id(tdm_host_upload_stream());
-
+    /* On the library's non-blocking stream (flush): the uploads do not
+     * queue behind the kernel the wait is for. */
     lock_pairs();
     for (size_t i = 0; i < npairs && !err; i++)
         if (pairs[i].pinned && pairs[i].launched)
-            err = flush(&pairs[i], 0, pairs[i].nblocks, stream);
+            err = flush(&pairs[i], 0, pairs[i].nblocks, NO_STREAM);
     unlock_pairs();
     if (err)
         tdm_log("uploading pinned memory before a wait failed (cudaError %d)", (int)err);
@@ -588,8 +612,6 @@ void tdm_coherent_before_wait(void)
 
 void tdm_coherent_after_wait(void)
 {
-    cudaError_t err = cudaSuccess;
-
     if (atomic_load(&launched_pinned) == 0 || holding)
         return;
     lock_pairs();
@@ -598,14 +620,14 @@ void tdm_coherent_after_wait(void)
 
         if (!p->pinned || !p->launched)
             continue;
-        /* Written since the upload before the wait: ahead of later work. */
-        if (!err)
-            err = flush(p, 0, p->nblocks, 0);
-        invalidate(p, 0, p->nblocks);
+        /* CLEAN blocks may be stale now; a DIRTY one (the host wrote since
+         * the upload before the wait) keeps the host's bytes, which the
+         * next launch or wait uploads. */
+        for (uint32_t k = 0; k < p->nblocks; k++)
+            if (p->state[k] == CLEAN)
+                invalidate(p, k, k + 1);
         p->launched = false;
         atomic_fetch_sub(&launched_pinned, 1);
     }
     unlock_pairs();
-    if (err)
-        tdm_log("uploading pinned memory after a wait failed (cudaError %d)", (int)err);
 }

@@ -287,8 +287,12 @@ bool tdm_host_map_own(const void *p);
  * their own are released with it (as a reset releases pinned memory
  * natively): the arena may hand their addresses out again. */
 void tdm_host_reset(void);
-/* The library's non-blocking stream for pinned uploads before a wait. */
+/* The library's non-blocking stream for pinned uploads (over TCP). */
 cudaStream_t tdm_host_upload_stream(void);
+/* Work on `stream` after this waits for the uploads queued on it so far. */
+cudaError_t tdm_host_upload_fence(uint64_t stream);
+/* Returns once the uploads queued on it so far are done. */
+cudaError_t tdm_host_upload_drain(void);
 
 /* ---- ipc (issue 14) ---- */
 /* Memory another process exported, opened with cudaIpcOpenMemHandle: device

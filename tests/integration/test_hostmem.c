@@ -33,9 +33,11 @@ static void down(void)
     "register overlapping: cudaErrorHostMemoryAlreadyRegistered\n"   \
     "unregister inside: cudaErrorHostMemoryNotRegistered\n"          \
     "bytes beside the range kept: yes\n"                             \
-    "streams round trip: h[0]=4 h[786531]=11797969 sum=4639741649818\n"
+    "streams round trip: h[0]=4 h[786531]=11797969 sum=4639741649818\n" \
+    "after fork: child exited 0, the parent's bytes unchanged: yes\n"
 
 #define AFTER                                                        \
+    "register read-only: as the attribute says\n"                    \
     "after unregister: same bytes yes, private yes\n"                \
     "bytes beside the range kept: yes\n"                             \
     "unregister again: cudaErrorHostMemoryNotRegistered\n"           \
