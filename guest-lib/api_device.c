@@ -331,6 +331,7 @@ cudaError_t cudaDeviceReset(void)
         tdm_live_handles_clear();
         tdm_registrations_reset();
         tdm_ipc_reset(); /* ---- ipc (issue 14) ---- */
+        tdm_host_reset(); /* ---- pinned memory by its host pointer (issue 14) ---- */
     }
     return tdm_ret(err);
 }

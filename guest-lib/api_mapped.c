@@ -4,22 +4,33 @@
  * program sees.  Over TCP nothing is shared: a mapped block gets device
  * memory kept coherent with it at synchronization points (coherent.c). */
 #include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "grow.h"
+#include "log.h"
 #include "guest.h"
 #include "shm_region.h"
 
-/* cudaHostRegister'ed ranges: the program's own memory, which no transport
- * shares with the server.  Registration is bookkeeping: copies from and to
- * it are correct as for any pageable memory (staged), and mapping it for the
- * device fails at cudaHostGetDevicePointer, where CUDA defers the failure on
- * a device that cannot map it. */
+/* cudaHostRegister'ed ranges: the program's own memory.  Over shm its
+ * whole pages move into a pinned block of the region mapped at the same
+ * address (hostmem.c, tdm_host_register_pages): copies are DMA from and into
+ * them and the device maps them, as natively.  Otherwise (TCP, the region's
+ * host area full, pages that are not private read-write memory, I/O
+ * memory) registration is bookkeeping: copies are correct as for any
+ * pageable memory (staged), and mapping it for the device fails at
+ * cudaHostGetDevicePointer, where CUDA defers the failure on a device that
+ * cannot map it. */
 typedef struct registered {
     uintptr_t base;
     size_t size;
     unsigned flags;
+    uintptr_t lo, hi;       /* the whole pages */
+    bool moved;             /* they are the region's now */
 } registered;
+
+#define PAGE 4096u
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static registered *regs;
@@ -46,18 +57,63 @@ int tdm_host_registered_flags(const void *p)
     return flags;
 }
 
+/* Whether [lo, hi) is wholly private read-write memory of the process
+ * (heap, stack, anonymous or private file mappings), which may move into
+ * the region: shared mappings (a file, another process's memory) and
+ * read-only or inaccessible pages keep their own semantics by staying.
+ * *mapped false when part of it is not mapped at all. */
+static bool pages_movable(uintptr_t lo, uintptr_t hi, bool *mapped)
+{
+    FILE *f = fopen("/proc/self/maps", "re");
+    char line[512];
+    uintptr_t at = lo;
+    bool movable = true;
+
+    *mapped = true;
+    if (!f)
+        return false;
+    while (at < hi && fgets(line, sizeof(line), f)) {
+        unsigned long s = 0, e = 0;
+        char perms[8] = "";
+
+        if (sscanf(line, "%lx-%lx %7s", &s, &e, perms) != 3 || e <= at)
+            continue;
+        if (s > at)
+            break;                       /* a hole */
+        if (strcmp(perms, "rw-p") != 0)
+            movable = false;
+        at = e;
+        if (strchr(line, '\n') == NULL)  /* a long line: skip its rest */
+            while (fgets(line, sizeof(line), f) && !strchr(line, '\n'))
+                ;
+    }
+    fclose(f);
+    if (at < hi)
+        *mapped = false;
+    return movable && *mapped;
+}
+
 cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
     const unsigned known = cudaHostRegisterPortable | cudaHostRegisterMapped | cudaHostRegisterIoMemory |
                            cudaHostRegisterReadOnly;
-    uintptr_t a = (uintptr_t)ptr;
+    uintptr_t a = (uintptr_t)ptr, lo = a / PAGE * PAGE, hi;
     cudaError_t err = cudaSuccess;
+    bool try_move = false, mapped = true, moved = false;
 
-    if (!ptr || size == 0 || (flags & ~known) || a + size < a)
+    if (!ptr || size == 0 || (flags & ~known) || a + size < a || a + size > UINTPTR_MAX - PAGE)
         return tdm_ret(cudaErrorInvalidValue);
+    hi = (a + size + PAGE - 1) / PAGE * PAGE;
     err = tdm_connect();
     if (err)
         return tdm_ret(err);
+    /* As the driver: read-only registration only where the device has it. */
+    if (flags & cudaHostRegisterReadOnly) {
+        int ro = 0;
+
+        if (cudaDeviceGetAttribute(&ro, cudaDevAttrHostRegisterReadOnlySupported, 0) != cudaSuccess || !ro)
+            return tdm_ret(cudaErrorNotSupported);
+    }
     pthread_mutex_lock(&reg_lock);
     /* Memory already pinned (cudaMallocHost, or registered) overlaps. */
     for (size_t i = 0; i < nregs && !err; i++)
@@ -67,8 +123,23 @@ cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
         err = cudaErrorHostMemoryAlreadyRegistered;
     if (!err && tdm_grow(&regs, &cap_regs, nregs + 1, sizeof(*regs), 16) != 0)
         err = cudaErrorMemoryAllocation;
+    /* Over shm the pages move, unless a page is already a moved range's
+     * (two ranges sharing a page: the later one stays bookkeeping), the
+     * memory is I/O memory, or managed memory (its own host copy). */
+    if (!err && tdm_shm() && !(flags & cudaHostRegisterIoMemory) && !tdm_coherent_lookup(ptr, NULL, NULL)) {
+        try_move = true;
+        for (size_t i = 0; i < nregs; i++)
+            if (regs[i].moved && lo < regs[i].hi && regs[i].lo < hi)
+                try_move = false;
+    }
+    if (try_move && !pages_movable(lo, hi, &mapped))
+        try_move = false;
+    if (!err && !mapped)
+        err = cudaErrorInvalidValue;       /* as the driver, for memory that is not there */
+    if (!err && try_move)
+        err = tdm_host_register_pages((void *)lo, hi - lo, flags, &moved);
     if (!err)
-        regs[nregs++] = (registered){ a, size, flags };
+        regs[nregs++] = (registered){ a, size, flags, lo, hi, moved };
     pthread_mutex_unlock(&reg_lock);
     return tdm_ret(err);
 }
@@ -76,15 +147,21 @@ cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 cudaError_t cudaHostUnregister(void *ptr)
 {
     cudaError_t err = cudaErrorHostMemoryNotRegistered;
+    registered reg = { 0 };
 
     if (!ptr)
         return tdm_ret(cudaErrorInvalidValue);
     pthread_mutex_lock(&reg_lock);
     long i = find_registered((uintptr_t)ptr);
     if (i >= 0 && regs[i].base == (uintptr_t)ptr) {
+        reg = regs[i];
         regs[i] = regs[--nregs];
         err = cudaSuccess;
     }
+    /* Under reg_lock: a registration of the same pages waits until they
+     * are private again. */
+    if (!err && reg.moved)
+        err = tdm_host_unregister_pages((void *)reg.lo);
     pthread_mutex_unlock(&reg_lock);
     return tdm_ret(err);
 }
@@ -101,6 +178,12 @@ static cudaError_t map_over_tcp(void **pDevice, void *pHost)
     size_t size = 0;
     cudaError_t err = cudaSuccess;
 
+    /* A small block at device memory of its own: its device pointer is its
+     * host pointer, as with unified addressing natively. */
+    if (tdm_host_by_pointer(pHost)) {
+        *pDevice = pHost;
+        return cudaSuccess;
+    }
     if (tdm_host_block(pHost, &base, &size) < 0)
         return tdm_host_registered_flags(pHost) >= 0 ? cudaErrorMemoryAllocation   /* the program's own pages */
                                                      : cudaErrorInvalidValue;
@@ -149,7 +232,7 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
 {
     const tdm_shm_region *r;
     void *base = NULL;
-    uint64_t in_region = 0;
+    uint64_t in_region = 0, region_addr = 0;
     tdm_shm_span span;
     tdm_malloc_res res;
     cudaError_t err;
@@ -162,14 +245,20 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
     r = tdm_shm();
     if (!r)
         return tdm_ret(map_over_tcp(pDevice, pHost));
-    if (tdm_host_region_block(pHost, &base, &in_region) != 0) {
+    if (tdm_host_region_block(pHost, &base, &in_region, &region_addr) != 0) {
         /* Pinned or registered memory the device cannot map here: the
          * error of a device without mapped memory. */
         if (tdm_host_lookup(pHost, NULL) >= 0 || tdm_host_registered_flags(pHost) >= 0)
             return tdm_ret(cudaErrorMemoryAllocation);
         return tdm_ret(cudaErrorInvalidValue);
     }
-    span.offset = (uint64_t)(uintptr_t)base - (uint64_t)(uintptr_t)r->base;
+    /* With unified addressing the device pointer is the host pointer
+     * (natively, and here once the block is mapped at its own address). */
+    if (tdm_host_map_own(pHost)) {
+        *pDevice = pHost;
+        return cudaSuccess;
+    }
+    span.offset = region_addr - (uint64_t)(uintptr_t)r->base;
     span.size = in_region;
     memset(&res, 0, sizeof(res));
     err = tdm_call(TDM_SHM_HOST_MAP, &span, &res);
@@ -179,4 +268,60 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
         return tdm_ret(err);
     *pDevice = (void *)(uintptr_t)(res.addr + (uint64_t)((const char *)pHost - (const char *)base));
     return cudaSuccess;
+}
+
+/* The stream of pinned uploads before a wait (coherent.c): non-blocking, so
+ * the device runs them beside the kernel the program waits for.  Made once;
+ * the legacy stream (0) if it cannot be. */
+static cudaStream_t upload_stream;
+static pthread_once_t upload_once = PTHREAD_ONCE_INIT;
+
+static void make_upload_stream(void)
+{
+    if (cudaStreamCreateWithFlags(&upload_stream, cudaStreamNonBlocking) != cudaSuccess) {
+        tdm_log("no stream of its own for pinned uploads before a wait: a kernel waiting for the host's "
+                "write over TCP may wait forever");
+        upload_stream = 0;
+        cudaGetLastError();
+    }
+}
+
+cudaStream_t tdm_host_upload_stream(void)
+{
+    pthread_once(&upload_once, make_upload_stream);
+    return upload_stream;
+}
+
+/* One event serves every fence: a stream that waits for a later record of
+ * it waits for more uploads than it needs, never fewer. */
+static cudaEvent_t upload_event;
+static pthread_once_t event_once = PTHREAD_ONCE_INIT;
+
+static void make_upload_event(void)
+{
+    if (cudaEventCreateWithFlags(&upload_event, cudaEventDisableTiming) != cudaSuccess) {
+        upload_event = NULL;
+        cudaGetLastError();
+    }
+}
+
+cudaError_t tdm_host_upload_fence(uint64_t stream)
+{
+    cudaStream_t up = tdm_host_upload_stream();
+    cudaError_t err;
+
+    if ((uint64_t)(uintptr_t)up == stream)
+        return cudaSuccess;
+    pthread_once(&event_once, make_upload_event);
+    if (!upload_event)   /* no event: wait for the uploads here (they never wait for kernels) */
+        return cudaStreamSynchronize(up);
+    err = cudaEventRecord(upload_event, up);
+    if (!err)
+        err = cudaStreamWaitEvent((cudaStream_t)(uintptr_t)stream, upload_event, 0);
+    return err;
+}
+
+cudaError_t tdm_host_upload_drain(void)
+{
+    return cudaStreamSynchronize(tdm_host_upload_stream());
 }

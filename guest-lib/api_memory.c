@@ -145,10 +145,9 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
         attributes->type = cudaMemoryTypeManaged;
         attributes->devicePointer = (void *)ptr;   /* one pointer serves both sides */
         attributes->hostPointer = (void *)ptr;
-    } else if (tdm_allocs_is_device(ptr)) {
-        attributes->type = cudaMemoryTypeDevice;
-        attributes->devicePointer = (void *)ptr;
     } else if (tdm_host_lookup(ptr, &base) >= 0 || tdm_host_registered_flags(ptr) >= 0) {
+        /* Before device memory: over TCP a pinned block a kernel was given
+         * lies at device memory of its own (hostmem.c), and is host memory. */
         void *h = NULL;
         uint64_t dev = 0;
 
@@ -157,6 +156,9 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attributes, c
         /* A block mapped over TCP: its device memory (api_mapped.c). */
         if (tdm_coherent_lookup(ptr, &h, &dev) && (const char *)ptr >= (const char *)h)
             attributes->devicePointer = (void *)(uintptr_t)(dev + (uint64_t)((const char *)ptr - (const char *)h));
+    } else if (tdm_allocs_is_device(ptr)) {
+        attributes->type = cudaMemoryTypeDevice;
+        attributes->devicePointer = (void *)ptr;
     } else {
         attributes->type = cudaMemoryTypeUnregistered;
         attributes->device = -2;

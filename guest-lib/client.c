@@ -213,6 +213,9 @@ static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t 
     /* ---- host callbacks (issue 14) ---- */
     if (tdm_callbacks_refuse(call))
         return cudaErrorNotPermitted;
+    /* ---- pinned memory by its host pointer (issue 14) ---- */
+    if (call->progress == TDM_PROGRESS_SHOWN)
+        tdm_coherent_before_wait();
     lock_for(cl, call);
     err = connect_locked(cl);
     if (err)
@@ -253,6 +256,8 @@ out:
      * staging: the program sees it once a call shows its work progressed. */
     if (call->progress == TDM_PROGRESS_SHOWN && tdm_graph_host_fetch_due())
         tdm_graph_host_fetch();
+    if (call->progress == TDM_PROGRESS_SHOWN)   /* ---- pinned memory by its host pointer (issue 14) ---- */
+        tdm_coherent_after_wait();
     return err;
 }
 

@@ -49,6 +49,8 @@ typedef struct pair {
     uint8_t *state;
     int attach;                   /* cudaMemAttachGlobal/Host/Single */
     uint64_t attach_stream;       /* for cudaMemAttachSingle */
+    bool pinned;                  /* pinned memory by its host pointer over TCP (H == D) */
+    bool launched;                /* pinned: a launch may use it since the last wait */
 } pair;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -63,6 +65,24 @@ static uint64_t capturing[MAX_CAPTURES];
 static size_t ncapturing;
 static struct sigaction previous;
 static pthread_once_t handler_once = PTHREAD_ONCE_INIT;
+/* Pinned pairs a launch may use since the last wait: waits of a program
+ * without them skip the lock. */
+static atomic_size_t launched_pinned;
+/* Whether this thread holds `lock`: a call made under it (a fetch) must
+ * not run the wait hooks, which take it. */
+static _Thread_local bool holding;
+
+static void lock_pairs(void)
+{
+    pthread_mutex_lock(&lock);
+    holding = true;
+}
+
+static void unlock_pairs(void)
+{
+    holding = false;
+    pthread_mutex_unlock(&lock);
+}
 
 static uint64_t block_start(uint32_t k)
 {
@@ -113,12 +133,25 @@ static bool is_capturing(uint64_t stream)
     return false;
 }
 
+/* flush() for pinned pairs before a wait: no stream to order after it. */
+#define NO_STREAM UINT64_MAX
+/* Pinned uploads went up since the last drain: a fetch waits for them. */
+static bool uploads_pending;
+
 /* Uploads the DIRTY blocks of [k0, k1) ahead of later work on `stream`;
  * they become CLEAN.  Write-protected first, so that a write racing the
- * upload faults and waits for `lock` instead of being lost. */
+ * upload faults and waits for `lock` instead of being lost.  A pinned
+ * pair's uploads all go on the library's non-blocking stream, in order
+ * with each other (one before a wait must not be overtaken by an older
+ * one), and `stream` then waits for them. */
 static cudaError_t flush(pair *p, uint32_t k0, uint32_t k1, uint64_t stream)
 {
     cudaError_t err = cudaSuccess;
+    uint64_t target = stream;
+    bool any = false;
+
+    if (p->pinned)
+        stream = tdm_stream_id(tdm_host_upload_stream());
 
     for (uint32_t k = k0; k < k1 && !err;) {
         if (p->state[k] != DIRTY) {
@@ -134,7 +167,13 @@ static cudaError_t flush(pair *p, uint32_t k0, uint32_t k1, uint64_t stream)
             err = tdm_memcpy_direct((void *)(uintptr_t)(p->dev + block_start(k)),
                                     (const void *)(p->host + block_start(k)), n, cudaMemcpyHostToDevice,
                                     (cudaStream_t)(uintptr_t)stream, true);
+        any = any || n;
         k = e;
+    }
+    if (p->pinned && any) {
+        uploads_pending = true;
+        if (!err && target != NO_STREAM)
+            err = tdm_host_upload_fence(target);
     }
     return err;
 }
@@ -160,6 +199,12 @@ static void invalidate(pair *p, uint32_t k0, uint32_t k1)
 static cudaError_t fetch(pair *p, uint32_t k0, uint32_t k1, uint64_t stream)
 {
     cudaError_t err = cudaSuccess;
+
+    /* The legacy stream does not wait for the non-blocking one. */
+    if (p->pinned && uploads_pending) {
+        err = tdm_host_upload_drain();
+        uploads_pending = false;
+    }
 
     for (uint32_t k = k0; k < k1;) {
         if (p->state[k] != INVALID) {
@@ -231,7 +276,7 @@ static bool on_fault(uintptr_t addr, bool write)
     bool on_host = false, ours = false;
     cudaError_t err = cudaSuccess;
 
-    pthread_mutex_lock(&lock);
+    lock_pairs();
     long i = find(addr, &on_host);
     if (i >= 0 && on_host) {
         pair *p = &pairs[i];
@@ -251,7 +296,7 @@ static bool on_fault(uintptr_t addr, bool write)
             protect(p, k, k + 1, PROT_READ | PROT_WRITE);
         }
     }
-    pthread_mutex_unlock(&lock);
+    unlock_pairs();
     if (err)
         tdm_log("fetching %#lx from the device failed (cudaError %d): its host copy is stale",
                 (unsigned long)addr, (int)err);
@@ -289,44 +334,47 @@ cudaError_t tdm_coherent_add(uintptr_t host, uint64_t dev, uint64_t size, uint64
     }
     memset(state, valid ? CLEAN : INVALID, nblocks);
     pthread_once(&handler_once, install_handler);
-    pthread_mutex_lock(&lock);
+    lock_pairs();
     if (tdm_grow(&pairs, &cap, npairs + 1, sizeof(*pairs), 16) == 0) {
-        pairs[npairs++] = (pair){ host, dev, size, span, nblocks, valid ? nblocks : 0, state, attach, 0 };
+        pairs[npairs++] = (pair){ host, dev, size, span, nblocks, valid ? nblocks : 0, state, attach, 0, false, false };
         atomic_store(&live, npairs);
         mprotect((void *)host, span, valid ? PROT_READ : PROT_NONE);
     } else {
         free(state);
         err = cudaErrorMemoryAllocation;
     }
-    pthread_mutex_unlock(&lock);
+    unlock_pairs();
     return err;
 }
 
 void tdm_coherent_remove(uintptr_t host)
 {
-    pthread_mutex_lock(&lock);
+    lock_pairs();
     for (size_t i = 0; i < npairs; i++) {
         if (pairs[i].host == host) {
             mprotect((void *)host, pairs[i].span, PROT_READ | PROT_WRITE);
+            if (pairs[i].launched)
+                atomic_fetch_sub(&launched_pinned, 1);
             free(pairs[i].state);
             pairs[i] = pairs[--npairs];
             atomic_store(&live, npairs);
             break;
         }
     }
-    pthread_mutex_unlock(&lock);
+    unlock_pairs();
 }
 
 void tdm_coherent_clear(void)
 {
-    pthread_mutex_lock(&lock);
+    lock_pairs();
     for (size_t i = 0; i < npairs; i++) {
         mprotect((void *)pairs[i].host, pairs[i].span, PROT_READ | PROT_WRITE);
         free(pairs[i].state);
     }
     npairs = 0;
     atomic_store(&live, 0);
-    pthread_mutex_unlock(&lock);
+    atomic_store(&launched_pinned, 0);
+    unlock_pairs();
 }
 
 int tdm_coherent_state(const void *addr)
@@ -334,11 +382,11 @@ int tdm_coherent_state(const void *addr)
     bool on_host = false;
     int st = -1;
 
-    pthread_mutex_lock(&lock);
+    lock_pairs();
     long i = find((uintptr_t)addr, &on_host);
     if (i >= 0 && on_host)
         st = pairs[i].state[((uintptr_t)addr - pairs[i].host) / BLOCK];
-    pthread_mutex_unlock(&lock);
+    unlock_pairs();
     return st;
 }
 
@@ -346,7 +394,7 @@ bool tdm_coherent_lookup(const void *addr, void **host, uint64_t *dev)
 {
     bool on_host = false;
 
-    pthread_mutex_lock(&lock);
+    lock_pairs();
     long i = find((uintptr_t)addr, &on_host);
     if (i >= 0) {
         if (host)
@@ -354,7 +402,7 @@ bool tdm_coherent_lookup(const void *addr, void **host, uint64_t *dev)
         if (dev)
             *dev = pairs[i].dev;
     }
-    pthread_mutex_unlock(&lock);
+    unlock_pairs();
     return i >= 0;
 }
 
@@ -363,14 +411,14 @@ cudaError_t tdm_coherent_attach(const void *host, int attach, uint64_t stream)
     bool on_host = false;
     cudaError_t err = cudaErrorInvalidValue;
 
-    pthread_mutex_lock(&lock);
+    lock_pairs();
     long i = find((uintptr_t)host, &on_host);
     if (i >= 0) {
         pairs[i].attach = attach;
         pairs[i].attach_stream = stream;
         err = cudaSuccess;
     }
-    pthread_mutex_unlock(&lock);
+    unlock_pairs();
     return err;
 }
 
@@ -394,18 +442,27 @@ cudaError_t tdm_coherent_before_launch(uint64_t stream, bool every_stream)
 
     if (atomic_load(&live) == 0)
         return cudaSuccess;
-    pthread_mutex_lock(&lock);
+    lock_pairs();
     if (!is_capturing(stream)) {
         for (size_t i = 0; i < npairs && !err; i++) {
             pair *p = &pairs[i];
 
+            if (p->pinned) {
+                /* Left valid: the host may set a flag the kernel waits for
+                 * while it runs; the wait after it invalidates. */
+                err = flush(p, 0, p->nblocks, stream);
+                if (!p->launched)
+                    atomic_fetch_add(&launched_pinned, 1);
+                p->launched = true;
+                continue;
+            }
             if (!p->valid || (!every_stream && !reachable(p, stream)))
                 continue;
             err = flush(p, 0, p->nblocks, stream);
             invalidate(p, 0, p->nblocks);
         }
     }
-    pthread_mutex_unlock(&lock);
+    unlock_pairs();
     return err;
 }
 
@@ -446,11 +503,11 @@ cudaError_t tdm_coherent_copy(void **dst, const void **src, size_t n, enum cudaM
 
     if (n == 0 || atomic_load(&live) == 0)
         return cudaSuccess;
-    pthread_mutex_lock(&lock);
+    lock_pairs();
     err = copy_side(src, n, false, stream, &s);
     if (!err)
         err = copy_side(&dp, n, true, stream, &d);
-    pthread_mutex_unlock(&lock);
+    unlock_pairs();
     if (err || (!d && !s))
         return err;
     *dst = (void *)dp;
@@ -470,9 +527,9 @@ cudaError_t tdm_coherent_device_write(void **dst, size_t n, uint64_t stream)
 
     if (atomic_load(&live) == 0)
         return cudaSuccess;
-    pthread_mutex_lock(&lock);
+    lock_pairs();
     err = copy_side(&dp, n, true, stream, &d);
-    pthread_mutex_unlock(&lock);
+    unlock_pairs();
     *dst = (void *)dp;
     return err;
 }
@@ -483,7 +540,7 @@ cudaError_t tdm_coherent_prefetch(const void *addr, size_t n, bool to_host, uint
     cudaError_t err = cudaErrorInvalidValue;
     uint32_t k0, k1;
 
-    pthread_mutex_lock(&lock);
+    lock_pairs();
     long i = find((uintptr_t)addr, &on_host);
     if (i >= 0) {
         blocks_of(&pairs[i], (uintptr_t)addr, n, on_host, &k0, &k1);
@@ -491,13 +548,13 @@ cudaError_t tdm_coherent_prefetch(const void *addr, size_t n, bool to_host, uint
         if (!is_capturing(stream))
             err = to_host ? fetch(&pairs[i], k0, k1, stream) : flush(&pairs[i], k0, k1, stream);
     }
-    pthread_mutex_unlock(&lock);
+    unlock_pairs();
     return err;
 }
 
 void tdm_coherent_capture(uint64_t stream, bool on)
 {
-    pthread_mutex_lock(&lock);
+    lock_pairs();
     if (on && !is_capturing(stream) && ncapturing < MAX_CAPTURES) {
         capturing[ncapturing++] = stream;
     } else if (!on) {
@@ -507,5 +564,70 @@ void tdm_coherent_capture(uint64_t stream, bool on)
                 break;
             }
     }
-    pthread_mutex_unlock(&lock);
+    unlock_pairs();
+}
+
+/* ---- pinned memory by its host pointer over TCP (issue 14) ---- */
+/* A pinned block a kernel is given by its host pointer (hostmem.c): device
+ * memory at the very address, the block its host copy.  Unlike managed
+ * memory a launch leaves it valid, so that a host write while the kernel
+ * runs (UnifiedMemoryPerf's latch) only marks it DIRTY instead of waiting
+ * for the kernel; the program's next call that waits uploads DIRTY blocks
+ * first, on a non-blocking stream the device runs beside the kernel, and
+ * once the wait returns the blocks are INVALID (the kernel may have written
+ * them).  All DIRTY at first: the host's bytes are the block's. */
+cudaError_t tdm_coherent_add_pinned(uintptr_t host, uint64_t size, uint64_t span)
+{
+    cudaError_t err = tdm_coherent_add(host, (uint64_t)host, size, span, cudaMemAttachGlobal, true);
+
+    if (err)
+        return err;
+    lock_pairs();
+    for (size_t i = 0; i < npairs; i++)
+        if (pairs[i].host == host) {
+            pairs[i].pinned = true;
+            memset(pairs[i].state, DIRTY, pairs[i].nblocks);
+            mprotect((void *)host, span, PROT_READ | PROT_WRITE);
+        }
+    unlock_pairs();
+    return cudaSuccess;
+}
+
+void tdm_coherent_before_wait(void)
+{
+    cudaError_t err = cudaSuccess;
+
+    if (atomic_load(&launched_pinned) == 0 || holding)
+        return;
+    /* On the library's non-blocking stream (flush): the uploads do not
+     * queue behind the kernel the wait is for. */
+    lock_pairs();
+    for (size_t i = 0; i < npairs && !err; i++)
+        if (pairs[i].pinned && pairs[i].launched)
+            err = flush(&pairs[i], 0, pairs[i].nblocks, NO_STREAM);
+    unlock_pairs();
+    if (err)
+        tdm_log("uploading pinned memory before a wait failed (cudaError %d)", (int)err);
+}
+
+void tdm_coherent_after_wait(void)
+{
+    if (atomic_load(&launched_pinned) == 0 || holding)
+        return;
+    lock_pairs();
+    for (size_t i = 0; i < npairs; i++) {
+        pair *p = &pairs[i];
+
+        if (!p->pinned || !p->launched)
+            continue;
+        /* CLEAN blocks may be stale now; a DIRTY one (the host wrote since
+         * the upload before the wait) keeps the host's bytes, which the
+         * next launch or wait uploads. */
+        for (uint32_t k = 0; k < p->nblocks; k++)
+            if (p->state[k] == CLEAN)
+                invalidate(p, k, k + 1);
+        p->launched = false;
+        atomic_fetch_sub(&launched_pinned, 1);
+    }
+    unlock_pairs();
 }

@@ -24,13 +24,14 @@ static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t tickets[TDM_SHM_MAX_SLOTS];
 static bool in_flight[TDM_SHM_MAX_SLOTS];
 
-/* The region offset of [p, p+n) if it lies in the host memory area. */
+/* The region offset of [p, p+n) if it lies in the host memory area (at
+ * the region's address, or at a registered range's). */
 bool tdm_shm_host_offset(const tdm_shm_region *r, const void *p, size_t n, uint64_t *off)
 {
     uintptr_t a = (uintptr_t)p, lo = (uintptr_t)r->base + r->g.host_off;
 
     if (a < lo || n > r->g.host_size || a - lo > r->g.host_size - n)
-        return false;
+        return tdm_host_alias_offset(r, p, n, off);   /* cudaHostRegister'ed pages moved into the region */
     *off = r->g.host_off + (a - lo);
     return true;
 }

@@ -117,9 +117,11 @@ void tdm_host_map_kernel_args(const char *params, uint32_t len);
  * goes with it (api_mapped.c). */
 cudaError_t tdm_mapped_release(void *p);
 /* ---- memory models (issue 14) ---- */
-/* The block of the shm region containing p: its start and the bytes it
- * takes there; -1 if p is in no block of the region. */
-int tdm_host_region_block(const void *p, void **base, uint64_t *in_region);
+/* The block of the shm region containing p (at its region address, or at
+ * the program's address for a registered range): its start as the program
+ * names it, the bytes it takes in the region and its region address; -1 if
+ * p is in no block of the region. */
+int tdm_host_region_block(const void *p, void **base, uint64_t *in_region, uint64_t *region_addr);
 /* Flags of the cudaHostRegister'ed range containing p, or -1. */
 int tdm_host_registered_flags(const void *p);
 /* After a takeover over shm: registers every pinned block with the new
@@ -127,6 +129,19 @@ int tdm_host_registered_flags(const void *p);
  * or TDM_T_REJECTED (refused, or out of memory). */
 struct tdm_transport;
 int tdm_host_reregister(struct tdm_transport *t);
+/* Over shm: moves the program's whole pages [lo, lo+len) into a pinned
+ * block of the region mapped at the same address (cudaHostRegister).
+ * *moved false, and cudaSuccess, when they stay where they are (no shm, the
+ * region's host area full: logged); an error when the server refused. */
+cudaError_t tdm_host_register_pages(void *lo, size_t len, unsigned flags, bool *moved);
+/* Undoes it: the bytes go back to private pages at lo.  The server's error
+ * (an earlier asynchronous one, as cudaHostUnregister returns). */
+cudaError_t tdm_host_unregister_pages(void *lo);
+/* Private anonymous pages with the same bytes replace [lo, lo+len); -errno. */
+int tdm_host_restore_private(void *lo, size_t len);
+/* The region offset of [p, p+n) inside a registered range moved into the
+ * region (copy_shm.c's translation of the program's address). */
+bool tdm_host_alias_offset(const struct tdm_shm_region *r, const void *p, size_t n, uint64_t *off);
 
 /* ---- registrations of fat binaries, kernels and variables; modules (registrations.c) ---- */
 #define TDM_FUNCTION_MAGIC 0x7464666eu
@@ -254,6 +269,31 @@ cudaError_t tdm_coherent_device_write(void **dst, size_t n, uint64_t stream);
 cudaError_t tdm_coherent_prefetch(const void *addr, size_t n, bool to_host, uint64_t stream);
 /* A stream starts or ends capturing a graph: its work moves no data. */
 void tdm_coherent_capture(uint64_t stream, bool on);
+/* Pinned memory by its host pointer over TCP: device memory at host's
+ * own address, the block its host copy, all DIRTY (the host's bytes are
+ * the block's); a launch leaves it valid. */
+cudaError_t tdm_coherent_add_pinned(uintptr_t host, uint64_t size, uint64_t span);
+/* Around a call that waits for the device: before, the DIRTY blocks of
+ * pinned pairs a launch may use go up on a non-blocking stream (a kernel
+ * waiting for the host's write sees it); after, they become INVALID. */
+void tdm_coherent_before_wait(void);
+void tdm_coherent_after_wait(void);
+/* Over TCP: whether p lies in a pinned block with device memory at its own
+ * address (made coherent the first time it is asked: hostmem.c). */
+bool tdm_host_by_pointer(const void *p);
+/* Over shm: the region block holding p (pinned, or a registered range)
+ * mapped for the device at the program's own address; true once it is. */
+bool tdm_host_map_own(const void *p);
+/* cudaDeviceReset: pinned blocks over TCP that lie at device memory of
+ * their own are released with it (as a reset releases pinned memory
+ * natively): the arena may hand their addresses out again. */
+void tdm_host_reset(void);
+/* The library's non-blocking stream for pinned uploads (over TCP). */
+cudaStream_t tdm_host_upload_stream(void);
+/* Work on `stream` after this waits for the uploads queued on it so far. */
+cudaError_t tdm_host_upload_fence(uint64_t stream);
+/* Returns once the uploads queued on it so far are done. */
+cudaError_t tdm_host_upload_drain(void);
 
 /* ---- ipc (issue 14) ---- */
 /* Memory another process exported, opened with cudaIpcOpenMemHandle: device

@@ -5,9 +5,13 @@
  * from and to it directly; when the area is full the allocation fails, as a
  * full pinned pool does.  The table remembers every block so cudaFreeHost
  * and cudaPointerGetAttributes behave as in CUDA. */
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "arena.h"
 #include "guest.h"
@@ -25,12 +29,28 @@ typedef struct host_block {
     unsigned flags;
     uint64_t in_region;      /* bytes taken from the shm area, 0 for malloc'ed */
     bool at_own_address;     /* shm: the device reaches it at its host address */
+    uintptr_t alias;         /* shm, cudaHostRegister: the program's pages, now this block's; else 0 */
+    bool own_ok;             /* shm: at_own_address asked for and done */
+    bool shadow;             /* TCP: device memory at the block's own address (at_own_address: in use) */
 } host_block;
+
+/* Over TCP, small pinned blocks lie at the address of device memory of
+ * their own (a latch a kernel spins on, passed by its host pointer).  The
+ * bound on the device memory this takes: blocks of at most SHADOW_MAX
+ * bytes, at most SHADOW_BLOCKS of them (each rounded up to the device's
+ * allocation granularity, 2 MiB on the H100, and counted against the
+ * session's quota); larger or further blocks are ordinary memory. */
+#define SHADOW_MAX (1u << 20)
+#define SHADOW_BLOCKS 64u
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static host_block *blocks;
 static size_t nblocks, cap;
 static tdm_arena *shm_area;
+/* Blocks with an alias: copies of a process without registered memory
+ * skip the table. */
+static atomic_size_t naliases;
+static atomic_uint nshadows;
 
 /* The server pins a block for the device, as cudaMallocHost pins memory. */
 static cudaError_t region_pin(const tdm_shm_region *r, uint64_t addr, uint64_t size, bool pin)
@@ -40,8 +60,9 @@ static cudaError_t region_pin(const tdm_shm_region *r, uint64_t addr, uint64_t s
     return tdm_call_err(pin ? TDM_SHM_HOST_REGISTER : TDM_SHM_HOST_UNREGISTER, &a);
 }
 
-/* From the region's host memory area; NULL when it is full. */
-static void *region_alloc(const tdm_shm_region *r, size_t size, uint64_t *rounded)
+/* From the region's host memory area; NULL when it is full (`what` ends
+ * the line logged then: what the program gets instead). */
+static void *region_alloc(const tdm_shm_region *r, size_t size, uint64_t *rounded, const char *what)
 {
     uint64_t addr = 0;
 
@@ -50,8 +71,8 @@ static void *region_alloc(const tdm_shm_region *r, size_t size, uint64_t *rounde
         tdm_arena_create(&shm_area, (uint64_t)(uintptr_t)(r->base + r->g.host_off), r->g.host_size, SHM_HOST_ALIGN);
     pthread_mutex_unlock(&lock);
     if (!shm_area || tdm_arena_alloc(shm_area, size ? size : 1, &addr, rounded) != 0) {
-        tdm_log("pinned host memory of the shm region is exhausted (%llu MiB; raise TANDEM_SHM_HOST_MB)",
-                (unsigned long long)(r->g.host_size >> 20));
+        tdm_log("pinned host memory of the shm region is exhausted (%llu MiB; raise TANDEM_SHM_HOST_MB): %s",
+                (unsigned long long)(r->g.host_size >> 20), what);
         return NULL;
     }
     return (void *)(uintptr_t)addr;
@@ -65,12 +86,127 @@ static bool add_block(void *p, size_t size, unsigned flags, uint64_t in_region)
     pthread_mutex_lock(&lock);
     ok = tdm_grow(&blocks, &cap, nblocks + 1, sizeof(*blocks), 64) == 0;
     if (ok)
-        blocks[nblocks++] = (host_block){ p, size, flags, in_region, false };
+        blocks[nblocks++] = (host_block){ p, size, flags, in_region, false, 0, false, false };
     pthread_mutex_unlock(&lock);
     return ok;
 }
 
 static int find_block(void *p, uint64_t *in_region, bool remove);
+
+static uint64_t page_span(size_t size)
+{
+    return ((uint64_t)(size ? size : 1) + 4095) / 4096 * 4096;
+}
+
+/* Over TCP: a block at the address of device memory of its size (an arena
+ * allocation: far from this process's own mappings, and MAP_FIXED_NOREPLACE
+ * never replaces one).  NULL when over the bound or refused: the caller
+ * takes ordinary memory. */
+static void *shadow_alloc(size_t size, unsigned flags)
+{
+    static atomic_bool told;
+    u_quad_t sz = size ? size : 1;
+    uint64_t span = page_span(size);
+    void *d = NULL, *h;
+    tdm_addr a;
+
+    if (size > SHADOW_MAX)
+        return NULL;
+    if (atomic_fetch_add(&nshadows, 1) >= SHADOW_BLOCKS) {
+        atomic_fetch_sub(&nshadows, 1);
+        if (!atomic_exchange(&told, true))
+            tdm_log("more than %u small pinned blocks: further ones cannot be given to a kernel by their host "
+                    "pointer over TCP", SHADOW_BLOCKS);
+        return NULL;
+    }
+    if (tdm_malloc_call(TDM_MALLOC, &sz, (size_t)sz, &d) != cudaSuccess) {
+        atomic_fetch_sub(&nshadows, 1);
+        return NULL;
+    }
+    tdm_allocs_remove((uint64_t)(uintptr_t)d);   /* to the program it is host memory */
+    h = mmap(d, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (h == d && add_block(d, size, flags, 0)) {
+        pthread_mutex_lock(&lock);
+        for (size_t i = 0; i < nblocks; i++)
+            if (blocks[i].base == d)
+                blocks[i].shadow = true;
+        pthread_mutex_unlock(&lock);
+        return d;
+    }
+    if (h != MAP_FAILED)
+        munmap(h, span);
+    a = (uint64_t)(uintptr_t)d;
+    tdm_call_err(TDM_FREE, &a);
+    atomic_fetch_sub(&nshadows, 1);
+    return NULL;
+}
+
+bool tdm_host_by_pointer(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    bool found = false, activate = false;
+    host_block b = { 0 };
+
+    if (atomic_load(&nshadows) == 0)
+        return false;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nblocks; i++) {
+        if (blocks[i].shadow && a >= (uintptr_t)blocks[i].base && a - (uintptr_t)blocks[i].base < page_span(blocks[i].size)) {
+            found = true;
+            activate = !blocks[i].at_own_address;
+            blocks[i].at_own_address = true;
+            b = blocks[i];
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    if (activate) {
+        cudaError_t err;
+
+        /* Device memory from now on: copies naming it are device copies. */
+        tdm_allocs_add((uint64_t)(uintptr_t)b.base, b.size ? b.size : 1, false);
+        err = tdm_coherent_add_pinned((uintptr_t)b.base, b.size ? b.size : 1, page_span(b.size));
+        if (err) {
+            tdm_log("pinned block %p cannot be kept coherent with its device memory (cudaError %d)", b.base,
+                    (int)err);
+            return false;
+        }
+    }
+    return found;
+}
+
+/* cudaFreeHost of a block at device memory of its own: the host copy,
+ * then the device memory (waiting for the device, as cudaFreeHost). */
+static cudaError_t shadow_free(void *p, size_t size, bool in_use)
+{
+    tdm_addr a = (uint64_t)(uintptr_t)p;
+    cudaError_t err;
+
+    if (in_use)
+        tdm_coherent_remove((uintptr_t)p);
+    munmap(p, page_span(size));
+    err = tdm_call_err(TDM_FREE, &a);
+    if (in_use)
+        tdm_allocs_remove(a);
+    atomic_fetch_sub(&nshadows, 1);
+    /* Gone already: cudaDeviceReset released it with the session's memory. */
+    return err == cudaErrorInvalidValue ? cudaSuccess : err;
+}
+
+void tdm_host_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nblocks;) {
+        if (blocks[i].shadow) {
+            munmap(blocks[i].base, page_span(blocks[i].size));
+            blocks[i] = blocks[--nblocks];
+            atomic_fetch_sub(&nshadows, 1);
+        } else {
+            i++;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
 
 cudaError_t tdm_host_alloc(size_t size, unsigned flags, void **out)
 {
@@ -81,6 +217,11 @@ cudaError_t tdm_host_alloc(size_t size, unsigned flags, void **out)
 
     *out = NULL;
     if (!r) {
+        p = shadow_alloc(size, flags);
+        if (p) {
+            *out = p;
+            return cudaSuccess;
+        }
         /* Whole pages: if the device maps it (api_mapped.c), its host copy
          * is write-protected page by page and must share no page. */
         if (posix_memalign(&p, 4096, ((size ? size : 1) + 4095) / 4096 * 4096) != 0)
@@ -92,7 +233,7 @@ cudaError_t tdm_host_alloc(size_t size, unsigned flags, void **out)
         *out = p;
         return cudaSuccess;
     }
-    p = region_alloc(r, size, &rounded);
+    p = region_alloc(r, size, &rounded, "the allocation fails");
     if (!p)
         return cudaErrorMemoryAllocation;
     /* In the table before the server pins it: if the server dies from
@@ -114,21 +255,26 @@ cudaError_t tdm_host_alloc(size_t size, unsigned flags, void **out)
 
 /* The block that starts at p: its bytes taken from the region (0 for a
  * malloc'ed one) in *in_region, removed from the table if `remove`.  -1 if
- * p starts no block. */
-static int find_block(void *p, uint64_t *in_region, bool remove)
+ * p starts no block.  `lock` held. */
+static int find_block_locked(void *p, uint64_t *in_region, bool remove)
 {
-    int rc = -1;
-
-    pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nblocks; i++) {
         if (blocks[i].base == p) {
             *in_region = blocks[i].in_region;
             if (remove)
                 blocks[i] = blocks[--nblocks];
-            rc = 0;
-            break;
+            return 0;
         }
     }
+    return -1;
+}
+
+static int find_block(void *p, uint64_t *in_region, bool remove)
+{
+    int rc;
+
+    pthread_mutex_lock(&lock);
+    rc = find_block_locked(p, in_region, remove);
     pthread_mutex_unlock(&lock);
     return rc;
 }
@@ -137,7 +283,18 @@ cudaError_t tdm_host_free(void *p)
 {
     uint64_t in_region = 0;
     cudaError_t err = cudaSuccess;
+    host_block shadow = { 0 };
 
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nblocks; i++)
+        if (blocks[i].base == p && blocks[i].shadow) {
+            shadow = blocks[i];
+            blocks[i] = blocks[--nblocks];
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    if (shadow.shadow)
+        return shadow_free(p, shadow.size, shadow.at_own_address);
     if (find_block(p, &in_region, false) != 0)
         return cudaErrorInvalidValue;
     /* Errors of earlier asynchronous work come back here, as from CUDA's
@@ -222,23 +379,181 @@ int tdm_host_block(const void *p, void **base, size_t *size)
 
 /* ---- memory models (issue 14) ---- */
 
-int tdm_host_region_block(const void *p, void **base, uint64_t *in_region)
+int tdm_host_region_block(const void *p, void **base, uint64_t *in_region, uint64_t *region_addr)
 {
     int rc = -1;
     uintptr_t a = (uintptr_t)p;
 
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nblocks; i++) {
-        uintptr_t b = (uintptr_t)blocks[i].base;
+        uintptr_t b = blocks[i].alias ? blocks[i].alias : (uintptr_t)blocks[i].base;
         if (blocks[i].in_region && a >= b && a - b < blocks[i].in_region) {
-            *base = blocks[i].base;
+            *base = (void *)b;
             *in_region = blocks[i].in_region;
+            *region_addr = (uint64_t)(uintptr_t)blocks[i].base;
             rc = 0;
             break;
         }
     }
     pthread_mutex_unlock(&lock);
     return rc;
+}
+
+/* fork: natively the child's copy of registered memory is its own
+ * (copy-on-write private pages); here the pages are the region's, shared
+ * with the parent, so the child gets private copies of them.  (The child
+ * cannot use CUDA: client.c.)  The table's lock is held across fork so the
+ * child finds it consistent. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&lock);
+}
+
+static void fork_child(void)
+{
+    for (size_t i = 0; i < nblocks; i++)
+        if (blocks[i].alias && tdm_host_restore_private((void *)blocks[i].alias, blocks[i].size) == 0)
+            blocks[i].alias = 0;
+    pthread_mutex_unlock(&lock);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void install_fork_handlers(void)
+{
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+/* Over shm, cudaHostRegister moves the program's pages into the region
+ * (docs/memory-models.md, "Registered host memory"): a block of the host
+ * area takes the range's current bytes and is mapped over the range at the
+ * same address (a second mapping of the same shared pages), then pinned as
+ * cudaMallocHost's blocks are.  From then on copies naming the range are
+ * DMA from or into those pages, asynchronous as natively. */
+cudaError_t tdm_host_register_pages(void *lo, size_t len, unsigned flags, bool *moved)
+{
+    const tdm_shm_region *r = tdm_shm();
+    uint64_t rounded = 0, unused;
+    cudaError_t err;
+    void *blk, *at;
+
+    *moved = false;
+    if (!r || !r->g.host_size)
+        return cudaSuccess;
+    pthread_once(&fork_once, install_fork_handlers);
+    blk = region_alloc(r, len, &rounded, "cudaHostRegister falls back to staged copies (correct, slower)");
+    if (!blk)
+        return cudaSuccess;
+    memcpy(blk, lo, len);
+    /* mremap with old size 0 of a shared mapping makes a second mapping of
+     * its pages; MREMAP_FIXED replaces the program's private pages
+     * atomically, so the range is never unmapped. */
+    at = mremap(blk, 0, len, MREMAP_MAYMOVE | MREMAP_FIXED, lo);
+    if (at == MAP_FAILED) {
+        tdm_log("cudaHostRegister cannot map the region over %p (+%zu): %s; staged copies instead", lo, len,
+                strerror(errno));
+        tdm_arena_free(shm_area, (uint64_t)(uintptr_t)blk, rounded);
+        return cudaSuccess;
+    }
+    if (!add_block(blk, len, flags, rounded)) {
+        err = cudaErrorMemoryAllocation;
+        goto restore;
+    }
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nblocks; i++)
+        if (blocks[i].base == blk)
+            blocks[i].alias = (uintptr_t)lo;
+    atomic_fetch_add(&naliases, 1);
+    pthread_mutex_unlock(&lock);
+    err = region_pin(r, (uint64_t)(uintptr_t)blk, rounded, true);
+    if (err == cudaSuccess) {
+        *moved = true;
+        return cudaSuccess;
+    }
+    pthread_mutex_lock(&lock);
+    find_block_locked(blk, &unused, true);
+    pthread_mutex_unlock(&lock);
+restore:
+    tdm_host_restore_private(lo, len);
+    tdm_arena_free(shm_area, (uint64_t)(uintptr_t)blk, rounded);
+    return err;
+}
+
+/* The range's bytes back in private anonymous pages at the same address:
+ * copied into fresh pages elsewhere, which then replace the alias in one
+ * mremap.  -errno. */
+int tdm_host_restore_private(void *lo, size_t len)
+{
+    void *fresh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+    if (fresh == MAP_FAILED)
+        return -errno;
+    memcpy(fresh, lo, len);
+    if (mremap(fresh, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, lo) == MAP_FAILED) {
+        int e = errno;
+        munmap(fresh, len);
+        return -e;
+    }
+    return 0;
+}
+
+cudaError_t tdm_host_unregister_pages(void *lo)
+{
+    const tdm_shm_region *r = tdm_shm();
+    uint64_t in_region = 0;
+    void *blk = NULL;
+    size_t len = 0;
+    cudaError_t err;
+    int rc;
+
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nblocks; i++)
+        if (blocks[i].alias == (uintptr_t)lo) {
+            blk = blocks[i].base;
+            len = blocks[i].size;
+            in_region = blocks[i].in_region;
+        }
+    pthread_mutex_unlock(&lock);
+    if (!blk || !r)
+        return cudaErrorHostMemoryNotRegistered;
+    /* Waits for the device, which may still copy from or into the pages
+     * (and returns an earlier asynchronous error, as cudaHostUnregister). */
+    err = region_pin(r, (uint64_t)(uintptr_t)blk, in_region, false);
+    rc = tdm_host_restore_private(lo, len);
+    if (rc)   /* the pages stay the region's: the bytes are right, the block is never reused */
+        tdm_log("cudaHostUnregister cannot give %p (+%zu) private pages back: %s; it keeps shared ones", lo, len,
+                strerror(-rc));
+    pthread_mutex_lock(&lock);
+    find_block_locked(blk, &in_region, true);
+    atomic_fetch_sub(&naliases, 1);
+    pthread_mutex_unlock(&lock);
+    if (!rc)
+        tdm_arena_free(shm_area, (uint64_t)(uintptr_t)blk, in_region);
+    return err;
+}
+
+bool tdm_host_alias_offset(const tdm_shm_region *r, const void *p, size_t n, uint64_t *off)
+{
+    uintptr_t a = (uintptr_t)p;
+    bool found = false;
+
+    if (atomic_load(&naliases) == 0)
+        return false;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nblocks && !found; i++) {
+        uintptr_t b = blocks[i].alias;
+        if (b && a >= b && n <= blocks[i].size && a - b <= blocks[i].size - n) {
+            *off = (uint64_t)((uintptr_t)blocks[i].base - (uintptr_t)r->base) + (a - b);
+            found = true;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return found;
 }
 
 /* Unified addressing for pinned memory over shm: natively the host pointer
@@ -252,39 +567,79 @@ int tdm_host_region_block(const void *p, void **base, uint64_t *in_region)
  * standby could not place the block there), so it is made only for
  * blocks a kernel is given.  A pointer hidden deeper (in device memory, in
  * a struct behind a pointer) is not seen. */
+/* The SHM_MANAGED_MAP of the region block holding word (at the program's
+ * address), asked once per block; true when the device reaches the block
+ * at that address. */
+static bool map_own(const tdm_shm_region *r, uint64_t word)
+{
+    tdm_managed_map_args a = { 0 };
+    bool want = false, ok = false;
+
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nblocks; i++) {
+        /* A registered range (alias) is reached at the program's address. */
+        uintptr_t b = blocks[i].alias ? blocks[i].alias : (uintptr_t)blocks[i].base;
+        if (blocks[i].in_region && word >= b && word - b < blocks[i].in_region) {
+            want = !blocks[i].at_own_address;
+            ok = blocks[i].own_ok;
+            blocks[i].at_own_address = true;   /* asked once, whatever the answer */
+            a = (tdm_managed_map_args){ (uintptr_t)blocks[i].base - (uintptr_t)r->base, blocks[i].in_region, b };
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    if (!want)
+        return ok;
+    cudaError_t err = tdm_call_err(TDM_SHM_MANAGED_MAP, &a);
+    if (err) {
+        tdm_log("pinned block %p cannot be mapped for the device at its own address (cudaError %d); "
+                "a kernel given it faults", (void *)(uintptr_t)a.addr, (int)err);
+        return false;
+    }
+    pthread_mutex_lock(&lock);
+    /* The table may have moved meanwhile: find the block again. */
+    for (size_t i = 0; i < nblocks; i++)
+        if ((uintptr_t)blocks[i].base - (uintptr_t)r->base == a.offset && blocks[i].in_region)
+            blocks[i].own_ok = true;
+    pthread_mutex_unlock(&lock);
+    return true;
+}
+
+bool tdm_host_map_own(const void *p)
+{
+    const tdm_shm_region *r = tdm_shm();
+
+    return r && r->g.host_size && map_own(r, (uint64_t)(uintptr_t)p);
+}
+
 void tdm_host_map_kernel_args(const char *params, uint32_t len)
 {
     const tdm_shm_region *r;
     uintptr_t lo, hi;
 
-    if (len < 8 || !(r = tdm_shm()) || !r->g.host_size)
+    if (len < 8)
+        return;
+    if (!(r = tdm_shm())) {
+        /* TCP: a small pinned block lies at its own device memory, made
+         * coherent the first time a kernel is given it. */
+        for (uint32_t off = 0; atomic_load(&nshadows) && off + 8 <= len; off += 8) {
+            uint64_t word;
+
+            memcpy(&word, params + off, 8);
+            tdm_host_by_pointer((const void *)(uintptr_t)word);
+        }
+        return;
+    }
+    if (!r->g.host_size)
         return;
     lo = (uintptr_t)r->base + r->g.host_off;
     hi = lo + r->g.host_size;
     for (uint32_t off = 0; off + 8 <= len; off += 8) {
         uint64_t word;
-        tdm_managed_map_args a = { 0 };
-        bool want = false;
 
         memcpy(&word, params + off, 8);
-        if (word < lo || word >= hi)
+        if ((word < lo || word >= hi) && atomic_load(&naliases) == 0)
             continue;
-        pthread_mutex_lock(&lock);
-        for (size_t i = 0; i < nblocks; i++) {
-            uintptr_t b = (uintptr_t)blocks[i].base;
-            if (blocks[i].in_region && word >= b && word - b < blocks[i].in_region) {
-                want = !blocks[i].at_own_address;
-                blocks[i].at_own_address = true;   /* asked once, whatever the answer */
-                a = (tdm_managed_map_args){ b - (uintptr_t)r->base, blocks[i].in_region, b };
-                break;
-            }
-        }
-        pthread_mutex_unlock(&lock);
-        if (want) {
-            cudaError_t err = tdm_call_err(TDM_SHM_MANAGED_MAP, &a);
-            if (err)
-                tdm_log("pinned block %p cannot be mapped for the device at its own address (cudaError %d); "
-                        "a kernel given it faults", (void *)(uintptr_t)a.addr, (int)err);
-        }
+        map_own(r, word);
     }
 }

@@ -7,7 +7,10 @@
  * repetition goes to stdout (the same natively and through Tandem), the
  * wall time to stderr.
  *
- *   streams-copy-check [-m MiB (64)] [-s streams (4)] [-r reps (10)] */
+ * With -R the host buffers are malloc'ed and cudaHostRegister'ed instead
+ * (simpleStreams' own choice on Linux: cudaHostRegisterMapped).
+ *
+ *   streams-copy-check [-m MiB (64)] [-s streams (4)] [-r reps (10)] [-R] */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,16 +46,18 @@ static uint64_t fnv(const unsigned char *p, size_t n)
 int main(int argc, char **argv)
 {
     size_t mib = 64;
-    int nstreams = 4, reps = 10, opt, bad = 0;
+    int nstreams = 4, reps = 10, opt, bad = 0, registered = 0;
     struct timespec t0, t1;
 
-    while ((opt = getopt(argc, argv, "m:s:r:")) != -1) {
+    while ((opt = getopt(argc, argv, "m:s:r:R")) != -1) {
         if (opt == 'm')
             mib = (size_t)atol(optarg);
         else if (opt == 's')
             nstreams = atoi(optarg);
         else if (opt == 'r')
             reps = atoi(optarg);
+        else if (opt == 'R')
+            registered = 1;
         else
             return 2;
     }
@@ -64,8 +69,18 @@ int main(int argc, char **argv)
     cudaStream_t s[64];
     cudaEvent_t ev;
 
-    CHECK(cudaMallocHost((void **)&h, n));
-    CHECK(cudaMallocHost((void **)&src, n));
+    if (registered) {
+        /* Not page-aligned, as malloc gives it. */
+        h = malloc(n);
+        src = malloc(n);
+        if (!h || !src)
+            return 1;
+        CHECK(cudaHostRegister(h, n, cudaHostRegisterMapped));
+        CHECK(cudaHostRegister(src, n, cudaHostRegisterMapped));
+    } else {
+        CHECK(cudaMallocHost((void **)&h, n));
+        CHECK(cudaMallocHost((void **)&src, n));
+    }
     CHECK(cudaMalloc((void **)&d, n));
     for (int i = 0; i < nstreams; i++)
         CHECK(cudaStreamCreate(&s[i]));
@@ -105,8 +120,15 @@ int main(int argc, char **argv)
         CHECK(cudaStreamDestroy(s[i]));
     CHECK(cudaEventDestroy(ev));
     CHECK(cudaFree(d));
-    CHECK(cudaFreeHost(h));
-    CHECK(cudaFreeHost(src));
+    if (registered) {
+        CHECK(cudaHostUnregister(h));
+        CHECK(cudaHostUnregister(src));
+        free(h);
+        free(src);
+    } else {
+        CHECK(cudaFreeHost(h));
+        CHECK(cudaFreeHost(src));
+    }
     printf("%s\n", bad ? "MISMATCH" : "ok");
     return bad;
 }

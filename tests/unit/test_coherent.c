@@ -30,18 +30,44 @@ typedef struct xfer {
 static volatile xfer log_[64];
 static volatile int nlog;
 
+/* The device address of the fake device memory: DEV, or for pinned memory
+ * by its host pointer the host copy's own address. */
+static uint64_t dev_base = DEV;
+
+/* The library's stream for uploads before a wait (api_mapped.c). */
+#define UPLOAD_STREAM 77u
+cudaStream_t tdm_host_upload_stream(void)
+{
+    return (cudaStream_t)(uintptr_t)UPLOAD_STREAM;
+}
+
+/* Ordering with the upload stream is the device's business: counted only. */
+static int fences, drains;
+cudaError_t tdm_host_upload_fence(uint64_t stream)
+{
+    (void)stream;
+    fences++;
+    return cudaSuccess;
+}
+
+cudaError_t tdm_host_upload_drain(void)
+{
+    drains++;
+    return cudaSuccess;
+}
+
 cudaError_t tdm_memcpy_direct(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind, cudaStream_t stream,
                               bool async)
 {
     (void)async;
     cr_assert(nlog < 64);
     if (kind == cudaMemcpyHostToDevice) {
-        uint64_t off = (uint64_t)(uintptr_t)dst - DEV;
+        uint64_t off = (uint64_t)(uintptr_t)dst - dev_base;
         cr_assert(off + n <= SIZE, "upload past the device memory");
         memcpy(device + off, src, n);
         log_[nlog++] = (xfer){ 'U', off, n, (uint64_t)(uintptr_t)stream };
     } else {
-        uint64_t off = (uint64_t)(uintptr_t)src - DEV;
+        uint64_t off = (uint64_t)(uintptr_t)src - dev_base;
         cr_assert_eq(kind, cudaMemcpyDeviceToHost);
         cr_assert(off + n <= SIZE, "fetch past the device memory");
         memcpy(dst, device + off, n);
@@ -63,6 +89,8 @@ enum op {
     PREFETCH_HOST, /* the whole range */
     PREFETCH_DEVICE,
     ATTACH_SINGLE, /* to stream s */
+    BEFORE_WAIT,   /* a call that waits for the device is about to be sent */
+    AFTER_WAIT,    /* it returned */
 };
 
 typedef struct step {
@@ -131,9 +159,18 @@ static void run(const step *steps, size_t n)
         case ATTACH_SINGLE:
             cr_assert_eq(tdm_coherent_attach(host, cudaMemAttachSingle, t->s), cudaSuccess);
             break;
+        case BEFORE_WAIT:
+            tdm_coherent_before_wait();
+            break;
+        case AFTER_WAIT:
+            tdm_coherent_after_wait();
+            break;
         }
-        for (int k = 0; k < nlog; k++)
+        for (int k = 0; k < nlog; k++) {
             got[k] = log_[k].dir;
+            if (dev_base != DEV && log_[k].dir == 'U')
+                cr_expect_eq(log_[k].stream, UPLOAD_STREAM, "step %zu: pinned uploads go on the library's stream", i);
+        }
         cr_expect_str_eq(got, t->xfers, "step %zu: transfers %s, want %s", i, got, t->xfers);
         for (int k = 0; k < NBLOCKS; k++)
             states[k] = names[tdm_coherent_state(host + (size_t)k * BLOCK)];
@@ -250,4 +287,48 @@ Test(coherent, other_copies_are_untouched)
     cr_assert_eq(tdm_coherent_copy(&dst, &src, sizeof(a), &kind, 0), cudaSuccess);
     cr_expect(dst == a && src == b && kind == cudaMemcpyHostToHost);
     cr_expect_eq(nlog, 0);
+}
+
+/* ---- pinned memory by its host pointer over TCP (issue 14) ---- */
+static void setup_pinned(void)
+{
+    host = mmap(NULL, SPAN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    cr_assert(host != MAP_FAILED);
+    memset(device, 0, sizeof(device));
+    nlog = 0;
+    dev_base = (uint64_t)(uintptr_t)host;
+    cr_assert_eq(tdm_coherent_add_pinned((uintptr_t)host, SIZE, SPAN), cudaSuccess);
+}
+
+/* The latch: the host's bytes are the block's (all DIRTY), a launch
+ * uploads them (on the library's stream, fenced before the kernel) and
+ * leaves the blocks valid, so a host write while the kernel runs only
+ * dirties its block (no fetch, which would wait for the kernel); the
+ * wait's upload goes first on the library's non-blocking stream, and after
+ * the wait the CLEAN blocks are INVALID (the kernel may have written them)
+ * while a block the host wrote since keeps its bytes: a read fetches what
+ * the kernel wrote, after the uploads.  No launch since: waits move
+ * nothing. */
+Test(coherent, pinned_blocks_stay_valid_across_a_launch_until_the_wait, .init = setup_pinned, .fini = teardown)
+{
+    const step steps[] = {
+        { LAUNCH, -1, 1, "U", "CCCC" },
+        { WRITE, 0, 0, "", "DCCC" },
+        { BEFORE_WAIT, -1, 0, "U", "CCCC" },
+        { LAUNCH, 2, 1, "", "CCCC" },
+        { WRITE, 1, 0, "", "CDCC" },
+        { AFTER_WAIT, -1, 0, "", "IDII" },
+        { READ, 2, 0, "F", "IDCC" },
+        { WRITE, 3, 0, "", "IDCD" },
+        { BEFORE_WAIT, -1, 0, "", "IDCD" },
+        { AFTER_WAIT, -1, 0, "", "IDCD" },
+        { LAUNCH, -1, 1, "UU", "ICCC" },
+    };
+
+    run(steps, sizeof(steps) / sizeof(steps[0]));
+    cr_expect_eq(fences, 2, "each launch's uploads are fenced before its kernel");
+    cr_expect_eq(drains, 1, "the fetch after the uploads waited for them");
+    cr_expect_eq(device[8], 0x11, "the host's write while the kernel ran reached the device");
+    cr_expect_eq(host[2 * BLOCK + 8], 0x5a, "the host reads what the kernel wrote");
+    dev_base = DEV;
 }

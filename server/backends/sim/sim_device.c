@@ -60,7 +60,7 @@ static const struct {
     { cudaDevAttrPageableMemoryAccess, 0 },
     { cudaDevAttrConcurrentManagedAccess, 0 },
     { cudaDevAttrComputePreemptionSupported, 1 },
-    { cudaDevAttrCanUseHostPointerForRegisteredMem, 0 },
+    { cudaDevAttrCanUseHostPointerForRegisteredMem, 1 },   /* as the H100; served over shm (docs/memory-models.md) */
     { cudaDevAttrCooperativeLaunch, 1 },    /* issue 14: sim_launch_cooperative */
     { cudaDevAttrMaxSharedMemoryPerBlockOptin, (int32_t)SIM_MAX_DYN_SHARED },
     { cudaDevAttrHostRegisterSupported, 1 },   /* cudaHostRegister is served (api_mapped.c) */
