@@ -70,7 +70,15 @@ cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t gr
                                      const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst,
                                      const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-    return tdm_ret(add_memcpy(pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind));
+    cudaError_t err = add_memcpy(pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
+
+    if (!err) {   /* graph node parameters (issue 14): cudaGraphMemcpyNodeGetParams answers the 3D form */
+        struct cudaMemcpy3DParms p = { .srcPtr = { (void *)src, count, count, 1 },
+                                       .dstPtr = { dst, count, count, 1 },
+                                       .extent = { count, 1, 1 }, .kind = kind };
+        tdm_graph_params_memcpy(h(*pGraphNode), h(graph), &p);
+    }
+    return tdm_ret(err);
 }
 
 /* The byte offset of pos in a pitched allocation. */
@@ -89,6 +97,7 @@ cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
                                    size_t numDependencies, const struct cudaMemcpy3DParms *p)
 {
     struct cudaExtent e;
+    cudaError_t err;
 
     if (!p)
         return tdm_ret(cudaErrorInvalidValue);
@@ -101,10 +110,13 @@ cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
     /* A box with gaps between rows: not remoted yet (docs/graphs.md). */
     if (!contiguous(p->srcPtr, e) || !contiguous(p->dstPtr, e))
         return tdm_ret(tdm_unsupported("cudaGraphAddMemcpyNode of a pitched box with gaps between rows"));
-    return tdm_ret(add_memcpy(pGraphNode, graph, pDependencies, numDependencies,
-                              (char *)p->dstPtr.ptr + offset_of(p->dstPtr, p->dstPos),
-                              (const char *)p->srcPtr.ptr + offset_of(p->srcPtr, p->srcPos),
-                              e.width * e.height * e.depth, p->kind));
+    err = add_memcpy(pGraphNode, graph, pDependencies, numDependencies,
+                     (char *)p->dstPtr.ptr + offset_of(p->dstPtr, p->dstPos),
+                     (const char *)p->srcPtr.ptr + offset_of(p->srcPtr, p->srcPos), e.width * e.height * e.depth,
+                     p->kind);
+    if (!err)   /* graph node parameters (issue 14): for cudaGraphMemcpyNodeGetParams */
+        tdm_graph_params_memcpy(h(*pGraphNode), h(graph), p);
+    return tdm_ret(err);
 }
 
 cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph)
@@ -262,9 +274,13 @@ cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
 {
     tdm_handle n = h(node);
 
+    cudaError_t err;
+
     if (!node)
         return tdm_ret(cudaErrorInvalidValue);
-    return tdm_ret(tdm_call_err(TDM_GRAPH_DESTROY_NODE, &n));
+    if (!(err = tdm_call_err(TDM_GRAPH_DESTROY_NODE, &n)))
+        tdm_graph_params_forget_node(n);   /* graph node parameters (issue 14) */
+    return tdm_ret(err);
 }
 
 cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,

@@ -343,4 +343,14 @@ void tdm_callback_graph_launch_end(void);
 cudaError_t tdm_graph_add_node_call(cudaGraphNode_t *pNode, cudaGraph_t graph, const cudaGraphNode_t *deps,
                                     size_t ndeps, tdm_graph_add_node_args *a);
 
+/* ---- graph node parameters (issue 14): api_graph_params.c ---- */
+/* What the program gave node (added to graph; 0: the graph of its record)
+ * for the get calls to answer; node's earlier record is dropped. */
+void tdm_graph_params_kernel(uint64_t node, uint64_t graph, const struct cudaKernelNodeParams *p);
+void tdm_graph_params_memset(uint64_t node, uint64_t graph, const struct cudaMemsetParams *p);
+void tdm_graph_params_memcpy(uint64_t node, uint64_t graph, const struct cudaMemcpy3DParms *p);
+/* The node, or every node of the graph, is gone. */
+void tdm_graph_params_forget_node(uint64_t node);
+void tdm_graph_params_forget_graph(uint64_t graph);
+
 #endif

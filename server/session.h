@@ -571,4 +571,16 @@ int tdm_session_callbacks_launch_graph(tdm_session *s, tdm_bgexec *bx, tdm_bstre
 int tdm_session_graph_host_fetch_now(tdm_session *s, uint64_t cursor, int *got, uint64_t *dst, const void **data,
                                      uint64_t *n);
 
+/* ---- graph node parameters (issue 14): session_graph_params.c ---- */
+/* cudaGraphNodeSetEnabled (set 0 or 1) / cudaGraphNodeGetEnabled (set -1)
+ * of node's instance in exec: a kernel, memcpy or memset node of the graph
+ * exec was made from; cudaErrorInvalidValue otherwise, as the driver. */
+int tdm_session_graph_node_enabled(tdm_session *s, uint64_t exec, uint64_t node, int set, unsigned *enabled);
+/* cudaGraphExecGetFlags: the flags exec was instantiated with. */
+int tdm_session_graph_exec_flags(tdm_session *s, uint64_t exec, uint64_t *flags);
+/* New parameters for a memset node (exec 0) or its instance in exec: n
+ * bytes of value at dst, a range of the session's memory. */
+int tdm_session_memset_node_set(tdm_session *s, uint64_t exec, uint64_t node, uint64_t dst, uint64_t n,
+                                uint8_t value);
+
 #endif

@@ -238,7 +238,8 @@ int tdm_session_graph_host_fetch(tdm_session *s, int *got, int *more, uint64_t *
         }
         /* Done (or failed: its error surfaces at the synchronizing call
          * itself): the next piece of its device-to-host bytes. */
-        while (k->fetch_i < k->nio && (!k->io[k->fetch_i].dtoh || k->fetch_off >= k->io[k->fetch_i].n)) {
+        while (k->fetch_i < k->nio && (!k->io[k->fetch_i].dtoh || k->io[k->fetch_i].off ||
+                                     k->fetch_off >= k->io[k->fetch_i].n)) {
             k->fetch_i++;
             k->fetch_off = 0;
         }

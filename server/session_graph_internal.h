@@ -16,6 +16,7 @@ typedef struct tdm_host_io {
     void *buf;
     uint64_t n;
     bool dtoh;
+    bool off;                /* graph node parameters (issue 14): device-to-host node disabled in an exec: not fetched */
 } tdm_host_io;
 
 /* Host bytes that captured copies read at each launch: shared by the graph
@@ -61,6 +62,7 @@ typedef struct exec_entry {
     tdm_bgexec *bx;
     tdm_kept_bytes *kept;
     uint64_t graph;          /* the graph it was made from: its nodes name the exec's */
+    uint64_t flags;          /* graph node parameters (issue 14): as instantiated (cudaGraphExecGetFlags) */
 } exec_entry;
 
 void tdm_kept_unref(tdm_session *s, tdm_kept_bytes *k);

@@ -231,4 +231,8 @@ int tdm_cuda_hostnodes_scan(tdm_backend *b, CUgraphExec x, CUgraph g);
 void tdm_cuda_hostnodes_forget(tdm_backend *b, CUgraphExec x);
 int tdm_cuda_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb);
 
+/* ---- graph node parameters (issue 14): cuda_graph_params.c ---- */
+int tdm_cuda_graph_node_enabled(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, int set, unsigned *enabled);
+int tdm_cuda_graph_memset_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
+
 #endif

@@ -416,6 +416,14 @@ typedef struct tdm_backend_ops {
      * fails nothing is queued, and the caller releases (host_func_release)
      * every hold its bind accepted; a hold whose bind failed is not its. */
     int (*graph_launch_hosts)(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb);
+    /* ---- graph node parameters (issue 14) ---- */
+    /* cuGraphNodeSetEnabled (set 0 or 1) or cuGraphNodeGetEnabled (set -1,
+     * *enabled answered) of graph node n's instance in x, a kernel, memcpy
+     * or memset node: a disabled node does nothing at later launches. */
+    int (*graph_node_enabled)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, int set, unsigned *enabled);
+    /* New parameters (d: a TDM_GNODE_MEMSET) for memset node n of a graph
+     * (x NULL), or for its instance in x, an exec made from n's graph. */
+    int (*graph_memset_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -1,0 +1,222 @@
+// Graph node parameters after the nodes were made (docs/graphs.md "Node
+// parameters and updates"): the get and set calls of kernel, memset and
+// memcpy nodes, an executable graph's own memset parameters, nodes disabled
+// and enabled again in an executable graph, its instantiation flags, and
+// what the runtime refuses.  The graph: memset x; x = x*k + i + base
+// (se_transform); copy x to y (device to device); copy y to host.  Every
+// result is checked against a host reference and the output is
+// deterministic.  Usage: graph_params [launches]
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <cuda_runtime.h>
+
+#define CHECK(call)                                                                    \
+    do {                                                                               \
+        cudaError_t err_ = (call);                                                     \
+        if (err_ != cudaSuccess) {                                                     \
+            fprintf(stderr, "graph_params: %s failed at %s:%d: %s (%s)\n", #call,      \
+                    __FILE__, __LINE__, cudaGetErrorString(err_), cudaGetErrorName(err_)); \
+            exit(1);                                                                   \
+        }                                                                              \
+    } while (0)
+
+#include "graph_common.cuh"
+
+static const int n = 1 << 14, threads = 256, blocks = n / threads;
+
+// What a launch leaves in y: the memset's bytes (or what x held when the
+// memset is off), then the transform (unless it is off).
+static void reference(unsigned int *y, unsigned int fill, bool transform, unsigned int k, unsigned int base)
+{
+    for (int i = 0; i < n; i++)
+        y[i] = transform ? fill * k + ((unsigned int)i + base) : fill;
+}
+
+static void expect(const char *what, const unsigned int *got, unsigned int fill, bool transform, unsigned int k,
+                   unsigned int base)
+{
+    static unsigned int want[n];
+
+    reference(want, fill, transform, k, base);
+    printf("%s: %s\n", what, memcmp(got, want, sizeof(want)) ? "MISMATCH" : "ok");
+}
+
+// One launch of exec, x prefilled with `prefill` bytes first (what a
+// disabled memset leaves), y and the host result spoiled.
+static void launch(cudaGraphExec_t exec, cudaStream_t s, unsigned int *d_x, unsigned int *d_y, unsigned int *h_y,
+                   int prefill)
+{
+    CHECK(cudaMemsetAsync(d_x, prefill, n * sizeof(unsigned int), s));
+    CHECK(cudaMemsetAsync(d_y, 0xee, n * sizeof(unsigned int), s));
+    memset(h_y, 0xdd, n * sizeof(unsigned int));
+    CHECK(cudaGraphLaunch(exec, s));
+    CHECK(cudaStreamSynchronize(s));
+}
+
+int main(int argc, char **argv)
+{
+    const int launches = argc > 1 ? atoi(argv[1]) : 2;
+    const size_t bytes = n * sizeof(unsigned int);
+    unsigned int *h_y = (unsigned int *)malloc(bytes), *d_x, *d_y, *d_z;
+    cudaGraphNode_t set, kern, dtod, dtoh, empty, other_node;
+    cudaGraph_t g, other;
+    cudaGraphExec_t exec, later, flagged;
+    cudaStream_t s;
+    unsigned int enabled = 7;
+    unsigned long long flags = 99;
+
+    (void)&launch_once;   // graph_common.cuh's, for its other includers
+    if (!h_y)
+        return 1;
+    CHECK(cudaSetDevice(0));
+    CHECK(cudaMalloc(&d_x, bytes));
+    CHECK(cudaMalloc(&d_y, bytes));
+    CHECK(cudaMalloc(&d_z, bytes));
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+
+    // ---- the graph and what its nodes answer ----
+    CHECK(cudaGraphCreate(&g, 0));
+    cudaMemsetParams mp = {};
+    mp.dst = d_x;
+    mp.value = 0x01010101u;
+    mp.elementSize = 4;
+    mp.width = n;
+    mp.height = 1;
+    CHECK(cudaGraphAddMemsetNode(&set, g, NULL, 0, &mp));
+    unsigned int *x = d_x, k = 3, base = 11;
+    int count = n;
+    void *args[] = { &x, &count, &k, &base };
+    cudaKernelNodeParams kp = {};
+    kp.func = (void *)se_transform;
+    kp.gridDim = dim3(blocks);
+    kp.blockDim = dim3(threads);
+    kp.kernelParams = args;
+    CHECK(cudaGraphAddKernelNode(&kern, g, &set, 1, &kp));
+    k = 0;   // the node has its own copy of the values
+    base = 0;
+    cudaMemcpy3DParms cp = {};
+    cp.srcPtr = make_cudaPitchedPtr(d_x, bytes, bytes, 1);
+    cp.dstPtr = make_cudaPitchedPtr(d_y, bytes, bytes, 1);
+    cp.extent = make_cudaExtent(bytes, 1, 1);
+    cp.kind = cudaMemcpyDeviceToDevice;
+    CHECK(cudaGraphAddMemcpyNode(&dtod, g, &kern, 1, &cp));
+    CHECK(cudaGraphAddMemcpyNode1D(&dtoh, g, &dtod, 1, h_y, d_y, bytes, cudaMemcpyDeviceToHost));
+    CHECK(cudaGraphAddEmptyNode(&empty, g, &dtoh, 1));
+
+    cudaKernelNodeParams got = {};
+    CHECK(cudaGraphKernelNodeGetParams(kern, &got));
+    printf("kernel node: func %s, grid %u,%u,%u block %u,%u,%u shared %u, args x %s n %d k %u base %u\n",
+           got.func == (void *)se_transform ? "ours" : "OTHER", got.gridDim.x, got.gridDim.y, got.gridDim.z,
+           got.blockDim.x, got.blockDim.y, got.blockDim.z, got.sharedMemBytes,
+           *(unsigned int **)got.kernelParams[0] == d_x ? "ours" : "OTHER", *(int *)got.kernelParams[1],
+           *(unsigned int *)got.kernelParams[2], *(unsigned int *)got.kernelParams[3]);
+    cudaMemsetParams gm = {};
+    CHECK(cudaGraphMemsetNodeGetParams(set, &gm));
+    printf("memset node: dst %s value 0x%08x element %u width %zu height %zu\n", gm.dst == d_x ? "ours" : "OTHER",
+           gm.value, gm.elementSize, gm.width, gm.height);
+    cudaMemcpy3DParms gc = {};
+    CHECK(cudaGraphMemcpyNodeGetParams(dtod, &gc));
+    printf("memcpy node: src %s dst %s extent %zu,%zu,%zu kind %d\n", gc.srcPtr.ptr == d_x ? "ours" : "OTHER",
+           gc.dstPtr.ptr == d_y ? "ours" : "OTHER", gc.extent.width, gc.extent.height, gc.extent.depth, (int)gc.kind);
+    memset(&gc, 0, sizeof(gc));
+    CHECK(cudaGraphMemcpyNodeGetParams(dtoh, &gc));
+    printf("1D memcpy node: src %s dst %s width %zu kind %d\n", gc.srcPtr.ptr == d_y ? "ours" : "OTHER",
+           gc.dstPtr.ptr == h_y ? "ours" : "OTHER", gc.extent.width, (int)gc.kind);
+
+    // ---- launches, and flags ----
+    CHECK(cudaGraphInstantiate(&exec, g, 0));
+    CHECK(cudaGraphExecGetFlags(exec, &flags));
+    printf("exec flags: %llu\n", flags);
+    CHECK(cudaGraphInstantiateWithFlags(&flagged, g, cudaGraphInstantiateFlagUseNodePriority));
+    CHECK(cudaGraphExecGetFlags(flagged, &flags));
+    printf("exec flags with node priority: %llu\n", flags);
+    for (int i = 0; i < launches; i++) {
+        launch(exec, s, d_x, d_y, h_y, 0);
+        expect("launch", h_y, 0x01010101u, true, 3, 11);
+    }
+
+    // ---- disabled nodes: empty nodes that keep their edges ----
+    CHECK(cudaGraphNodeGetEnabled(exec, kern, &enabled));
+    printf("kernel node enabled: %u\n", enabled);
+    CHECK(cudaGraphNodeSetEnabled(exec, kern, 0));
+    CHECK(cudaGraphNodeGetEnabled(exec, kern, &enabled));
+    printf("kernel node enabled after disabling: %u\n", enabled);
+    launch(exec, s, d_x, d_y, h_y, 0);
+    expect("kernel disabled", h_y, 0x01010101u, false, 0, 0);
+    CHECK(cudaGraphNodeSetEnabled(exec, kern, 1));
+    CHECK(cudaGraphNodeSetEnabled(exec, set, 0));
+    launch(exec, s, d_x, d_y, h_y, 0x02);
+    expect("memset disabled", h_y, 0x02020202u, true, 3, 11);
+    CHECK(cudaGraphNodeSetEnabled(exec, set, 1));
+    launch(exec, s, d_x, d_y, h_y, 0x02);
+    expect("enabled again", h_y, 0x01010101u, true, 3, 11);
+    // A disabled device-to-host copy leaves the program's memory alone.
+    CHECK(cudaGraphNodeSetEnabled(exec, dtoh, 0));
+    launch(exec, s, d_x, d_y, h_y, 0);
+    printf("device-to-host copy disabled: host memory %s\n", h_y[0] == 0xddddddddu && h_y[n - 1] == 0xddddddddu
+                                                                   ? "untouched" : "WRITTEN");
+    CHECK(cudaGraphNodeSetEnabled(exec, dtoh, 1));
+    CHECK(cudaGraphNodeGetEnabled(flagged, kern, &enabled));
+    printf("the other exec's kernel node enabled: %u\n", enabled);
+
+    // ---- new parameters: the graph's node, then one exec's ----
+    k = 5;
+    base = 7;
+    CHECK(cudaGraphKernelNodeSetParams(kern, &kp));
+    CHECK(cudaGraphKernelNodeGetParams(kern, &got));
+    printf("kernel node after set: k %u base %u\n", *(unsigned int *)got.kernelParams[2],
+           *(unsigned int *)got.kernelParams[3]);
+    mp.value = 0x03030303u;
+    CHECK(cudaGraphMemsetNodeSetParams(set, &mp));
+    CHECK(cudaGraphMemsetNodeGetParams(set, &gm));
+    printf("memset node after set: value 0x%08x\n", gm.value);
+    launch(exec, s, d_x, d_y, h_y, 0);
+    expect("exec made before keeps its parameters", h_y, 0x01010101u, true, 3, 11);
+    CHECK(cudaGraphInstantiate(&later, g, 0));
+    launch(later, s, d_x, d_y, h_y, 0);
+    expect("exec made after has the new ones", h_y, 0x03030303u, true, 5, 7);
+    mp.value = 0x04040404u;
+    CHECK(cudaGraphExecMemsetNodeSetParams(exec, set, &mp));
+    launch(exec, s, d_x, d_y, h_y, 0);
+    expect("exec memset set", h_y, 0x04040404u, true, 3, 11);
+    CHECK(cudaGraphMemsetNodeGetParams(set, &gm));
+    printf("the graph's memset node still: value 0x%08x\n", gm.value);
+    mp.dst = d_z;   // another allocation of the same kind: allowed
+    CHECK(cudaGraphExecMemsetNodeSetParams(later, set, &mp));
+    launch(later, s, d_x, d_y, h_y, 0x06);
+    expect("exec memset to another buffer", h_y, 0x06060606u, true, 5, 7);
+    CHECK(cudaMemcpy(h_y, d_z, bytes, cudaMemcpyDeviceToHost));
+    printf("other buffer: %s\n", h_y[0] == 0x04040404u && h_y[n - 1] == 0x04040404u ? "ok" : "MISMATCH");
+
+    // ---- what is refused ----
+    printf("kernel params of a memset node: %s\n",
+           cudaGetErrorName(cudaGraphKernelNodeGetParams(set, &got)));
+    printf("memset params of a kernel node: %s\n", cudaGetErrorName(cudaGraphMemsetNodeGetParams(kern, &gm)));
+    printf("memcpy params of an empty node: %s\n", cudaGetErrorName(cudaGraphMemcpyNodeGetParams(empty, &gc)));
+    printf("memset set on a kernel node: %s\n", cudaGetErrorName(cudaGraphMemsetNodeSetParams(kern, &mp)));
+    printf("disabling an empty node: %s\n", cudaGetErrorName(cudaGraphNodeSetEnabled(exec, empty, 0)));
+    CHECK(cudaGraphCreate(&other, 0));
+    CHECK(cudaGraphAddMemsetNode(&other_node, other, NULL, 0, &mp));
+    printf("disabling a node of another graph: %s\n",
+           cudaGetErrorName(cudaGraphNodeSetEnabled(exec, other_node, 0)));
+    printf("exec memset set of a node of another graph: %s\n",
+           cudaGetErrorName(cudaGraphExecMemsetNodeSetParams(exec, other_node, &mp)));
+    cudaGetLastError();
+    launch(exec, s, d_x, d_y, h_y, 0);
+    expect("after the refusals", h_y, 0x04040404u, true, 3, 11);
+
+    CHECK(cudaGraphExecDestroy(exec));
+    CHECK(cudaGraphExecDestroy(later));
+    CHECK(cudaGraphExecDestroy(flagged));
+    CHECK(cudaGraphDestroy(g));
+    CHECK(cudaGraphDestroy(other));
+    CHECK(cudaStreamDestroy(s));
+    CHECK(cudaFree(d_x));
+    CHECK(cudaFree(d_y));
+    CHECK(cudaFree(d_z));
+    free(h_y);
+    printf("graph_params: done\n");
+    return 0;
+}

@@ -1,0 +1,331 @@
+/* Graph node parameters after the nodes were made (docs/graphs.md "Node
+ * parameters and updates"): enabling an executable graph's nodes, its
+ * instantiation flags, and the get/set calls of kernel, memset and memcpy
+ * nodes.
+ *
+ * A node's parameters name the program's own things (its kernel's host
+ * stub, its argument values, its host pointers), which the server never
+ * sees as such, so the guest keeps what the program gave each node it
+ * added (or last set) and answers the get calls from that.  A kernel
+ * node's record owns the kernelParams array and the argument values it
+ * answers, as the runtime does: valid until the node's parameters change or
+ * its graph is destroyed. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "guest.h"
+
+typedef struct node_record {
+    struct node_record *next;
+    uint64_t node, graph;
+    enum cudaGraphNodeType type;
+    union {
+        struct cudaKernelNodeParams kernel;   /* kernelParams -> args below */
+        struct cudaMemsetParams memset;
+        struct cudaMemcpy3DParms memcpy;
+    } p;
+    void **argv;             /* kernel: the runtime-owned array of pointers into values */
+    char *values;
+} node_record;
+
+#define RECORD_BUCKETS 1024u
+
+/* The process's records, by node handle (the runtime's are per process too). */
+static struct {
+    pthread_mutex_t lock;
+    node_record *bucket[RECORD_BUCKETS];
+} records = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static node_record **slot_of(uint64_t node)
+{
+    node_record **pp = &records.bucket[(node ^ (node >> 20)) % RECORD_BUCKETS];
+
+    while (*pp && (*pp)->node != node)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+static void record_free(node_record *r)
+{
+    if (!r)
+        return;
+    free(r->argv);
+    free(r->values);
+    free(r);
+}
+
+/* Replaces node's record with r (NULL: forgets it). */
+static void record_put(uint64_t node, node_record *r)
+{
+    node_record **pp, *old;
+
+    pthread_mutex_lock(&records.lock);
+    pp = slot_of(node);
+    old = *pp;
+    if (old)
+        *pp = old->next;
+    if (r) {
+        r->next = records.bucket[(node ^ (node >> 20)) % RECORD_BUCKETS];
+        records.bucket[(node ^ (node >> 20)) % RECORD_BUCKETS] = r;
+    }
+    pthread_mutex_unlock(&records.lock);
+    record_free(old);
+}
+
+static node_record *record_new(uint64_t node, uint64_t graph, enum cudaGraphNodeType type)
+{
+    node_record *r = calloc(1, sizeof(*r));
+
+    if (r) {
+        r->node = node;
+        r->graph = graph;
+        r->type = type;
+    }
+    return r;
+}
+
+/* The graph node belongs to, from its record (0: none). */
+static uint64_t record_graph(uint64_t node)
+{
+    node_record *r;
+    uint64_t g;
+
+    pthread_mutex_lock(&records.lock);
+    r = *slot_of(node);
+    g = r ? r->graph : 0;
+    pthread_mutex_unlock(&records.lock);
+    return g;
+}
+
+void tdm_graph_params_kernel(uint64_t node, uint64_t graph, const struct cudaKernelNodeParams *p)
+{
+    tdm_function *f;
+    cudaError_t err;
+    node_record *r;
+
+    if (!graph)
+        graph = record_graph(node);
+    if (!(f = tdm_function_for_host(p->func, &err)) || !(r = record_new(node, graph, cudaGraphNodeTypeKernel)))
+        return;
+    r->p.kernel = *p;
+    r->p.kernel.extra = NULL;
+    /* The program's argument values as it passed them, before any host
+     * pointer in them was mapped for the server. */
+    r->values = calloc(1, f->params_len ? f->params_len : 1);
+    r->argv = calloc(f->nparams ? f->nparams : 1, sizeof(*r->argv));
+    if (!r->values || !r->argv) {
+        record_free(r);
+        record_put(node, NULL);
+        return;
+    }
+    for (uint32_t i = 0; i < f->nparams; i++) {
+        memcpy(r->values + f->param_offset[i], p->kernelParams[i], f->param_size[i]);
+        r->argv[i] = r->values + f->param_offset[i];
+    }
+    r->p.kernel.kernelParams = f->nparams ? r->argv : NULL;
+    record_put(node, r);
+}
+
+void tdm_graph_params_memset(uint64_t node, uint64_t graph, const struct cudaMemsetParams *p)
+{
+    node_record *r;
+
+    if (!graph)
+        graph = record_graph(node);
+    if ((r = record_new(node, graph, cudaGraphNodeTypeMemset)))
+        r->p.memset = *p;
+    record_put(node, r);
+}
+
+void tdm_graph_params_memcpy(uint64_t node, uint64_t graph, const struct cudaMemcpy3DParms *p)
+{
+    node_record *r;
+
+    if (!graph)
+        graph = record_graph(node);
+    if ((r = record_new(node, graph, cudaGraphNodeTypeMemcpy)))
+        r->p.memcpy = *p;
+    record_put(node, r);
+}
+
+void tdm_graph_params_forget_node(uint64_t node)
+{
+    record_put(node, NULL);
+}
+
+void tdm_graph_params_forget_graph(uint64_t graph)
+{
+    pthread_mutex_lock(&records.lock);
+    for (unsigned b = 0; b < RECORD_BUCKETS; b++) {
+        node_record **pp = &records.bucket[b];
+
+        while (*pp) {
+            node_record *r = *pp;
+
+            if (r->graph != graph) {
+                pp = &r->next;
+                continue;
+            }
+            *pp = r->next;
+            record_free(r);
+        }
+    }
+    pthread_mutex_unlock(&records.lock);
+}
+
+/* Copies node's record into out (size bytes of the union) when it is of
+ * `type`; *found: whether node has a record at all. */
+static bool record_copy(uint64_t node, enum cudaGraphNodeType type, void *out, size_t size, bool *found)
+{
+    node_record *r;
+    bool ok;
+
+    pthread_mutex_lock(&records.lock);
+    r = *slot_of(node);
+    *found = r != NULL;
+    if ((ok = r && r->type == type))
+        memcpy(out, &r->p, size);
+    pthread_mutex_unlock(&records.lock);
+    return ok;
+}
+
+/* A get call: node's record of `type`.  A node without a record:
+ * cudaErrorInvalidValue when it is of another type (as the driver), else
+ * refused as not remoted (captured and cloned nodes: docs/graphs.md). */
+static cudaError_t record_get(cudaGraphNode_t node, enum cudaGraphNodeType type, void *out, size_t size,
+                              const char *what)
+{
+    enum cudaGraphNodeType actual;
+    cudaError_t err;
+    bool found;
+
+    if (!node || !out)
+        return cudaErrorInvalidValue;
+    if (record_copy((uint64_t)(uintptr_t)node, type, out, size, &found))
+        return cudaSuccess;
+    if (found)
+        return cudaErrorInvalidValue;
+    if ((err = cudaGraphNodeGetType(node, &actual)))
+        return err;
+    return actual != type ? cudaErrorInvalidValue : tdm_unsupported(what);
+}
+
+cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams *pNodeParams)
+{
+    return tdm_ret(record_get(node, cudaGraphNodeTypeKernel, pNodeParams, sizeof(*pNodeParams),
+                              "cudaGraphKernelNodeGetParams of a captured or cloned node"));
+}
+
+cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams *pNodeParams)
+{
+    return tdm_ret(record_get(node, cudaGraphNodeTypeMemset, pNodeParams, sizeof(*pNodeParams),
+                              "cudaGraphMemsetNodeGetParams of a captured or cloned node"));
+}
+
+cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms *pNodeParams)
+{
+    return tdm_ret(record_get(node, cudaGraphNodeTypeMemcpy, pNodeParams, sizeof(*pNodeParams),
+                              "cudaGraphMemcpyNodeGetParams of a captured or cloned node"));
+}
+
+/* ---- memset nodes ---- */
+
+/* What a memset node's parameters ask, as cudaGraphAddMemsetNode checks
+ * them: one row, one byte of pattern (api_graph.c). */
+static cudaError_t memset_request(const struct cudaMemsetParams *p, tdm_memset_node_set_args *a)
+{
+    uint8_t b;
+
+    if (!p || !p->dst || !p->width || !p->height ||
+        (p->elementSize != 1 && p->elementSize != 2 && p->elementSize != 4))
+        return cudaErrorInvalidValue;
+    b = (uint8_t)p->value;
+    for (unsigned i = 1; i < p->elementSize; i++)
+        if ((uint8_t)(p->value >> (8 * i)) != b)
+            return tdm_unsupported("a memset node with a multi-byte pattern");
+    if (p->height != 1)
+        return tdm_unsupported("a memset node with a 2D extent");
+    a->dst = (uint64_t)(uintptr_t)p->dst;
+    a->size = (uint64_t)p->width * p->elementSize;
+    a->value = b;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)
+{
+    tdm_memset_node_set_args a = { 0, (uint64_t)(uintptr_t)node, 0, 0, 0 };
+    cudaError_t err;
+
+    if (!node)
+        return tdm_ret(cudaErrorInvalidValue);
+    if ((err = memset_request(pNodeParams, &a)) || (err = tdm_call_err(TDM_GRAPH_MEMSET_NODE_SET, &a)))
+        return tdm_ret(err);
+    tdm_graph_params_memset(a.node, 0, pNodeParams);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                             const struct cudaMemsetParams *pNodeParams)
+{
+    tdm_memset_node_set_args a = { (uint64_t)(uintptr_t)hGraphExec, (uint64_t)(uintptr_t)node, 0, 0, 0 };
+    struct cudaMemsetParams was;
+    cudaError_t err;
+    bool found;
+
+    if (!hGraphExec || !node)
+        return tdm_ret(cudaErrorInvalidValue);
+    if ((err = memset_request(pNodeParams, &a)))
+        return tdm_ret(err);
+    /* An executable graph's memset keeps its element size (the driver's
+     * update rules); the graph's node says what it was made with. */
+    if (record_copy(a.node, cudaGraphNodeTypeMemset, &was, sizeof(was), &found) &&
+        was.elementSize != pNodeParams->elementSize)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(tdm_call_err(TDM_GRAPH_MEMSET_NODE_SET, &a));
+}
+
+/* ---- enabled nodes, flags ---- */
+
+cudaError_t cudaGraphNodeSetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int isEnabled)
+{
+    tdm_graph_node_enabled_args a = { (uint64_t)(uintptr_t)hGraphExec, (uint64_t)(uintptr_t)hNode, isEnabled != 0 };
+
+    if (!hGraphExec || !hNode)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(tdm_call_err(TDM_GRAPH_NODE_SET_ENABLED, &a));
+}
+
+cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t hNode, unsigned int *isEnabled)
+{
+    tdm_graph_node_enabled_args a = { (uint64_t)(uintptr_t)hGraphExec, (uint64_t)(uintptr_t)hNode, 0 };
+    tdm_flags_res r;
+    cudaError_t err;
+
+    if (!hGraphExec || !hNode || !isEnabled)
+        return tdm_ret(cudaErrorInvalidValue);
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_GRAPH_NODE_GET_ENABLED, &a, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (!err)
+        *isEnabled = r.flags;
+    return tdm_ret(err);
+}
+
+cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long *flags)
+{
+    tdm_handle h = (uint64_t)(uintptr_t)graphExec;
+    tdm_u64_res r;
+    cudaError_t err;
+
+    if (!graphExec || !flags)
+        return tdm_ret(cudaErrorInvalidValue);
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_GRAPH_EXEC_GET_FLAGS, &h, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (!err)
+        *flags = r.value;
+    return tdm_ret(err);
+}
