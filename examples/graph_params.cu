@@ -26,6 +26,145 @@
 
 static const int n = 1 << 14, threads = 256, blocks = n / threads;
 
+// graph_nodes.cu's variable (the sim backend's twin knows it by name).
+__device__ unsigned int gn_table[4];
+
+static void fill(unsigned int *v, unsigned int seed)
+{
+    for (int i = 0; i < n; i++)
+        v[i] = (unsigned int)i * 2654435761u + seed;
+}
+
+static const char *same(const unsigned int *a, const unsigned int *b, size_t count)
+{
+    return memcmp(a, b, count * sizeof(unsigned int)) ? "MISMATCH" : "ok";
+}
+
+// New memcpy parameters: a graph uploads host memory, copies it on the
+// device and downloads it (pageable memory: staged over TCP and shm).
+static void memcpy_nodes(cudaStream_t s, unsigned int *d_x, unsigned int *d_y, unsigned int *d_z)
+{
+    const size_t bytes = n * sizeof(unsigned int);
+    unsigned int *in1 = (unsigned int *)malloc(bytes), *in2 = (unsigned int *)malloc(bytes),
+                 *in3 = (unsigned int *)malloc(bytes), *out1 = (unsigned int *)malloc(bytes),
+                 *out2 = (unsigned int *)malloc(bytes), *check = (unsigned int *)malloc(bytes);
+    cudaGraphNode_t up, cp, down, to_sym, from_sym, kern;
+    cudaGraph_t g, gs;
+    cudaGraphExec_t exec, later, xs;
+    cudaMemcpy3DParms gc = {};
+    unsigned int table[4];
+
+    if (!in1 || !in2 || !in3 || !out1 || !out2 || !check)
+        exit(1);
+    fill(in1, 1);
+    fill(in2, 2);
+    fill(in3, 3);
+    CHECK(cudaGraphCreate(&g, 0));
+    CHECK(cudaGraphAddMemcpyNode1D(&up, g, NULL, 0, d_x, in1, bytes, cudaMemcpyHostToDevice));
+    cudaMemcpy3DParms p = {};
+    p.srcPtr = make_cudaPitchedPtr(d_x, bytes, bytes, 1);
+    p.dstPtr = make_cudaPitchedPtr(d_y, bytes, bytes, 1);
+    p.extent = make_cudaExtent(bytes, 1, 1);
+    p.kind = cudaMemcpyDeviceToDevice;
+    CHECK(cudaGraphAddMemcpyNode(&cp, g, &up, 1, &p));
+    CHECK(cudaGraphAddMemcpyNode1D(&down, g, &cp, 1, out1, d_y, bytes, cudaMemcpyDeviceToHost));
+    CHECK(cudaGraphInstantiate(&exec, g, 0));
+    CHECK(cudaGraphLaunch(exec, s));
+    CHECK(cudaStreamSynchronize(s));
+    printf("memcpy graph: %s\n", same(out1, in1, n));
+
+    // An exec's nodes: a new host source, a new device copy, a new host destination.
+    CHECK(cudaGraphExecMemcpyNodeSetParams1D(exec, up, d_x, in2, bytes, cudaMemcpyHostToDevice));
+    CHECK(cudaGraphLaunch(exec, s));
+    CHECK(cudaStreamSynchronize(s));
+    printf("exec upload from new host memory: %s\n", same(out1, in2, n));
+    p.dstPtr = make_cudaPitchedPtr(d_z, bytes, bytes, 1);
+    CHECK(cudaGraphExecMemcpyNodeSetParams(exec, cp, &p));
+    CHECK(cudaGraphExecMemcpyNodeSetParams1D(exec, down, out2, d_z, bytes, cudaMemcpyDeviceToHost));
+    CHECK(cudaMemset(d_y, 0, bytes));
+    CHECK(cudaDeviceSynchronize());   // s does not wait for the legacy stream
+    memset(out1, 0, bytes);
+    CHECK(cudaGraphLaunch(exec, s));
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaMemcpy(check, d_y, 4 * sizeof(unsigned int), cudaMemcpyDeviceToHost));
+    printf("exec copy to another buffer and host memory: %s, old buffer %s, old host memory %s\n",
+           same(out2, in2, n), check[0] == 0 && check[3] == 0 ? "untouched" : "WRITTEN",
+           out1[0] == 0 && out1[n - 1] == 0 ? "untouched" : "WRITTEN");
+
+    // The graph's node: execs made before keep their source, one made after reads the new one.
+    CHECK(cudaGraphMemcpyNodeSetParams1D(up, d_x, in3, bytes, cudaMemcpyHostToDevice));
+    CHECK(cudaGraphMemcpyNodeGetParams(up, &gc));
+    printf("memcpy node after set: src %s\n", gc.srcPtr.ptr == in3 ? "the new host memory" : "OTHER");
+    memset(out2, 0, bytes);
+    CHECK(cudaGraphLaunch(exec, s));
+    CHECK(cudaStreamSynchronize(s));
+    printf("exec made before keeps its source: %s\n", same(out2, in2, n));
+    CHECK(cudaGraphInstantiate(&later, g, 0));
+    CHECK(cudaGraphLaunch(later, s));
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaMemcpy(check, d_y, bytes, cudaMemcpyDeviceToHost));
+    printf("exec made after reads the new source: %s\n", same(check, in3, n));
+
+    // Symbol copies: into gn_table from d_x, then out of it into d_z.
+    CHECK(cudaGraphCreate(&gs, 0));
+    CHECK(cudaGraphAddMemcpyNodeToSymbol(&to_sym, gs, NULL, 0, gn_table, d_x, sizeof(table), 0,
+                                         cudaMemcpyDeviceToDevice));
+    CHECK(cudaGraphAddMemcpyNodeFromSymbol(&from_sym, gs, &to_sym, 1, d_z, gn_table, sizeof(table), 0,
+                                           cudaMemcpyDeviceToDevice));
+    CHECK(cudaGraphInstantiate(&xs, gs, 0));
+    CHECK(cudaMemcpy(d_x, in1, bytes, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_y, in2, bytes, cudaMemcpyHostToDevice));
+    CHECK(cudaGraphExecMemcpyNodeSetParamsToSymbol(xs, to_sym, gn_table, d_y + 4, 2 * sizeof(unsigned int),
+                                                   2 * sizeof(unsigned int), cudaMemcpyDeviceToDevice));
+    CHECK(cudaGraphExecMemcpyNodeSetParamsFromSymbol(xs, from_sym, d_z + 8, gn_table, sizeof(table), 0,
+                                                     cudaMemcpyDeviceToDevice));
+    CHECK(cudaMemcpyToSymbol(gn_table, in3, sizeof(table)));
+    CHECK(cudaDeviceSynchronize());   // s does not wait for the legacy stream
+    CHECK(cudaGraphLaunch(xs, s));
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaMemcpy(table, d_z + 8, sizeof(table), cudaMemcpyDeviceToHost));
+    printf("exec symbol copies: %s\n", table[0] == in3[0] && table[1] == in3[1] && table[2] == in2[4] &&
+                                               table[3] == in2[5] ? "ok" : "MISMATCH");
+    CHECK(cudaGraphMemcpyNodeSetParamsToSymbol(to_sym, gn_table, d_x + 16, sizeof(table), 0,
+                                               cudaMemcpyDeviceToDevice));
+    CHECK(cudaGraphMemcpyNodeSetParamsFromSymbol(from_sym, d_z + 12, gn_table, sizeof(table), 0,
+                                                 cudaMemcpyDeviceToDevice));
+    CHECK(cudaGraphExecDestroy(xs));
+    CHECK(cudaGraphInstantiate(&xs, gs, 0));
+    CHECK(cudaGraphLaunch(xs, s));
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaMemcpy(table, d_z + 12, sizeof(table), cudaMemcpyDeviceToHost));
+    printf("graph symbol copies: %s\n", same(table, in1 + 16, 4));
+
+    // Refused: an exec's copy changing direction, memcpy parameters for a kernel node.
+    printf("exec copy changing direction: %s\n",
+           cudaGetErrorName(cudaGraphExecMemcpyNodeSetParams1D(exec, cp, out1, d_x, bytes, cudaMemcpyDeviceToHost)));
+    cudaKernelNodeParams kp = {};
+    unsigned int *x = d_x, k = 1, base = 0;
+    int count = n;
+    void *args[] = { &x, &count, &k, &base };
+    kp.func = (void *)se_transform;
+    kp.gridDim = dim3(blocks);
+    kp.blockDim = dim3(threads);
+    kp.kernelParams = args;
+    CHECK(cudaGraphAddKernelNode(&kern, gs, NULL, 0, &kp));
+    printf("memcpy set on a kernel node: %s\n",
+           cudaGetErrorName(cudaGraphMemcpyNodeSetParams1D(kern, d_y, d_x, bytes, cudaMemcpyDeviceToDevice)));
+    cudaGetLastError();
+
+    CHECK(cudaGraphExecDestroy(exec));
+    CHECK(cudaGraphExecDestroy(later));
+    CHECK(cudaGraphExecDestroy(xs));
+    CHECK(cudaGraphDestroy(g));
+    CHECK(cudaGraphDestroy(gs));
+    free(in1);
+    free(in2);
+    free(in3);
+    free(out1);
+    free(out2);
+    free(check);
+}
+
 // What a launch leaves in y: the memset's bytes (or what x held when the
 // memset is off), then the transform (unless it is off).
 static void reference(unsigned int *y, unsigned int fill, bool transform, unsigned int k, unsigned int base)
@@ -206,6 +345,8 @@ int main(int argc, char **argv)
     cudaGetLastError();
     launch(exec, s, d_x, d_y, h_y, 0);
     expect("after the refusals", h_y, 0x04040404u, true, 3, 11);
+
+    memcpy_nodes(s, d_x, d_y, d_z);
 
     CHECK(cudaGraphExecDestroy(exec));
     CHECK(cudaGraphExecDestroy(later));

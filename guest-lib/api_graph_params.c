@@ -329,3 +329,165 @@ cudaError_t cudaGraphExecGetFlags(cudaGraphExec_t graphExec, unsigned long long 
         *flags = r.value;
     return tdm_ret(err);
 }
+
+/* ---- memcpy nodes ---- */
+
+/* The direction node's record copies in (-1: no record). */
+static int recorded_kind(uint64_t node)
+{
+    struct cudaMemcpy3DParms p;
+    bool found;
+
+    if (!record_copy(node, cudaGraphNodeTypeMemcpy, &p, sizeof(p), &found))
+        return -1;
+    return (int)tdm_graph_copy_kind(p.dstPtr.ptr, p.srcPtr.ptr, p.kind);
+}
+
+/* New parameters for memcpy node (exec 0: the graph's node) copying n
+ * bytes src -> dst; rec: what the get call answers for it afterwards. */
+static cudaError_t memcpy_set(cudaGraphExec_t exec, cudaGraphNode_t node, void *dst, const void *src, size_t n,
+                              enum cudaMemcpyKind kind, const struct cudaMemcpy3DParms *rec)
+{
+    const struct tdm_shm_region *shm = tdm_shm();
+    tdm_memcpy_node_set_args a;
+    const void *host;
+    cudaError_t err;
+
+    if (!node || !dst || !src || !n)
+        return cudaErrorInvalidValue;
+    if ((unsigned)kind > cudaMemcpyDefault)
+        return cudaErrorInvalidMemcpyDirection;
+    kind = tdm_graph_copy_kind(dst, src, kind);
+    if (kind == cudaMemcpyHostToHost)
+        return tdm_unsupported("a graph memcpy node from host to host memory");
+    /* An executable graph's copy keeps its memory types (the driver's update rules). */
+    if (exec && recorded_kind((uint64_t)(uintptr_t)node) >= 0 && recorded_kind((uint64_t)(uintptr_t)node) != (int)kind)
+        return cudaErrorInvalidValue;
+    memset(&a, 0, sizeof(a));
+    a.exec = (uint64_t)(uintptr_t)exec;
+    a.node = (uint64_t)(uintptr_t)node;
+    a.kind = kind;
+    a.dst = (uint64_t)(uintptr_t)dst;
+    a.src = (uint64_t)(uintptr_t)src;
+    a.size = n;
+    host = kind == cudaMemcpyHostToDevice ? src : kind == cudaMemcpyDeviceToHost ? dst : NULL;
+    if (host && shm)
+        a.shm = tdm_shm_host_offset(shm, host, n, &a.shm_offset);
+    err = tdm_call_err(TDM_GRAPH_MEMCPY_NODE_SET, &a);
+    if (err == cudaErrorNotSupported)
+        return tdm_unsupported("new memcpy node parameters that change its staged host side (direction, size, "
+                               "or staged memory where there was none)");
+    if (err)
+        return err;
+    /* Uploads before this exec's (or the graph's execs' next) launches read the new source. */
+    if (kind == cudaMemcpyHostToDevice && !a.shm)
+        tdm_graph_host_retarget(a.node, exec != NULL, a.exec, src);
+    if (!exec)
+        tdm_graph_params_memcpy(a.node, 0, rec);
+    return cudaSuccess;
+}
+
+/* The 3D parameters a 1D copy answers (as cudaGraphAddMemcpyNode1D's). */
+static struct cudaMemcpy3DParms params_1d(void *dst, const void *src, size_t n, enum cudaMemcpyKind kind)
+{
+    struct cudaMemcpy3DParms p = { .srcPtr = { (void *)src, n, n, 1 }, .dstPtr = { dst, n, n, 1 },
+                                   .extent = { n, 1, 1 }, .kind = kind };
+
+    return p;
+}
+
+static cudaError_t memcpy_set_3d(cudaGraphExec_t exec, cudaGraphNode_t node, const struct cudaMemcpy3DParms *p)
+{
+    void *dst;
+    const void *src;
+    size_t n;
+    cudaError_t err = tdm_graph_copy_flat(p, &dst, &src, &n);
+
+    return err ? err : memcpy_set(exec, node, dst, src, n, p->kind, p);
+}
+
+/* A symbol's side of a copy node: [offset, +count) of the variable. */
+static cudaError_t memcpy_set_symbol(cudaGraphExec_t exec, cudaGraphNode_t node, void *dst, const void *src,
+                                     const void *symbol, size_t count, size_t offset, enum cudaMemcpyKind kind,
+                                     bool to_symbol)
+{
+    struct cudaMemcpy3DParms rec;
+    const void *other = to_symbol ? src : dst;
+    uint64_t addr = 0;
+    cudaError_t err = tdm_symbol_range(symbol, count, offset, &addr);
+
+    if (err)
+        return err;
+    if (kind == cudaMemcpyDefault)
+        kind = tdm_allocs_is_device(other) ? cudaMemcpyDeviceToDevice
+                                           : to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost;
+    if (kind != cudaMemcpyDeviceToDevice && kind != (to_symbol ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost))
+        return cudaErrorInvalidMemcpyDirection;
+    if (to_symbol)
+        dst = (void *)(uintptr_t)addr;
+    else
+        src = (const void *)(uintptr_t)addr;
+    rec = params_1d(dst, src, count, kind);
+    return memcpy_set(exec, node, dst, src, count, kind, &rec);
+}
+
+cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)
+{
+    return tdm_ret(memcpy_set_3d(NULL, node, pNodeParams));
+}
+
+cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count,
+                                           enum cudaMemcpyKind kind)
+{
+    struct cudaMemcpy3DParms rec = params_1d(dst, src, count, kind);
+
+    return tdm_ret(memcpy_set(NULL, node, dst, src, count, kind, &rec));
+}
+
+cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void *symbol, const void *src,
+                                                 size_t count, size_t offset, enum cudaMemcpyKind kind)
+{
+    return tdm_ret(memcpy_set_symbol(NULL, node, NULL, src, symbol, count, offset, kind, true));
+}
+
+cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void *dst, const void *symbol, size_t count,
+                                                   size_t offset, enum cudaMemcpyKind kind)
+{
+    return tdm_ret(memcpy_set_symbol(NULL, node, dst, NULL, symbol, count, offset, kind, false));
+}
+
+cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                             const struct cudaMemcpy3DParms *pNodeParams)
+{
+    if (!hGraphExec)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(memcpy_set_3d(hGraphExec, node, pNodeParams));
+}
+
+cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst,
+                                               const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    struct cudaMemcpy3DParms rec = params_1d(dst, src, count, kind);
+
+    if (!hGraphExec)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(memcpy_set(hGraphExec, node, dst, src, count, kind, &rec));
+}
+
+cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                                     const void *symbol, const void *src, size_t count, size_t offset,
+                                                     enum cudaMemcpyKind kind)
+{
+    if (!hGraphExec)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(memcpy_set_symbol(hGraphExec, node, NULL, src, symbol, count, offset, kind, true));
+}
+
+cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node, void *dst,
+                                                       const void *symbol, size_t count, size_t offset,
+                                                       enum cudaMemcpyKind kind)
+{
+    if (!hGraphExec)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(memcpy_set_symbol(hGraphExec, node, dst, NULL, symbol, count, offset, kind, false));
+}

@@ -352,5 +352,14 @@ void tdm_graph_params_memcpy(uint64_t node, uint64_t graph, const struct cudaMem
 /* The node, or every node of the graph, is gone. */
 void tdm_graph_params_forget_node(uint64_t node);
 void tdm_graph_params_forget_graph(uint64_t graph);
+/* A memcpy node's cudaMemcpyDefault resolved by where dst and src lie
+ * (api_graph_nodes.c). */
+enum cudaMemcpyKind tdm_graph_copy_kind(const void *dst, const void *src, enum cudaMemcpyKind kind);
+/* The one contiguous range a graph memcpy node's 3D parameters copy
+ * (api_graph_nodes.c); arrays and boxes with gaps are not remoted. */
+cudaError_t tdm_graph_copy_flat(const struct cudaMemcpy3DParms *p, void **dst, const void **src, size_t *n);
+/* A staged host-to-device source of node (key) now reads src: in exec's
+ * record (exec true), or in the record of the graph holding it (graph_host.c). */
+void tdm_graph_host_retarget(uint64_t key, bool exec, uint64_t handle, const void *src);
 
 #endif

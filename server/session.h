@@ -582,5 +582,10 @@ int tdm_session_graph_exec_flags(tdm_session *s, uint64_t exec, uint64_t *flags)
  * bytes of value at dst, a range of the session's memory. */
 int tdm_session_memset_node_set(tdm_session *s, uint64_t exec, uint64_t node, uint64_t dst, uint64_t n,
                                 uint8_t value);
+/* New parameters for a memcpy node (exec 0) or its instance in exec, as
+ * GRAPH_ADD_MEMCPY_NODE asks them (q->kind resolved).  A node whose host
+ * side is staged keeps a staged side of the same direction and size, one
+ * without staging needs none (cudaErrorNotSupported: docs/graphs.md). */
+int tdm_session_memcpy_node_set(tdm_session *s, uint64_t exec, uint64_t node, const tdm_memcpy_node_request *q);
 
 #endif

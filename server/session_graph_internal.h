@@ -82,6 +82,9 @@ int tdm_kept_launched(tdm_session *s, tdm_kept_bytes *k, tdm_stream_state *st);
 /* The host memory of the capture st's work goes to (made on first use), or
  * NULL with *err when st does not capture. */
 tdm_kept_bytes *tdm_session_capture_kept(tdm_session *s, tdm_stream_state *st, int *err);
+/* A memcpy node's description from q, its device sides checked against
+ * the session's memory (host: the caller's to fill). */
+int tdm_graph_copy_desc(tdm_session *s, const tdm_memcpy_node_request *q, tdm_gnode_desc *d);
 /* k, made on first use. */
 tdm_kept_bytes *tdm_kept_get(tdm_kept_bytes **kp);
 

@@ -8,6 +8,7 @@
 
 #include <driver_types.h>
 
+#include "log.h"
 #include "session_graph_internal.h"
 
 /* The node entry and, for exec != 0, the exec entry of a node of the graph
@@ -71,4 +72,44 @@ int tdm_session_memset_node_set(tdm_session *s, uint64_t exec, uint64_t node, ui
         return cudaErrorInvalidValue;
     d = (tdm_gnode_desc){ .kind = TDM_GNODE_MEMSET, .dst = dev, .n = n, .value = value };
     return s->srv->ops->graph_memset_node_set(s->srv->be, x ? x->bx : NULL, e->bn, &d);
+}
+
+/* The staging of node's host side in k, or NULL. */
+static tdm_host_io *node_staging(tdm_kept_bytes *k, uint64_t node)
+{
+    for (size_t i = 0; k && i < k->nio; i++)
+        if (k->io[i].key == node)
+            return &k->io[i];
+    return NULL;
+}
+
+int tdm_session_memcpy_node_set(tdm_session *s, uint64_t exec, uint64_t node, const tdm_memcpy_node_request *q)
+{
+    exec_entry *x;
+    node_entry *e = exec_node(s, exec, node, &x);
+    graph_entry *g = e ? tdm_handles_get(&s->graphs, e->graph) : NULL;
+    tdm_host_io *io;
+    tdm_gnode_desc d;
+    bool staged;
+    int err;
+
+    if (!e || !g || e->type != cudaGraphNodeTypeMemcpy || !q->n)
+        return cudaErrorInvalidValue;
+    if ((err = tdm_graph_copy_desc(s, q, &d)) != 0)
+        return err;
+    staged = d.kind != TDM_GNODE_COPY_DTOD && !q->region;
+    io = node_staging(x ? x->kept : g->kept, node);
+    /* Staging is shared by the graph and every exec made from it (docs/graphs.md):
+     * one node's staging cannot change its direction or size for one of them, nor
+     * appear or go (an exec made before would fetch or miss bytes). */
+    if (staged != (io != NULL) || (io && (io->dtoh != (d.kind == TDM_GNODE_COPY_DTOH) || io->n != q->n))) {
+        tdm_log_session(s->id, "memcpy node parameters would change its host staging: not supported");
+        return cudaErrorNotSupported;
+    }
+    d.host = io ? io->buf : q->region;
+    if ((err = s->srv->ops->graph_memcpy_node_set(s->srv->be, x ? x->bx : NULL, e->bn, &d)) != 0)
+        return err;
+    if (io && io->dtoh)   /* fetched to the new address from now on (shared: see above) */
+        io->guest = q->dst;
+    return 0;
 }

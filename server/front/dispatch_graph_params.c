@@ -3,7 +3,9 @@
 #include <driver_types.h>
 
 #include "dispatch.h"
+#include "log.h"
 #include "session.h"
+#include "shm_guest.h"
 #include "tandem_rpc.h"
 
 bool tdm_serve_GRAPH_NODE_SET_ENABLED(void *ctx, void *args, void *res)
@@ -44,5 +46,21 @@ bool tdm_serve_GRAPH_MEMSET_NODE_SET(void *ctx, void *args, void *res)
     *(int *)res = a->value > 0xff ? cudaErrorInvalidValue
                                   : tdm_session_memset_node_set(ctx, a->exec, a->node, a->dst, a->size,
                                                                 (uint8_t)a->value);
+    return true;
+}
+
+bool tdm_serve_GRAPH_MEMCPY_NODE_SET(void *ctx, void *args, void *res)
+{
+    tdm_session *s = ctx;
+    tdm_memcpy_node_set_args *a = args;
+    tdm_memcpy_node_request q = { .kind = a->kind, .dst = a->dst, .src = a->src, .n = a->size };
+
+    /* The guest's pinned memory in the region: reached where it is. */
+    if (a->shm && !(q.region = s->shm ? tdm_shm_conn_span(&s->shm->conn, a->shm_offset, a->size) : NULL)) {
+        tdm_log_session(s->id, "memcpy node names shm bytes outside the region");
+        *(int *)res = cudaErrorInvalidValue;
+        return true;
+    }
+    *(int *)res = tdm_session_memcpy_node_set(s, a->exec, a->node, &q);
     return true;
 }

@@ -55,6 +55,10 @@ static const char *const lines[] = {
     "disabling an empty node: cudaErrorInvalidValue\n",
     "disabling a node of another graph: cudaErrorInvalidValue\n",
     "exec memset set of a node of another graph: cudaErrorInvalidValue\n",
+    "exec copy to another buffer and host memory: ok, old buffer untouched, old host memory untouched\n",
+    "memcpy node after set: src the new host memory\n",
+    "exec copy changing direction: cudaErrorInvalidValue\n",
+    "memcpy set on a kernel node: cudaErrorInvalidValue\n",
     "graph_params: done\n",
 };
 
@@ -72,9 +76,10 @@ static void expect_graph_params(const char *endpoint)
     cr_expect(!strstr(r->out, "MISMATCH"), "graph_params (%s):\n%s", endpoint, r->out);
     for (const char *p = r->out; (p = strstr(p, ": ok\n")); p++)
         checked++;
-    /* 3 launches, 3 enable states, 4 launches with new parameters, the
-     * other buffer, the launch after the refusals. */
-    cr_expect_eq(checked, 12, "graph_params (%s) checked %d results:\n%s", endpoint, checked, r->out);
+    /* 3 launches, 3 enable states, 4 launches with new memset and kernel
+     * parameters, the other buffer, the launch after the refusals; 4
+     * launches with new memcpy parameters, 2 with new symbol copies. */
+    cr_expect_eq(checked, 18, "graph_params (%s) checked %d results:\n%s", endpoint, checked, r->out);
     free(r);
 }
 
@@ -191,5 +196,86 @@ Test(graph_params_bad_input, unknown_foreign_and_unowned_are_refused, .init = up
                  "a node of another graph");
     cr_expect_eq(memset_set(t, forged_exec, set.handle, m.addr, 16, 2), cudaErrorInvalidValue, "an unknown exec");
     cr_expect_eq(memset_set(t, 0, forged, m.addr, 16, 2), cudaErrorInvalidValue, "an unknown node");
+    t->ops->close(t);
+}
+
+static int memcpy_set(tdm_transport *t, tdm_memcpy_node_set_args *a)
+{
+    return th_call_int(t, TDM_GRAPH_MEMCPY_NODE_SET, (xdrproc_t)xdr_tdm_memcpy_node_set_args, a);
+}
+
+Test(graph_params_bad_input, memcpy_parameters_are_checked, .init = up, .fini = down)
+{
+    tdm_transport *t = th_guest_open(srv.endpoint, "graph-params-memcpy");
+    uint64_t size = 4096;
+    tdm_malloc_res m;
+    u_int zero = 0;
+    tdm_handle_res g, dtod, dtoh, set, exec;
+    tdm_graph_memcpy_node_args add;
+    tdm_graph_add_node_args node;
+    tdm_graph_instantiate_args inst;
+    tdm_memcpy_node_set_args a;
+    tdm_handle forged = 0x4e00000100000042ull;
+
+    memset(&m, 0, sizeof(m));
+    cr_assert_eq(t->ops->call(t, TDM_MALLOC, (xdrproc_t)xdr_tdm_u64, &size, (xdrproc_t)xdr_tdm_malloc_res, &m), 0);
+    cr_assert_eq(m.err, 0);
+    g = th_call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_u_int, &zero);
+    cr_assert_eq(g.err, 0);
+    memset(&add, 0, sizeof(add));
+    add = (tdm_graph_memcpy_node_args){ .graph = g.handle, .kind = cudaMemcpyDeviceToDevice, .dst = m.addr,
+                                        .src = m.addr + 2048, .size = 1024 };
+    dtod = th_call_handle(t, TDM_GRAPH_ADD_MEMCPY_NODE, (xdrproc_t)xdr_tdm_graph_memcpy_node_args, &add);
+    add.kind = cudaMemcpyDeviceToHost;
+    add.dst = 0x7000;   /* the guest's (staged) host address */
+    dtoh = th_call_handle(t, TDM_GRAPH_ADD_MEMCPY_NODE, (xdrproc_t)xdr_tdm_graph_memcpy_node_args, &add);
+    memset(&node, 0, sizeof(node));
+    node = (tdm_graph_add_node_args){ .graph = g.handle, .kind = cudaGraphNodeTypeMemset, .dst = m.addr,
+                                      .size = 16, .value = 1 };
+    set = th_call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &node);
+    cr_assert(!dtod.err && !dtoh.err && !set.err);
+    inst = (tdm_graph_instantiate_args){ g.handle, 0 };
+    exec = th_call_handle(t, TDM_GRAPH_INSTANTIATE, (xdrproc_t)xdr_tdm_graph_instantiate_args, &inst);
+    cr_assert_eq(exec.err, 0);
+
+    a = (tdm_memcpy_node_set_args){ .node = dtod.handle, .kind = cudaMemcpyDeviceToDevice, .dst = m.addr + 1024,
+                                    .src = m.addr + 3072, .size = 1024 };
+    cr_expect_eq(memcpy_set(t, &a), 0, "new device sides for the graph's node");
+    a.exec = exec.handle;
+    cr_expect_eq(memcpy_set(t, &a), 0, "and for the exec's");
+    a.size = 2048;
+    cr_expect_eq(memcpy_set(t, &a), cudaErrorInvalidValue, "a source past the allocation");
+    a.size = 1024;
+    a.src = 0x1000;
+    cr_expect_eq(memcpy_set(t, &a), cudaErrorInvalidValue, "memory the session does not own");
+    a.src = m.addr;
+    a.kind = 9;
+    cr_expect_eq(memcpy_set(t, &a), cudaErrorInvalidMemcpyDirection, "an unknown direction");
+    a.kind = cudaMemcpyDeviceToDevice;
+    a.node = set.handle;
+    cr_expect_eq(memcpy_set(t, &a), cudaErrorInvalidValue, "a memset node");
+    a.node = forged;
+    cr_expect_eq(memcpy_set(t, &a), cudaErrorInvalidValue, "an unknown node");
+    a.node = dtod.handle;
+    a.size = 0;
+    cr_expect_eq(memcpy_set(t, &a), cudaErrorInvalidValue, "nothing to copy");
+    a.size = 1024;
+    a.shm = 1;
+    cr_expect_eq(memcpy_set(t, &a), cudaErrorInvalidValue, "shm bytes on a session without a region");
+    a.shm = 0;
+
+    /* Staging: kept in direction and size, neither made nor dropped. */
+    a = (tdm_memcpy_node_set_args){ .exec = exec.handle, .node = dtoh.handle, .kind = cudaMemcpyDeviceToHost,
+                                    .dst = 0x9000, .src = m.addr, .size = 1024 };
+    cr_expect_eq(memcpy_set(t, &a), 0, "a staged device-to-host node's new host address");
+    a.size = 512;
+    cr_expect_eq(memcpy_set(t, &a), cudaErrorNotSupported, "a staged side of another size");
+    a = (tdm_memcpy_node_set_args){ .node = dtoh.handle, .kind = cudaMemcpyDeviceToDevice, .dst = m.addr,
+                                    .src = m.addr + 2048, .size = 1024 };
+    cr_expect_eq(memcpy_set(t, &a), cudaErrorNotSupported, "a staged node losing its staging");
+    a.node = dtod.handle;
+    a.kind = cudaMemcpyHostToDevice;
+    a.src = 0x8000;
+    cr_expect_eq(memcpy_set(t, &a), cudaErrorNotSupported, "a node gaining staging");
     t->ops->close(t);
 }

@@ -341,4 +341,5 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     /* ---- graph node parameters (issue 14) ---- */
     .graph_node_enabled = tdm_cuda_graph_node_enabled,
     .graph_memset_node_set = tdm_cuda_graph_memset_node_set,
+    .graph_memcpy_node_set = tdm_cuda_graph_memcpy_node_set,
 };

@@ -29,3 +29,17 @@ int tdm_cuda_graph_memset_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n,
     return tdm_cuda_err(tdm_cu.cuGraphExecMemsetNodeSetParams((CUgraphExec)x, (CUgraphNode)n, &m, b->ctx),
                         "cuGraphExecMemsetNodeSetParams");
 }
+
+int tdm_cuda_graph_memcpy_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d)
+{
+    CUDA_MEMCPY3D c = tdm_cuda_graph_copy_params(d);
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    /* The driver itself refuses an exec's change of memory type. */
+    if (!x)
+        return tdm_cuda_err(tdm_cu.cuGraphMemcpyNodeSetParams((CUgraphNode)n, &c), "cuGraphMemcpyNodeSetParams");
+    return tdm_cuda_err(tdm_cu.cuGraphExecMemcpyNodeSetParams((CUgraphExec)x, (CUgraphNode)n, &c, b->ctx),
+                        "cuGraphExecMemcpyNodeSetParams");
+}

@@ -424,6 +424,11 @@ typedef struct tdm_backend_ops {
     /* New parameters (d: a TDM_GNODE_MEMSET) for memset node n of a graph
      * (x NULL), or for its instance in x, an exec made from n's graph. */
     int (*graph_memset_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
+    /* The same for a memcpy node (d: a TDM_GNODE_COPY_*; its host memory
+     * outlives the graph and its execs).  An exec's node keeps its
+     * direction (cudaErrorInvalidValue, as the driver refuses a change of
+     * memory type); a graph's node may change it. */
+    int (*graph_memcpy_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

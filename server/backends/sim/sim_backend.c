@@ -177,4 +177,5 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     /* ---- graph node parameters (issue 14) ---- */
     .graph_node_enabled = sim_graph_node_enabled,
     .graph_memset_node_set = sim_graph_memset_node_set,
+    .graph_memcpy_node_set = sim_graph_memcpy_node_set,
 };

@@ -1180,3 +1180,51 @@ int sim_graph_memset_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, cons
     op->value = d->value;
     return 0;
 }
+
+static sim_op_kind copy_kind(tdm_gnode_kind k)
+{
+    return k == TDM_GNODE_COPY_HTOD ? SIM_OP_HTOD : k == TDM_GNODE_COPY_DTOH ? SIM_OP_DTOH : SIM_OP_DTOD;
+}
+
+static bool is_copy(const sim_op *op)
+{
+    return op && (op->kind == SIM_OP_HTOD || op->kind == SIM_OP_DTOH || op->kind == SIM_OP_DTOD);
+}
+
+int sim_graph_memcpy_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d)
+{
+    sim_op *op = x ? exec_op(x, n) : n->op, *fresh;
+
+    if (!is_copy(op) ||
+        (d->kind != TDM_GNODE_COPY_HTOD && d->kind != TDM_GNODE_COPY_DTOH && d->kind != TDM_GNODE_COPY_DTOD))
+        return cudaErrorInvalidValue;
+    if (x) {
+        /* An exec's copy keeps its memory types, as the driver requires. */
+        void *host = NULL;
+
+        if (op->kind != copy_kind(d->kind))
+            return cudaErrorInvalidValue;
+        if (op->kind == SIM_OP_HTOD) {   /* launches read live_src; host is the op's own copy */
+            if (!(host = malloc(d->n ? d->n : 1)))
+                return cudaErrorMemoryAllocation;
+            memcpy(host, d->host, d->n);
+            free(op->host);
+            op->host = host;
+            op->live_src = d->host;
+        } else if (op->kind == SIM_OP_DTOH) {
+            op->host = (void *)d->host;
+        }
+        op->dst = d->dst;
+        op->src = d->src;
+        op->n = d->n;
+        return 0;
+    }
+    /* A graph's node may change direction: a new op in its place. */
+    if (!(fresh = op_of(b, d)))
+        return cudaErrorMemoryAllocation;
+    n->op = fresh;
+    pthread_mutex_lock(&b->lock);
+    sim_op_free_locked(b, op);
+    pthread_mutex_unlock(&b->lock);
+    return 0;
+}

@@ -439,5 +439,6 @@ int sim_host_bind(sim_op *op, const tdm_bhost_binder *hb);
 /* ---- graph node parameters (issue 14): sim_graph.c ---- */
 int sim_graph_node_enabled(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, int set, unsigned *enabled);
 int sim_graph_memset_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
+int sim_graph_memcpy_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
 
 #endif
