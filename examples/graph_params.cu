@@ -329,6 +329,52 @@ int main(int argc, char **argv)
     CHECK(cudaMemcpy(h_y, d_z, bytes, cudaMemcpyDeviceToHost));
     printf("other buffer: %s\n", h_y[0] == 0x04040404u && h_y[n - 1] == 0x04040404u ? "ok" : "MISMATCH");
 
+    // ---- kernel node attributes ----
+    cudaKernelNodeAttrValue av = {}, got_av = {};
+    cudaGraphNode_t kern2;
+    CHECK(cudaGraphKernelNodeGetAttribute(kern, cudaLaunchAttributePriority, &got_av));
+    printf("kernel node priority before: %d\n", got_av.priority);
+    av.priority = 1;
+    CHECK(cudaGraphKernelNodeSetAttribute(kern, cudaLaunchAttributePriority, &av));
+    memset(&av, 0, sizeof(av));
+    av.cooperative = 1;
+    CHECK(cudaGraphKernelNodeSetAttribute(kern, cudaLaunchAttributeCooperative, &av));
+    memset(&av, 0, sizeof(av));
+    av.accessPolicyWindow.base_ptr = d_x;
+    av.accessPolicyWindow.num_bytes = 4096;
+    av.accessPolicyWindow.hitRatio = 0.5f;
+    av.accessPolicyWindow.hitProp = cudaAccessPropertyPersisting;
+    av.accessPolicyWindow.missProp = cudaAccessPropertyStreaming;
+    CHECK(cudaGraphKernelNodeSetAttribute(kern, cudaLaunchAttributeAccessPolicyWindow, &av));
+    CHECK(cudaGraphKernelNodeGetAttribute(kern, cudaLaunchAttributePriority, &got_av));
+    printf("kernel node priority: %d\n", got_av.priority);
+    CHECK(cudaGraphKernelNodeGetAttribute(kern, cudaLaunchAttributeCooperative, &got_av));
+    printf("kernel node cooperative: %d\n", got_av.cooperative);
+    CHECK(cudaGraphKernelNodeGetAttribute(kern, cudaLaunchAttributeAccessPolicyWindow, &got_av));
+    printf("kernel node access policy window: base %s bytes %zu hit ratio %.2f\n",
+           got_av.accessPolicyWindow.base_ptr == d_x ? "ours" : "OTHER", got_av.accessPolicyWindow.num_bytes,
+           got_av.accessPolicyWindow.hitRatio);
+    kp.func = (void *)se_transform;   // a second kernel node, after the first, with the first's attributes
+    CHECK(cudaGraphAddKernelNode(&kern2, g, &kern, 1, &kp));
+    CHECK(cudaGraphKernelNodeCopyAttributes(kern2, kern));
+    CHECK(cudaGraphKernelNodeGetAttribute(kern2, cudaLaunchAttributePriority, &got_av));
+    printf("copied attributes: priority %d", got_av.priority);
+    CHECK(cudaGraphKernelNodeGetAttribute(kern2, cudaLaunchAttributeCooperative, &got_av));
+    printf(" cooperative %d\n", got_av.cooperative);
+    CHECK(cudaGraphDestroyNode(kern2));
+    cudaGraphExec_t coop;
+    CHECK(cudaGraphInstantiate(&coop, g, 0));
+    launch(coop, s, d_x, d_y, h_y, 0);
+    expect("cooperative kernel node", h_y, 0x03030303u, true, 5, 7);
+    CHECK(cudaGraphExecDestroy(coop));
+    memset(&av, 0, sizeof(av));
+    av.accessPolicyWindow.hitRatio = 2.0f;
+    printf("access policy window hit ratio 2: %s\n",
+           cudaGetErrorName(cudaGraphKernelNodeSetAttribute(kern, cudaLaunchAttributeAccessPolicyWindow, &av)));
+    printf("attribute of a memset node: %s\n",
+           cudaGetErrorName(cudaGraphKernelNodeGetAttribute(set, cudaLaunchAttributePriority, &got_av)));
+    cudaGetLastError();
+
     // ---- what is refused ----
     printf("kernel params of a memset node: %s\n",
            cudaGetErrorName(cudaGraphKernelNodeGetParams(set, &got)));

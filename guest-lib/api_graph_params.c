@@ -16,10 +16,21 @@
 
 #include "guest.h"
 
+/* cudaLaunchAttributeID values a kernel node's attribute may have. */
+#define ATTR_IDS 17
+
+/* A kernel node's attribute as the program set it (never set: zero, the default). */
+typedef struct attr_slot {
+    bool set;
+    cudaLaunchAttributeValue v;
+} attr_slot;
+
 typedef struct node_record {
     struct node_record *next;
     uint64_t node, graph;
     enum cudaGraphNodeType type;
+    bool params_known;       /* false: attributes only (a captured kernel node) */
+    attr_slot attrs[ATTR_IDS];
     union {
         struct cudaKernelNodeParams kernel;   /* kernelParams -> args below */
         struct cudaMemsetParams memset;
@@ -65,6 +76,8 @@ static void record_put(uint64_t node, node_record *r)
     old = *pp;
     if (old)
         *pp = old->next;
+    if (r && old && old->type == r->type)   /* new parameters keep the node's attributes */
+        memcpy(r->attrs, old->attrs, sizeof(r->attrs));
     if (r) {
         r->next = records.bucket[(node ^ (node >> 20)) % RECORD_BUCKETS];
         records.bucket[(node ^ (node >> 20)) % RECORD_BUCKETS] = r;
@@ -81,6 +94,7 @@ static node_record *record_new(uint64_t node, uint64_t graph, enum cudaGraphNode
         r->node = node;
         r->graph = graph;
         r->type = type;
+        r->params_known = true;
     }
     return r;
 }
@@ -183,8 +197,8 @@ static bool record_copy(uint64_t node, enum cudaGraphNodeType type, void *out, s
 
     pthread_mutex_lock(&records.lock);
     r = *slot_of(node);
-    *found = r != NULL;
-    if ((ok = r && r->type == type))
+    *found = r && r->params_known;
+    if ((ok = *found && r->type == type))
         memcpy(out, &r->p, size);
     pthread_mutex_unlock(&records.lock);
     return ok;
@@ -490,4 +504,155 @@ cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExe
     if (!hGraphExec)
         return tdm_ret(cudaErrorInvalidValue);
     return tdm_ret(memcpy_set_symbol(hGraphExec, node, dst, NULL, symbol, count, offset, kind, false));
+}
+
+/* ---- kernel node attributes ---- */
+
+/* Whether attribute id may be set on a graph's kernel node (driver_types.h
+ * says which are "valid for graph nodes"). */
+static bool node_attribute(int id)
+{
+    switch (id) {
+    case cudaLaunchAttributeAccessPolicyWindow:
+    case cudaLaunchAttributeCooperative:
+    case cudaLaunchAttributeClusterDimension:
+    case cudaLaunchAttributeClusterSchedulingPolicyPreference:
+    case cudaLaunchAttributePriority:
+    case cudaLaunchAttributeMemSyncDomainMap:
+    case cudaLaunchAttributeMemSyncDomain:
+    case cudaLaunchAttributePreferredClusterDimension:
+    case cudaLaunchAttributeDeviceUpdatableKernelNode:
+    case cudaLaunchAttributeNvlinkUtilCentricScheduling:
+        return id >= 0 && id < ATTR_IDS;
+    default:
+        return false;
+    }
+}
+
+/* cudaSuccess if node is a kernel node (asked of the server when this
+ * process keeps no record of it), else cudaErrorInvalidValue. */
+static cudaError_t kernel_node(cudaGraphNode_t node)
+{
+    enum cudaGraphNodeType type;
+    node_record *r;
+    int known;
+    cudaError_t err;
+
+    pthread_mutex_lock(&records.lock);
+    r = *slot_of((uint64_t)(uintptr_t)node);
+    known = r ? r->type == cudaGraphNodeTypeKernel : -1;
+    pthread_mutex_unlock(&records.lock);
+    if (known >= 0)
+        return known ? cudaSuccess : cudaErrorInvalidValue;
+    if ((err = cudaGraphNodeGetType(node, &type)))
+        return err;
+    return type == cudaGraphNodeTypeKernel ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+/* Keeps v as node's attribute id (a record of attributes only if the node
+ * has none). */
+static cudaError_t attr_keep(uint64_t node, int id, const cudaLaunchAttributeValue *v)
+{
+    node_record *r;
+
+    pthread_mutex_lock(&records.lock);
+    if (!(r = *slot_of(node)) && (r = record_new(node, 0, cudaGraphNodeTypeKernel))) {
+        r->params_known = false;
+        r->next = records.bucket[(node ^ (node >> 20)) % RECORD_BUCKETS];
+        records.bucket[(node ^ (node >> 20)) % RECORD_BUCKETS] = r;
+    }
+    if (r) {
+        r->attrs[id].set = true;
+        r->attrs[id].v = *v;
+    }
+    pthread_mutex_unlock(&records.lock);
+    return r ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+/* Checks v for id and sends what changes how the node runs on the device:
+ * cooperative and priority.  The others are hints Tandem keeps without
+ * effect, as for cudaLaunchKernelExC (docs/runtime-api.md). */
+static cudaError_t attr_apply(uint64_t node, int id, const cudaLaunchAttributeValue *v)
+{
+    tdm_kernel_node_attr_args a = { node, id, 0 };
+
+    switch (id) {
+    case cudaLaunchAttributeAccessPolicyWindow:
+        if (!(v->accessPolicyWindow.hitRatio >= 0.0f && v->accessPolicyWindow.hitRatio <= 1.0f))
+            return cudaErrorInvalidValue;
+        return cudaSuccess;
+    case cudaLaunchAttributeClusterDimension:
+        if (v->clusterDim.x > 1 || v->clusterDim.y > 1 || v->clusterDim.z > 1)
+            return tdm_unsupported("cluster dimensions on a graph kernel node");
+        return cudaSuccess;
+    case cudaLaunchAttributePreferredClusterDimension:
+        if (v->preferredClusterDim.x > 1 || v->preferredClusterDim.y > 1 || v->preferredClusterDim.z > 1)
+            return tdm_unsupported("preferred cluster dimensions on a graph kernel node");
+        return cudaSuccess;
+    case cudaLaunchAttributeDeviceUpdatableKernelNode:
+        if (v->deviceUpdatableKernelNode.deviceUpdatable)
+            return tdm_unsupported("device-updatable graph kernel nodes");
+        return cudaSuccess;
+    case cudaLaunchAttributeCooperative:
+        a.value = v->cooperative;
+        return tdm_call_err(TDM_GRAPH_KERNEL_NODE_ATTR, &a);
+    case cudaLaunchAttributePriority:
+        a.value = v->priority;
+        return tdm_call_err(TDM_GRAPH_KERNEL_NODE_ATTR, &a);
+    default:
+        return cudaSuccess;
+    }
+}
+
+cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, cudaKernelNodeAttrID attr,
+                                            const cudaKernelNodeAttrValue *value)
+{
+    uint64_t node = (uint64_t)(uintptr_t)hNode;
+    cudaError_t err;
+
+    if (!hNode || !value || !node_attribute((int)attr))
+        return tdm_ret(cudaErrorInvalidValue);
+    if ((err = kernel_node(hNode)) || (err = attr_apply(node, (int)attr, value)))
+        return tdm_ret(err);
+    return tdm_ret(attr_keep(node, (int)attr, value));
+}
+
+cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, cudaKernelNodeAttrID attr,
+                                            cudaKernelNodeAttrValue *value_out)
+{
+    node_record *r;
+    cudaError_t err;
+
+    if (!hNode || !value_out || !node_attribute((int)attr))
+        return tdm_ret(cudaErrorInvalidValue);
+    if ((err = kernel_node(hNode)))
+        return tdm_ret(err);
+    memset(value_out, 0, sizeof(*value_out));
+    pthread_mutex_lock(&records.lock);
+    if ((r = *slot_of((uint64_t)(uintptr_t)hNode)) && r->attrs[attr].set)
+        *value_out = r->attrs[attr].v;
+    pthread_mutex_unlock(&records.lock);
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst, cudaGraphNode_t hSrc)
+{
+    attr_slot attrs[ATTR_IDS];
+    node_record *r;
+    cudaError_t err = cudaSuccess;
+
+    if (!hDst || !hSrc)
+        return tdm_ret(cudaErrorInvalidValue);
+    if ((err = kernel_node(hDst)) || (err = kernel_node(hSrc)))
+        return tdm_ret(err);
+    memset(attrs, 0, sizeof(attrs));
+    pthread_mutex_lock(&records.lock);
+    if ((r = *slot_of((uint64_t)(uintptr_t)hSrc)))
+        memcpy(attrs, r->attrs, sizeof(attrs));
+    pthread_mutex_unlock(&records.lock);
+    /* Every attribute, set or default: dst ends as src is. */
+    for (int id = 0; id < ATTR_IDS && !err; id++)
+        if (node_attribute(id) && !(err = attr_apply((uint64_t)(uintptr_t)hDst, id, &attrs[id].v)))
+            err = attr_keep((uint64_t)(uintptr_t)hDst, id, &attrs[id].v);
+    return tdm_ret(err);
 }

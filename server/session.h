@@ -587,5 +587,8 @@ int tdm_session_memset_node_set(tdm_session *s, uint64_t exec, uint64_t node, ui
  * side is staged keeps a staged side of the same direction and size, one
  * without staging needs none (cudaErrorNotSupported: docs/graphs.md). */
 int tdm_session_memcpy_node_set(tdm_session *s, uint64_t exec, uint64_t node, const tdm_memcpy_node_request *q);
+/* cudaGraphKernelNodeSetAttribute's cooperative or priority attribute of
+ * a kernel node (the guest keeps the hints that change nothing on the device). */
+int tdm_session_kernel_node_attr(tdm_session *s, uint64_t node, int id, int value);
 
 #endif

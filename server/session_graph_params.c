@@ -113,3 +113,13 @@ int tdm_session_memcpy_node_set(tdm_session *s, uint64_t exec, uint64_t node, co
         io->guest = q->dst;
     return 0;
 }
+
+int tdm_session_kernel_node_attr(tdm_session *s, uint64_t node, int id, int value)
+{
+    node_entry *e = tdm_handles_get(&s->graph_nodes, node);
+
+    if (!e || e->type != cudaGraphNodeTypeKernel ||
+        (id != cudaLaunchAttributeCooperative && id != cudaLaunchAttributePriority))
+        return cudaErrorInvalidValue;
+    return s->srv->ops->graph_kernel_node_attr(s->srv->be, e->bn, id, value);
+}

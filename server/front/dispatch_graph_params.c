@@ -64,3 +64,11 @@ bool tdm_serve_GRAPH_MEMCPY_NODE_SET(void *ctx, void *args, void *res)
     *(int *)res = tdm_session_memcpy_node_set(s, a->exec, a->node, &q);
     return true;
 }
+
+bool tdm_serve_GRAPH_KERNEL_NODE_ATTR(void *ctx, void *args, void *res)
+{
+    tdm_kernel_node_attr_args *a = args;
+
+    *(int *)res = tdm_session_kernel_node_attr(ctx, a->node, a->id, a->value);
+    return true;
+}

@@ -5,7 +5,8 @@
  * as given, new kernel and memset parameters for a graph's node (execs
  * made before keep theirs) and for one exec's node, nodes disabled and
  * enabled again (a disabled device-to-host copy leaves host memory alone),
- * instantiation flags, refusals; and what the server refuses a guest
+ * instantiation flags, kernel node attributes (set, got, copied; a
+ * cooperative node launched), refusals; and what the server refuses a guest
  * speaking the protocol: unknown and foreign nodes and execs, node types
  * that cannot be disabled, memset ranges the session does not own. */
 #include <criterion/criterion.h>
@@ -59,6 +60,13 @@ static const char *const lines[] = {
     "memcpy node after set: src the new host memory\n",
     "exec copy changing direction: cudaErrorInvalidValue\n",
     "memcpy set on a kernel node: cudaErrorInvalidValue\n",
+    "kernel node priority before: 0\n",
+    "kernel node priority: 1\n",
+    "kernel node cooperative: 1\n",
+    "kernel node access policy window: base ours bytes 4096 hit ratio 0.50\n",
+    "copied attributes: priority 1 cooperative 1\n",
+    "access policy window hit ratio 2: cudaErrorInvalidValue\n",
+    "attribute of a memset node: cudaErrorInvalidValue\n",
     "graph_params: done\n",
 };
 
@@ -78,8 +86,9 @@ static void expect_graph_params(const char *endpoint)
         checked++;
     /* 3 launches, 3 enable states, 4 launches with new memset and kernel
      * parameters, the other buffer, the launch after the refusals; 4
-     * launches with new memcpy parameters, 2 with new symbol copies. */
-    cr_expect_eq(checked, 18, "graph_params (%s) checked %d results:\n%s", endpoint, checked, r->out);
+     * launches with new memcpy parameters, 2 with new symbol copies, the
+     * cooperative kernel node. */
+    cr_expect_eq(checked, 19, "graph_params (%s) checked %d results:\n%s", endpoint, checked, r->out);
     free(r);
 }
 
@@ -196,6 +205,16 @@ Test(graph_params_bad_input, unknown_foreign_and_unowned_are_refused, .init = up
                  "a node of another graph");
     cr_expect_eq(memset_set(t, forged_exec, set.handle, m.addr, 16, 2), cudaErrorInvalidValue, "an unknown exec");
     cr_expect_eq(memset_set(t, 0, forged, m.addr, 16, 2), cudaErrorInvalidValue, "an unknown node");
+
+    /* Kernel attributes that reach the device: a kernel node's cooperative and priority. */
+    {
+        tdm_kernel_node_attr_args a = { set.handle, cudaLaunchAttributeCooperative, 1 };
+        cr_expect_eq(th_call_int(t, TDM_GRAPH_KERNEL_NODE_ATTR, (xdrproc_t)xdr_tdm_kernel_node_attr_args, &a),
+                     cudaErrorInvalidValue, "a memset node");
+        a.node = forged;
+        cr_expect_eq(th_call_int(t, TDM_GRAPH_KERNEL_NODE_ATTR, (xdrproc_t)xdr_tdm_kernel_node_attr_args, &a),
+                     cudaErrorInvalidValue, "an unknown node");
+    }
     t->ops->close(t);
 }
 

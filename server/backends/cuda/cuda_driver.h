@@ -61,7 +61,8 @@
     X(cuGraphAddHostNode) X(cuGraphHostNodeGetParams)                                    \
     /* ---- graph node parameters (issue 14) ---- */                                    \
     X(cuGraphNodeSetEnabled) X(cuGraphNodeGetEnabled) X(cuGraphMemsetNodeSetParams)       \
-    X(cuGraphExecMemsetNodeSetParams) X(cuGraphMemcpyNodeSetParams) X(cuGraphExecMemcpyNodeSetParams)
+    X(cuGraphExecMemsetNodeSetParams) X(cuGraphMemcpyNodeSetParams) X(cuGraphExecMemcpyNodeSetParams)  \
+    X(cuGraphKernelNodeSetAttribute)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

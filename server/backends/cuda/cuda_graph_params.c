@@ -3,6 +3,8 @@
  * tdm_bgnode and tdm_bgexec are the driver's handles, cast. */
 #include "cuda_backend_internal.h"
 
+#include <string.h>
+
 int tdm_cuda_graph_node_enabled(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, int set, unsigned *enabled)
 {
     int err = tdm_cuda_enter(b);
@@ -42,4 +44,22 @@ int tdm_cuda_graph_memcpy_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n,
         return tdm_cuda_err(tdm_cu.cuGraphMemcpyNodeSetParams((CUgraphNode)n, &c), "cuGraphMemcpyNodeSetParams");
     return tdm_cuda_err(tdm_cu.cuGraphExecMemcpyNodeSetParams((CUgraphExec)x, (CUgraphNode)n, &c, b->ctx),
                         "cuGraphExecMemcpyNodeSetParams");
+}
+
+int tdm_cuda_graph_kernel_node_attr(tdm_backend *b, tdm_bgnode *n, int id, int value)
+{
+    CUlaunchAttributeValue v;
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    memset(&v, 0, sizeof(v));
+    if (id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE)
+        v.cooperative = value;
+    else if (id == CU_LAUNCH_ATTRIBUTE_PRIORITY)
+        v.priority = value;
+    else
+        return cudaErrorInvalidValue;
+    return tdm_cuda_err(tdm_cu.cuGraphKernelNodeSetAttribute((CUgraphNode)n, (CUlaunchAttributeID)id, &v),
+                        "cuGraphKernelNodeSetAttribute");
 }

@@ -429,6 +429,9 @@ typedef struct tdm_backend_ops {
      * direction (cudaErrorInvalidValue, as the driver refuses a change of
      * memory type); a graph's node may change it. */
     int (*graph_memcpy_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
+    /* cuGraphKernelNodeSetAttribute of kernel node n: id
+     * cudaLaunchAttributeCooperative or cudaLaunchAttributePriority. */
+    int (*graph_kernel_node_attr)(tdm_backend *b, tdm_bgnode *n, int id, int value);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -178,4 +178,5 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .graph_node_enabled = sim_graph_node_enabled,
     .graph_memset_node_set = sim_graph_memset_node_set,
     .graph_memcpy_node_set = sim_graph_memcpy_node_set,
+    .graph_kernel_node_attr = sim_graph_kernel_node_attr,
 };

@@ -1228,3 +1228,16 @@ int sim_graph_memcpy_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, cons
     pthread_mutex_unlock(&b->lock);
     return 0;
 }
+
+/* The sim runs every grid's blocks one after another, so a cooperative
+ * node needs nothing more (as sim_launch_cooperative), and a priority
+ * orders nothing within one stream's queue. */
+int sim_graph_kernel_node_attr(tdm_backend *b, tdm_bgnode *n, int id, int value)
+{
+    (void)b;
+    (void)value;
+    if (!n->op || n->op->kind != SIM_OP_LAUNCH ||
+        (id != cudaLaunchAttributeCooperative && id != cudaLaunchAttributePriority))
+        return cudaErrorInvalidValue;
+    return 0;
+}

@@ -440,5 +440,6 @@ int sim_host_bind(sim_op *op, const tdm_bhost_binder *hb);
 int sim_graph_node_enabled(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, int set, unsigned *enabled);
 int sim_graph_memset_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
 int sim_graph_memcpy_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
+int sim_graph_kernel_node_attr(tdm_backend *b, tdm_bgnode *n, int id, int value);
 
 #endif
