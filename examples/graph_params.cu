@@ -40,6 +40,63 @@ static const char *same(const unsigned int *a, const unsigned int *b, size_t cou
     return memcmp(a, b, count * sizeof(unsigned int)) ? "MISMATCH" : "ok";
 }
 
+// Host nodes: which function each launch ran.
+static int runs_a, runs_b;
+
+static void CUDART_CB host_a(void *data)
+{
+    runs_a += *(int *)data;
+}
+
+static void CUDART_CB host_b(void *data)
+{
+    runs_b += *(int *)data;
+}
+
+// An exec's host node gets functions of its own; the graph's node and
+// another exec keep theirs.
+static void host_nodes(cudaStream_t s)
+{
+    static int one = 1, ten = 10;
+    cudaGraphNode_t host, empty;
+    cudaGraph_t g;
+    cudaGraphExec_t x1, x2;
+    cudaHostNodeParams hp = {};
+
+    hp.fn = host_a;
+    hp.userData = &one;
+    CHECK(cudaGraphCreate(&g, 0));
+    CHECK(cudaGraphAddHostNode(&host, g, NULL, 0, &hp));
+    CHECK(cudaGraphAddEmptyNode(&empty, g, &host, 1));
+    CHECK(cudaGraphInstantiate(&x1, g, 0));
+    CHECK(cudaGraphInstantiate(&x2, g, 0));
+    CHECK(cudaGraphLaunch(x1, s));
+    CHECK(cudaStreamSynchronize(s));
+    hp.fn = host_b;
+    CHECK(cudaGraphExecHostNodeSetParams(x1, host, &hp));
+    CHECK(cudaGraphLaunch(x1, s));
+    CHECK(cudaGraphLaunch(x2, s));
+    CHECK(cudaStreamSynchronize(s));
+    hp.userData = &ten;
+    for (int i = 0; i < 3; i++) {   // set again and again: each launch runs the latest
+        CHECK(cudaGraphExecHostNodeSetParams(x1, host, &hp));
+        CHECK(cudaGraphLaunch(x1, s));
+        CHECK(cudaStreamSynchronize(s));
+    }
+    printf("host nodes: a ran %d, b ran %d\n", runs_a, runs_b);
+    CHECK(cudaGraphHostNodeGetParams(host, &hp));
+    printf("the graph's host node: %s\n", hp.fn == host_a && hp.userData == &one ? "its own function" : "OTHER");
+    printf("exec host params of an empty node: %s\n",
+           cudaGetErrorName(cudaGraphExecHostNodeSetParams(x1, empty, &hp)));
+    hp.fn = NULL;
+    printf("exec host params without a function: %s\n",
+           cudaGetErrorName(cudaGraphExecHostNodeSetParams(x1, host, &hp)));
+    cudaGetLastError();
+    CHECK(cudaGraphExecDestroy(x1));
+    CHECK(cudaGraphExecDestroy(x2));
+    CHECK(cudaGraphDestroy(g));
+}
+
 // New memcpy parameters: a graph uploads host memory, copies it on the
 // device and downloads it (pageable memory: staged over TCP and shm).
 static void memcpy_nodes(cudaStream_t s, unsigned int *d_x, unsigned int *d_y, unsigned int *d_z)
@@ -393,6 +450,7 @@ int main(int argc, char **argv)
     expect("after the refusals", h_y, 0x04040404u, true, 3, 11);
 
     memcpy_nodes(s, d_x, d_y, d_z);
+    host_nodes(s);
 
     CHECK(cudaGraphExecDestroy(exec));
     CHECK(cudaGraphExecDestroy(later));

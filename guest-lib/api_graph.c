@@ -253,6 +253,7 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
     if (!graphExec)
         return tdm_ret(cudaErrorInvalidValue);
     tdm_graph_host_forget(h, true);
+    tdm_graph_params_forget_exec(h);   /* graph node parameters (issue 14) */
     return tdm_ret(tdm_call_err(TDM_GRAPH_EXEC_DESTROY, &h));
 }
 
@@ -282,6 +283,8 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
         err = (cudaError_t)r.err;
     if (!err)   /* the exec now reads what the graph's nodes read */
         err = tdm_graph_host_copy(a.graph, false, a.exec, true);
+    if (!err)   /* graph node parameters (issue 14): and runs its host nodes' functions */
+        tdm_graph_params_forget_exec(a.exec);
     /* The nodes stay on the server: errorNode is not named (docs/graphs.md). */
     resultInfo->result = (enum cudaGraphExecUpdateResult)r.result;
     resultInfo->errorNode = NULL;

@@ -656,3 +656,88 @@ cudaError_t cudaGraphKernelNodeCopyAttributes(cudaGraphNode_t hDst, cudaGraphNod
             err = attr_keep((uint64_t)(uintptr_t)hDst, id, &attrs[id].v);
     return tdm_ret(err);
 }
+
+/* ---- executable graphs' host nodes ---- */
+
+/* The key an exec's instance of a host node runs (its own, once set):
+ * reused while nothing is pending, so repeated updates do not use up the
+ * process's host node keys (TDM_MAX_HOST_NODES). */
+typedef struct exec_host_key {
+    uint64_t exec, node, key;
+} exec_host_key;
+
+static struct {
+    pthread_mutex_t lock;
+    exec_host_key *v;
+    size_t n, cap;
+} exec_keys = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static uint64_t exec_key_find(uint64_t exec, uint64_t node)
+{
+    uint64_t key = 0;
+
+    pthread_mutex_lock(&exec_keys.lock);
+    for (size_t i = 0; i < exec_keys.n && !key; i++)
+        if (exec_keys.v[i].exec == exec && exec_keys.v[i].node == node)
+            key = exec_keys.v[i].key;
+    pthread_mutex_unlock(&exec_keys.lock);
+    return key;
+}
+
+static void exec_key_note(uint64_t exec, uint64_t node, uint64_t key)
+{
+    pthread_mutex_lock(&exec_keys.lock);
+    for (size_t i = 0; i < exec_keys.n; i++)
+        if (exec_keys.v[i].exec == exec && exec_keys.v[i].node == node) {
+            exec_keys.v[i].key = key;
+            pthread_mutex_unlock(&exec_keys.lock);
+            return;
+        }
+    if (exec_keys.n == exec_keys.cap) {
+        size_t cap = exec_keys.cap ? 2 * exec_keys.cap : 16;
+        exec_host_key *v = realloc(exec_keys.v, cap * sizeof(*v));
+
+        if (!v) {   /* only reuse is lost: the next update makes a new key */
+            pthread_mutex_unlock(&exec_keys.lock);
+            return;
+        }
+        exec_keys.v = v;
+        exec_keys.cap = cap;
+    }
+    exec_keys.v[exec_keys.n++] = (exec_host_key){ exec, node, key };
+    pthread_mutex_unlock(&exec_keys.lock);
+}
+
+cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                           const struct cudaHostNodeParams *pNodeParams)
+{
+    tdm_exec_host_node_args a = { (uint64_t)(uintptr_t)hGraphExec, (uint64_t)(uintptr_t)node, 0 };
+    cudaError_t err;
+
+    if (!hGraphExec || !node || !pNodeParams || !pNodeParams->fn)
+        return tdm_ret(cudaErrorInvalidValue);
+    /* The exec's own key already runs on the server: change its function. */
+    if ((a.key = exec_key_find(a.exec, a.node)) &&
+        tdm_callback_host_key_update(a.key, pNodeParams->fn, pNodeParams->userData))
+        return cudaSuccess;
+    /* A new key for this exec alone: the graph's node and other execs keep theirs. */
+    if ((err = tdm_callback_host_node(pNodeParams->fn, pNodeParams->userData, &a.key)))
+        return tdm_ret(err);
+    if ((err = tdm_call_err(TDM_GRAPH_EXEC_HOST_NODE_SET, &a))) {
+        tdm_callback_host_node_drop(a.key);
+        return tdm_ret(err);
+    }
+    exec_key_note(a.exec, a.node, a.key);
+    return cudaSuccess;
+}
+
+void tdm_graph_params_forget_exec(uint64_t exec)
+{
+    pthread_mutex_lock(&exec_keys.lock);
+    for (size_t i = 0; i < exec_keys.n;)
+        if (exec_keys.v[i].exec == exec)
+            exec_keys.v[i] = exec_keys.v[--exec_keys.n];
+        else
+            i++;
+    pthread_mutex_unlock(&exec_keys.lock);
+}

@@ -590,5 +590,8 @@ int tdm_session_memcpy_node_set(tdm_session *s, uint64_t exec, uint64_t node, co
 /* cudaGraphKernelNodeSetAttribute's cooperative or priority attribute of
  * a kernel node (the guest keeps the hints that change nothing on the device). */
 int tdm_session_kernel_node_attr(tdm_session *s, uint64_t node, int id, int value);
+/* cudaGraphExecHostNodeSetParams: exec's instance of a host node runs the
+ * guest's function under key from its next launch. */
+int tdm_session_exec_host_node_set(tdm_session *s, uint64_t exec, uint64_t node, uint64_t key);
 
 #endif

@@ -123,3 +123,15 @@ int tdm_session_kernel_node_attr(tdm_session *s, uint64_t node, int id, int valu
         return cudaErrorInvalidValue;
     return s->srv->ops->graph_kernel_node_attr(s->srv->be, e->bn, id, value);
 }
+
+int tdm_session_exec_host_node_set(tdm_session *s, uint64_t exec, uint64_t node, uint64_t key)
+{
+    exec_entry *x;
+    node_entry *e = exec ? exec_node(s, exec, node, &x) : NULL;
+
+    if (!e || e->type != cudaGraphNodeTypeHost || !key)
+        return cudaErrorInvalidValue;
+    if (!s->srv->ops->graph_exec_host_node_set)
+        return cudaErrorNotSupported;
+    return s->srv->ops->graph_exec_host_node_set(s->srv->be, x->bx, e->bn, key);
+}

@@ -72,3 +72,11 @@ bool tdm_serve_GRAPH_KERNEL_NODE_ATTR(void *ctx, void *args, void *res)
     *(int *)res = tdm_session_kernel_node_attr(ctx, a->node, a->id, a->value);
     return true;
 }
+
+bool tdm_serve_GRAPH_EXEC_HOST_NODE_SET(void *ctx, void *args, void *res)
+{
+    tdm_exec_host_node_args *a = args;
+
+    *(int *)res = tdm_session_exec_host_node_set(ctx, a->exec, a->node, a->key);
+    return true;
+}

@@ -6,7 +6,8 @@
  * made before keep theirs) and for one exec's node, nodes disabled and
  * enabled again (a disabled device-to-host copy leaves host memory alone),
  * instantiation flags, kernel node attributes (set, got, copied; a
- * cooperative node launched), refusals; and what the server refuses a guest
+ * cooperative node launched), an exec's host node given functions of its
+ * own (the graph's node and another exec keep theirs), refusals; and what the server refuses a guest
  * speaking the protocol: unknown and foreign nodes and execs, node types
  * that cannot be disabled, memset ranges the session does not own. */
 #include <criterion/criterion.h>
@@ -67,6 +68,10 @@ static const char *const lines[] = {
     "copied attributes: priority 1 cooperative 1\n",
     "access policy window hit ratio 2: cudaErrorInvalidValue\n",
     "attribute of a memset node: cudaErrorInvalidValue\n",
+    "host nodes: a ran 2, b ran 31\n",
+    "the graph's host node: its own function\n",
+    "exec host params of an empty node: cudaErrorInvalidValue\n",
+    "exec host params without a function: cudaErrorInvalidValue\n",
     "graph_params: done\n",
 };
 
@@ -205,6 +210,14 @@ Test(graph_params_bad_input, unknown_foreign_and_unowned_are_refused, .init = up
                  "a node of another graph");
     cr_expect_eq(memset_set(t, forged_exec, set.handle, m.addr, 16, 2), cudaErrorInvalidValue, "an unknown exec");
     cr_expect_eq(memset_set(t, 0, forged, m.addr, 16, 2), cudaErrorInvalidValue, "an unknown node");
+    {
+        tdm_exec_host_node_args h = { exec.handle, set.handle, 7 };
+        cr_expect_eq(th_call_int(t, TDM_GRAPH_EXEC_HOST_NODE_SET, (xdrproc_t)xdr_tdm_exec_host_node_args, &h),
+                     cudaErrorInvalidValue, "host functions for a memset node");
+        h.exec = 0;
+        cr_expect_eq(th_call_int(t, TDM_GRAPH_EXEC_HOST_NODE_SET, (xdrproc_t)xdr_tdm_exec_host_node_args, &h),
+                     cudaErrorInvalidValue, "no exec");
+    }
 
     /* Kernel attributes that reach the device: a kernel node's cooperative and priority. */
     {

@@ -343,4 +343,5 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .graph_memset_node_set = tdm_cuda_graph_memset_node_set,
     .graph_memcpy_node_set = tdm_cuda_graph_memcpy_node_set,
     .graph_kernel_node_attr = tdm_cuda_graph_kernel_node_attr,
+    .graph_exec_host_node_set = tdm_cuda_graph_exec_host_node_set,
 };

@@ -236,6 +236,8 @@ int tdm_cuda_graph_node_enabled(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, in
 int tdm_cuda_graph_memset_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
 int tdm_cuda_graph_memcpy_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
 int tdm_cuda_graph_kernel_node_attr(tdm_backend *b, tdm_bgnode *n, int id, int value);
+/* cuda_graph_host.c: x's instance of host node n runs host_key from now. */
+int tdm_cuda_graph_exec_host_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, uint64_t host_key);
 /* A one-row copy node's parameters (d: a TDM_GNODE_COPY_*), cuda_graph.c. */
 CUDA_MEMCPY3D tdm_cuda_graph_copy_params(const tdm_gnode_desc *d);
 

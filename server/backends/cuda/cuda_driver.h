@@ -62,7 +62,7 @@
     /* ---- graph node parameters (issue 14) ---- */                                    \
     X(cuGraphNodeSetEnabled) X(cuGraphNodeGetEnabled) X(cuGraphMemsetNodeSetParams)       \
     X(cuGraphExecMemsetNodeSetParams) X(cuGraphMemcpyNodeSetParams) X(cuGraphExecMemcpyNodeSetParams)  \
-    X(cuGraphKernelNodeSetAttribute)
+    X(cuGraphKernelNodeSetAttribute) X(cuGraphExecHostNodeSetParams)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

@@ -432,6 +432,9 @@ typedef struct tdm_backend_ops {
     /* cuGraphKernelNodeSetAttribute of kernel node n: id
      * cudaLaunchAttributeCooperative or cudaLaunchAttributePriority. */
     int (*graph_kernel_node_attr)(tdm_backend *b, tdm_bgnode *n, int id, int value);
+    /* Host node n's instance in x runs host_key from x's next launch
+     * (cuGraphExecHostNodeSetParams); NULL where graph_launch_hosts is. */
+    int (*graph_exec_host_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, uint64_t host_key);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

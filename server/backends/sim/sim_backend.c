@@ -179,4 +179,5 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .graph_memset_node_set = sim_graph_memset_node_set,
     .graph_memcpy_node_set = sim_graph_memcpy_node_set,
     .graph_kernel_node_attr = sim_graph_kernel_node_attr,
+    .graph_exec_host_node_set = sim_graph_exec_host_node_set,
 };

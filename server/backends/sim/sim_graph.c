@@ -1241,3 +1241,14 @@ int sim_graph_kernel_node_attr(tdm_backend *b, tdm_bgnode *n, int id, int value)
         return cudaErrorInvalidValue;
     return 0;
 }
+
+int sim_graph_exec_host_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, uint64_t host_key)
+{
+    sim_op *op = exec_op(x, n);
+
+    (void)b;
+    if (!op || op->kind != SIM_OP_HOST)
+        return cudaErrorInvalidValue;
+    op->host_key = host_key;   /* each launch's copy binds its own hold (sim_graph_launch_hosts) */
+    return 0;
+}

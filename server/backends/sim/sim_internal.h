@@ -441,5 +441,6 @@ int sim_graph_node_enabled(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, int set
 int sim_graph_memset_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
 int sim_graph_memcpy_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
 int sim_graph_kernel_node_attr(tdm_backend *b, tdm_bgnode *n, int id, int value);
+int sim_graph_exec_host_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, uint64_t host_key);
 
 #endif
