@@ -253,6 +253,7 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
     if (!graphExec)
         return tdm_ret(cudaErrorInvalidValue);
     tdm_graph_host_forget(h, true);
+    tdm_graph_params_forget_exec(h);   /* graph node parameters (issue 14) */
     return tdm_ret(tdm_call_err(TDM_GRAPH_EXEC_DESTROY, &h));
 }
 
@@ -263,6 +264,7 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph)
     if (!graph)
         return tdm_ret(cudaErrorInvalidValue);
     tdm_graph_host_forget(h, false);
+    tdm_graph_params_forget_graph(h);   /* graph node parameters (issue 14) */
     return tdm_ret(tdm_call_err(TDM_GRAPH_DESTROY, &h));
 }
 
@@ -281,6 +283,8 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
         err = (cudaError_t)r.err;
     if (!err)   /* the exec now reads what the graph's nodes read */
         err = tdm_graph_host_copy(a.graph, false, a.exec, true);
+    if (!err)   /* graph node parameters (issue 14): and runs its host nodes' functions */
+        tdm_graph_params_forget_exec(a.exec);
     /* The nodes stay on the server: errorNode is not named (docs/graphs.md). */
     resultInfo->result = (enum cudaGraphExecUpdateResult)r.result;
     resultInfo->errorNode = NULL;
@@ -401,6 +405,8 @@ cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
     a.params.params_len = k.len;
     err = add_node(pGraphNode, graph, pDependencies, numDependencies, &a);
     free(k.buf);
+    if (!err)   /* graph node parameters (issue 14): for cudaGraphKernelNodeGetParams */
+        tdm_graph_params_kernel((uint64_t)(uintptr_t)*pGraphNode, a.graph, p);
     return tdm_ret(err);
 }
 
@@ -418,6 +424,8 @@ static cudaError_t kernel_node_set(cudaGraphExec_t exec, cudaGraphNode_t node, c
                                     k.shared_mem, { k.len, k.buf } };
     err = tdm_call_err(TDM_GRAPH_KERNEL_NODE_SET_PARAMS, &a);
     free(k.buf);
+    if (!err && !exec)   /* graph node parameters (issue 14): the node's new ones */
+        tdm_graph_params_kernel(a.node, 0, p);
     return err;
 }
 
@@ -450,6 +458,7 @@ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
                                    size_t numDependencies, const struct cudaMemsetParams *p)
 {
     tdm_graph_add_node_args a;
+    cudaError_t err;
     int byte;
 
     if (!p || !p->width || !p->height ||
@@ -464,7 +473,10 @@ cudaError_t cudaGraphAddMemsetNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
     a.dst = (uint64_t)(uintptr_t)p->dst;
     a.size = (uint64_t)p->width * p->elementSize;
     a.value = (unsigned)byte;
-    return tdm_ret(add_node(pGraphNode, graph, pDependencies, numDependencies, &a));
+    err = add_node(pGraphNode, graph, pDependencies, numDependencies, &a);
+    if (!err)   /* graph node parameters (issue 14): for cudaGraphMemsetNodeGetParams */
+        tdm_graph_params_memset((uint64_t)(uintptr_t)*pGraphNode, a.graph, p);
+    return tdm_ret(err);
 }
 
 cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to,

@@ -14,7 +14,7 @@ static uint64_t h(const void *p)
     return (uint64_t)(uintptr_t)p;
 }
 
-static enum cudaMemcpyKind resolve_kind(const void *dst, const void *src, enum cudaMemcpyKind kind)
+enum cudaMemcpyKind tdm_graph_copy_kind(const void *dst, const void *src, enum cudaMemcpyKind kind)
 {
     if (kind != cudaMemcpyDefault)
         return kind;
@@ -36,7 +36,7 @@ static cudaError_t add_memcpy(cudaGraphNode_t *pNode, cudaGraph_t graph, const c
         return cudaErrorInvalidValue;
     if ((unsigned)kind > cudaMemcpyDefault)
         return cudaErrorInvalidMemcpyDirection;
-    kind = resolve_kind(dst, src, kind);
+    kind = tdm_graph_copy_kind(dst, src, kind);
     if (kind == cudaMemcpyHostToHost)
         return tdm_unsupported("cudaGraphAddMemcpyNode from host to host memory");
     memset(&a, 0, sizeof(a));
@@ -70,7 +70,15 @@ cudaError_t cudaGraphAddMemcpyNode1D(cudaGraphNode_t *pGraphNode, cudaGraph_t gr
                                      const cudaGraphNode_t *pDependencies, size_t numDependencies, void *dst,
                                      const void *src, size_t count, enum cudaMemcpyKind kind)
 {
-    return tdm_ret(add_memcpy(pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind));
+    cudaError_t err = add_memcpy(pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
+
+    if (!err) {   /* graph node parameters (issue 14): cudaGraphMemcpyNodeGetParams answers the 3D form */
+        struct cudaMemcpy3DParms p = { .srcPtr = { (void *)src, count, count, 1 },
+                                       .dstPtr = { dst, count, count, 1 },
+                                       .extent = { count, 1, 1 }, .kind = kind };
+        tdm_graph_params_memcpy(h(*pGraphNode), h(graph), &p);
+    }
+    return tdm_ret(err);
 }
 
 /* The byte offset of pos in a pitched allocation. */
@@ -85,26 +93,41 @@ static bool contiguous(struct cudaPitchedPtr p, struct cudaExtent e)
     return e.height * e.depth == 1 || (p.pitch == e.width && (e.depth == 1 || p.ysize == e.height));
 }
 
-cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
-                                   size_t numDependencies, const struct cudaMemcpy3DParms *p)
+cudaError_t tdm_graph_copy_flat(const struct cudaMemcpy3DParms *p, void **dst, const void **src, size_t *n)
 {
     struct cudaExtent e;
 
     if (!p)
-        return tdm_ret(cudaErrorInvalidValue);
+        return cudaErrorInvalidValue;
     e = p->extent;
     if (p->srcArray || p->dstArray)
-        return tdm_ret(tdm_unsupported("cudaGraphAddMemcpyNode with a CUDA array"));
+        return tdm_unsupported("a graph memcpy node with a CUDA array");
     if (!p->srcPtr.ptr || !p->dstPtr.ptr || !e.width || !e.height || !e.depth ||
         (e.height * e.depth > 1 && (p->srcPtr.pitch < e.width || p->dstPtr.pitch < e.width)))
-        return tdm_ret(cudaErrorInvalidValue);
+        return cudaErrorInvalidValue;
     /* A box with gaps between rows: not remoted yet (docs/graphs.md). */
     if (!contiguous(p->srcPtr, e) || !contiguous(p->dstPtr, e))
-        return tdm_ret(tdm_unsupported("cudaGraphAddMemcpyNode of a pitched box with gaps between rows"));
-    return tdm_ret(add_memcpy(pGraphNode, graph, pDependencies, numDependencies,
-                              (char *)p->dstPtr.ptr + offset_of(p->dstPtr, p->dstPos),
-                              (const char *)p->srcPtr.ptr + offset_of(p->srcPtr, p->srcPos),
-                              e.width * e.height * e.depth, p->kind));
+        return tdm_unsupported("a graph memcpy node of a pitched box with gaps between rows");
+    *dst = (char *)p->dstPtr.ptr + offset_of(p->dstPtr, p->dstPos);
+    *src = (const char *)p->srcPtr.ptr + offset_of(p->srcPtr, p->srcPos);
+    *n = e.width * e.height * e.depth;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *pDependencies,
+                                   size_t numDependencies, const struct cudaMemcpy3DParms *p)
+{
+    void *dst;
+    const void *src;
+    size_t n;
+    cudaError_t err = tdm_graph_copy_flat(p, &dst, &src, &n);
+
+    if (err)
+        return tdm_ret(err);
+    err = add_memcpy(pGraphNode, graph, pDependencies, numDependencies, dst, src, n, p->kind);
+    if (!err)   /* graph node parameters (issue 14): for cudaGraphMemcpyNodeGetParams */
+        tdm_graph_params_memcpy(h(*pGraphNode), h(graph), p);
+    return tdm_ret(err);
 }
 
 cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph)
@@ -262,9 +285,13 @@ cudaError_t cudaGraphDestroyNode(cudaGraphNode_t node)
 {
     tdm_handle n = h(node);
 
+    cudaError_t err;
+
     if (!node)
         return tdm_ret(cudaErrorInvalidValue);
-    return tdm_ret(tdm_call_err(TDM_GRAPH_DESTROY_NODE, &n));
+    if (!(err = tdm_call_err(TDM_GRAPH_DESTROY_NODE, &n)))
+        tdm_graph_params_forget_node(n);   /* graph node parameters (issue 14) */
+    return tdm_ret(err);
 }
 
 cudaError_t cudaGraphAddMemcpyNodeToSymbol(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,

@@ -368,6 +368,25 @@ cudaError_t tdm_callback_host_node_params(uint64_t node, cudaHostFn_t *fn, void 
     return err;
 }
 
+/* ---- graph node parameters (issue 14) ---- */
+bool tdm_callback_host_key_update(uint64_t key, cudaHostFn_t fn, void *data)
+{
+    bool done = false;
+
+    pthread_mutex_lock(&cbs.lock);
+    /* While anything may be pending, an earlier launch's run of key may be
+     * among it: it must keep the function it was launched with. */
+    for (size_t i = 0; !cbs.busy && !cbs.dead && i < cbs.n && !done; i++) {
+        if (cbs.v[i].key != key || !cbs.v[i].node)
+            continue;
+        cbs.v[i].host = fn;
+        cbs.v[i].data = data;
+        done = true;
+    }
+    pthread_mutex_unlock(&cbs.lock);
+    return done;
+}
+
 bool tdm_callback_graph_launch_begin(void)
 {
     bool nodes;

@@ -93,6 +93,22 @@ cudaError_t tdm_graph_host_source(uint64_t graph, uint64_t key, const void *src,
     return err;
 }
 
+/* ---- graph node parameters (issue 14) ---- */
+void tdm_graph_host_retarget(uint64_t key, bool exec, uint64_t handle, const void *src)
+{
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nowners; i++) {
+        owner *o = &owners[i];
+
+        if (o->exec != exec || (exec && o->handle != handle))
+            continue;
+        for (size_t j = 0; j < o->n; j++)
+            if (o->v[j].key == key)
+                o->v[j].src = src;
+    }
+    pthread_mutex_unlock(&lock);
+}
+
 void tdm_graph_host_output(void)
 {
     atomic_store(&has_outputs, true);

@@ -384,4 +384,30 @@ void tdm_callback_graph_launch_end(void);
 cudaError_t tdm_graph_add_node_call(cudaGraphNode_t *pNode, cudaGraph_t graph, const cudaGraphNode_t *deps,
                                     size_t ndeps, tdm_graph_add_node_args *a);
 
+/* ---- graph node parameters (issue 14): api_graph_params.c ---- */
+/* What the program gave node (added to graph; 0: the graph of its record)
+ * for the get calls to answer; node's earlier record is dropped. */
+void tdm_graph_params_kernel(uint64_t node, uint64_t graph, const struct cudaKernelNodeParams *p);
+void tdm_graph_params_memset(uint64_t node, uint64_t graph, const struct cudaMemsetParams *p);
+void tdm_graph_params_memcpy(uint64_t node, uint64_t graph, const struct cudaMemcpy3DParms *p);
+/* The node, or every node of the graph, is gone. */
+void tdm_graph_params_forget_node(uint64_t node);
+void tdm_graph_params_forget_graph(uint64_t graph);
+/* The exec is gone or runs its graph's host node functions again
+ * (cudaGraphExecUpdate): its own host node keys are not reused. */
+void tdm_graph_params_forget_exec(uint64_t exec);
+/* A memcpy node's cudaMemcpyDefault resolved by where dst and src lie
+ * (api_graph_nodes.c). */
+enum cudaMemcpyKind tdm_graph_copy_kind(const void *dst, const void *src, enum cudaMemcpyKind kind);
+/* The one contiguous range a graph memcpy node's 3D parameters copy
+ * (api_graph_nodes.c); arrays and boxes with gaps are not remoted. */
+cudaError_t tdm_graph_copy_flat(const struct cudaMemcpy3DParms *p, void **dst, const void **src, size_t *n);
+/* A staged host-to-device source of node (key) now reads src: in exec's
+ * record (exec true), or in the record of the graph holding it (graph_host.c). */
+void tdm_graph_host_retarget(uint64_t key, bool exec, uint64_t handle, const void *src);
+/* Key (a host node's, callbacks.c) runs fn(data) from now on, when no host
+ * function of the process is pending (none of key's earlier runs is); false
+ * otherwise, and for an unknown key. */
+bool tdm_callback_host_key_update(uint64_t key, cudaHostFn_t fn, void *data);
+
 #endif

@@ -586,4 +586,27 @@ int tdm_session_htod_lanes(tdm_session *s, uint64_t dst, uint64_t n, uint64_t st
 void tdm_session_dtoh_lanes(tdm_session *s, uint64_t src, uint64_t n, uint64_t stream, uint32_t xfer,
                             unsigned nlanes, int *err, int *copy_err);
 
+/* ---- graph node parameters (issue 14): session_graph_params.c ---- */
+/* cudaGraphNodeSetEnabled (set 0 or 1) / cudaGraphNodeGetEnabled (set -1)
+ * of node's instance in exec: a kernel, memcpy or memset node of the graph
+ * exec was made from; cudaErrorInvalidValue otherwise, as the driver. */
+int tdm_session_graph_node_enabled(tdm_session *s, uint64_t exec, uint64_t node, int set, unsigned *enabled);
+/* cudaGraphExecGetFlags: the flags exec was instantiated with. */
+int tdm_session_graph_exec_flags(tdm_session *s, uint64_t exec, uint64_t *flags);
+/* New parameters for a memset node (exec 0) or its instance in exec: n
+ * bytes of value at dst, a range of the session's memory. */
+int tdm_session_memset_node_set(tdm_session *s, uint64_t exec, uint64_t node, uint64_t dst, uint64_t n,
+                                uint8_t value);
+/* New parameters for a memcpy node (exec 0) or its instance in exec, as
+ * GRAPH_ADD_MEMCPY_NODE asks them (q->kind resolved).  A node whose host
+ * side is staged keeps a staged side of the same direction and size, one
+ * without staging needs none (cudaErrorNotSupported: docs/graphs.md). */
+int tdm_session_memcpy_node_set(tdm_session *s, uint64_t exec, uint64_t node, const tdm_memcpy_node_request *q);
+/* cudaGraphKernelNodeSetAttribute's cooperative or priority attribute of
+ * a kernel node (the guest keeps the hints that change nothing on the device). */
+int tdm_session_kernel_node_attr(tdm_session *s, uint64_t node, int id, int value);
+/* cudaGraphExecHostNodeSetParams: exec's instance of a host node runs the
+ * guest's function under key from its next launch. */
+int tdm_session_exec_host_node_set(tdm_session *s, uint64_t exec, uint64_t node, uint64_t key);
+
 #endif

@@ -340,7 +340,7 @@ int tdm_session_graph_instantiate(tdm_session *s, uint64_t graph, uint64_t flags
         ops(s)->graph_exec_destroy(be(s), bx);
         return cudaErrorMemoryAllocation;
     }
-    *x = (exec_entry){ bx, g->kept, graph };
+    *x = (exec_entry){ bx, g->kept, graph, flags };
     if (!(*exec = tdm_handles_add(&s->graph_execs, x))) {
         ops(s)->graph_exec_destroy(be(s), bx);
         free(x);

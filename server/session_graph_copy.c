@@ -107,12 +107,41 @@ void tdm_session_graph_copy_release(tdm_session *s)
     s->graph_pending_cap = 0;
 }
 
+int tdm_graph_copy_desc(tdm_session *s, const tdm_memcpy_node_request *q, tdm_gnode_desc *d)
+{
+    int err = 0;
+
+    *d = (tdm_gnode_desc){ .n = q->n };
+    switch (q->kind) {
+    case cudaMemcpyHostToDevice:
+        d->kind = TDM_GNODE_COPY_HTOD;
+        if (!tdm_session_resolve(s, q->dst, q->n, &d->dst))
+            err = cudaErrorInvalidValue;
+        break;
+    case cudaMemcpyDeviceToHost:
+        d->kind = TDM_GNODE_COPY_DTOH;
+        if (!tdm_session_resolve(s, q->src, q->n, &d->src))
+            err = cudaErrorInvalidValue;
+        break;
+    case cudaMemcpyDeviceToDevice:
+        d->kind = TDM_GNODE_COPY_DTOD;
+        if (!tdm_session_resolve(s, q->dst, q->n, &d->dst) || !tdm_session_resolve(s, q->src, q->n, &d->src))
+            err = cudaErrorInvalidValue;
+        break;
+    default:
+        err = cudaErrorInvalidMemcpyDirection;
+    }
+    if (err == cudaErrorInvalidValue)
+        tdm_log_session(s->id, "memcpy node names memory the session does not own");
+    return err;
+}
+
 int tdm_session_graph_add_memcpy_node(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps,
                                       const tdm_memcpy_node_request *q, uint64_t *node)
 {
     graph_entry *g = tdm_handles_get(&s->graphs, graph);
     tdm_bgnode **bdeps = NULL, *bn = NULL;
-    tdm_gnode_desc d = { .n = q->n };
+    tdm_gnode_desc d;
     tdm_host_io *io = NULL;
     tdm_kept_bytes *k;
     node_entry *e;
@@ -130,30 +159,8 @@ int tdm_session_graph_add_memcpy_node(tdm_session *s, uint64_t graph, const uint
         err = cudaErrorInvalidValue;
         goto out;
     }
-    switch (q->kind) {
-    case cudaMemcpyHostToDevice:
-        d.kind = TDM_GNODE_COPY_HTOD;
-        if (!tdm_session_resolve(s, q->dst, q->n, &d.dst))
-            err = cudaErrorInvalidValue;
-        break;
-    case cudaMemcpyDeviceToHost:
-        d.kind = TDM_GNODE_COPY_DTOH;
-        if (!tdm_session_resolve(s, q->src, q->n, &d.src))
-            err = cudaErrorInvalidValue;
-        break;
-    case cudaMemcpyDeviceToDevice:
-        d.kind = TDM_GNODE_COPY_DTOD;
-        if (!tdm_session_resolve(s, q->dst, q->n, &d.dst) || !tdm_session_resolve(s, q->src, q->n, &d.src))
-            err = cudaErrorInvalidValue;
-        break;
-    default:
-        err = cudaErrorInvalidMemcpyDirection;
-    }
-    if (err) {
-        if (err == cudaErrorInvalidValue)
-            tdm_log_session(s->id, "memcpy node names memory the session does not own");
+    if ((err = tdm_graph_copy_desc(s, q, &d)) != 0)
         goto out;
-    }
     if (d.kind != TDM_GNODE_COPY_DTOD) {
         if (q->region) {
             d.host = q->region;
@@ -238,7 +245,8 @@ int tdm_session_graph_host_fetch(tdm_session *s, int *got, int *more, uint64_t *
         }
         /* Done (or failed: its error surfaces at the synchronizing call
          * itself): the next piece of its device-to-host bytes. */
-        while (k->fetch_i < k->nio && (!k->io[k->fetch_i].dtoh || k->fetch_off >= k->io[k->fetch_i].n)) {
+        while (k->fetch_i < k->nio && (!k->io[k->fetch_i].dtoh || k->io[k->fetch_i].off ||
+                                     k->fetch_off >= k->io[k->fetch_i].n)) {
             k->fetch_i++;
             k->fetch_off = 0;
         }

@@ -27,7 +27,7 @@ int tdm_session_graph_host_fetch_now(tdm_session *s, uint64_t cursor, int *got, 
             const tdm_host_io *io = &k->io[j];
             uint64_t len;
 
-            if (!io->dtoh)
+            if (!io->dtoh || io->off)
                 continue;
             if (cursor >= io->n) {
                 cursor -= io->n;

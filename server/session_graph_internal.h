@@ -16,6 +16,7 @@ typedef struct tdm_host_io {
     void *buf;
     uint64_t n;
     bool dtoh;
+    bool off;                /* graph node parameters (issue 14): device-to-host node disabled in an exec: not fetched */
 } tdm_host_io;
 
 /* Host bytes that captured copies read at each launch: shared by the graph
@@ -61,6 +62,7 @@ typedef struct exec_entry {
     tdm_bgexec *bx;
     tdm_kept_bytes *kept;
     uint64_t graph;          /* the graph it was made from: its nodes name the exec's */
+    uint64_t flags;          /* graph node parameters (issue 14): as instantiated (cudaGraphExecGetFlags) */
 } exec_entry;
 
 void tdm_kept_unref(tdm_session *s, tdm_kept_bytes *k);
@@ -80,6 +82,9 @@ int tdm_kept_launched(tdm_session *s, tdm_kept_bytes *k, tdm_stream_state *st);
 /* The host memory of the capture st's work goes to (made on first use), or
  * NULL with *err when st does not capture. */
 tdm_kept_bytes *tdm_session_capture_kept(tdm_session *s, tdm_stream_state *st, int *err);
+/* A memcpy node's description from q, its device sides checked against
+ * the session's memory (host: the caller's to fill). */
+int tdm_graph_copy_desc(tdm_session *s, const tdm_memcpy_node_request *q, tdm_gnode_desc *d);
 /* k, made on first use. */
 tdm_kept_bytes *tdm_kept_get(tdm_kept_bytes **kp);
 

@@ -338,4 +338,10 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     /* ---- graph host nodes (issue 14) ---- */
     .stream_capture_host = tdm_cuda_stream_capture_host,
     .graph_launch_hosts = tdm_cuda_graph_launch_hosts,
+    /* ---- graph node parameters (issue 14) ---- */
+    .graph_node_enabled = tdm_cuda_graph_node_enabled,
+    .graph_memset_node_set = tdm_cuda_graph_memset_node_set,
+    .graph_memcpy_node_set = tdm_cuda_graph_memcpy_node_set,
+    .graph_kernel_node_attr = tdm_cuda_graph_kernel_node_attr,
+    .graph_exec_host_node_set = tdm_cuda_graph_exec_host_node_set,
 };

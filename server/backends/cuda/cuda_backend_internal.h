@@ -231,4 +231,14 @@ int tdm_cuda_hostnodes_scan(tdm_backend *b, CUgraphExec x, CUgraph g);
 void tdm_cuda_hostnodes_forget(tdm_backend *b, CUgraphExec x);
 int tdm_cuda_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb);
 
+/* ---- graph node parameters (issue 14): cuda_graph_params.c ---- */
+int tdm_cuda_graph_node_enabled(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, int set, unsigned *enabled);
+int tdm_cuda_graph_memset_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
+int tdm_cuda_graph_memcpy_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
+int tdm_cuda_graph_kernel_node_attr(tdm_backend *b, tdm_bgnode *n, int id, int value);
+/* cuda_graph_host.c: x's instance of host node n runs host_key from now. */
+int tdm_cuda_graph_exec_host_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, uint64_t host_key);
+/* A one-row copy node's parameters (d: a TDM_GNODE_COPY_*), cuda_graph.c. */
+CUDA_MEMCPY3D tdm_cuda_graph_copy_params(const tdm_gnode_desc *d);
+
 #endif

@@ -58,7 +58,11 @@
     X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuStreamBeginCaptureToGraph)          \
     X(cuStreamUpdateCaptureDependencies) \
     /* ---- graph host nodes (issue 14) ---- */                                        \
-    X(cuGraphAddHostNode) X(cuGraphHostNodeGetParams)
+    X(cuGraphAddHostNode) X(cuGraphHostNodeGetParams)                                    \
+    /* ---- graph node parameters (issue 14) ---- */                                    \
+    X(cuGraphNodeSetEnabled) X(cuGraphNodeGetEnabled) X(cuGraphMemsetNodeSetParams)       \
+    X(cuGraphExecMemsetNodeSetParams) X(cuGraphMemcpyNodeSetParams) X(cuGraphExecMemcpyNodeSetParams)  \
+    X(cuGraphKernelNodeSetAttribute) X(cuGraphExecHostNodeSetParams)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

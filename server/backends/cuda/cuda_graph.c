@@ -159,6 +159,24 @@ int tdm_cuda_graph_kernel_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n,
                         "cuGraphExecKernelNodeSetParams");
 }
 
+CUDA_MEMCPY3D tdm_cuda_graph_copy_params(const tdm_gnode_desc *d)
+{
+    bool htod = d->kind == TDM_GNODE_COPY_HTOD, dtoh = d->kind == TDM_GNODE_COPY_DTOH;
+    CUDA_MEMCPY3D c = {
+        .srcMemoryType = htod ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE,
+        .srcHost = htod ? d->host : NULL,
+        .srcDevice = htod ? 0 : d->src,
+        .dstMemoryType = dtoh ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE,
+        .dstHost = dtoh ? (void *)d->host : NULL,
+        .dstDevice = dtoh ? 0 : d->dst,
+        .WidthInBytes = d->n,
+        .Height = 1,
+        .Depth = 1,
+    };
+
+    return c;
+}
+
 int tdm_cuda_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc *d, tdm_bgnode *const *deps,
                             size_t ndeps, tdm_bgnode **out)
 {
@@ -179,30 +197,9 @@ int tdm_cuda_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc 
         r = add_kernel(&n, cg, cdeps, ndeps, d);
         break;
     case TDM_GNODE_COPY_HTOD:
-    case TDM_GNODE_COPY_DTOD: {
-        CUDA_MEMCPY3D c = {
-            .srcMemoryType = d->kind == TDM_GNODE_COPY_HTOD ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_DEVICE,
-            .srcHost = d->host,
-            .srcDevice = d->src,
-            .dstMemoryType = CU_MEMORYTYPE_DEVICE,
-            .dstDevice = d->dst,
-            .WidthInBytes = d->n,
-            .Height = 1,
-            .Depth = 1,
-        };
-        r = tdm_cu.cuGraphAddMemcpyNode(&n, cg, cdeps, ndeps, &c, b->ctx);
-        break;
-    }
+    case TDM_GNODE_COPY_DTOD:
     case TDM_GNODE_COPY_DTOH: {   /* graph memcpy nodes (issue 14) */
-        CUDA_MEMCPY3D c = {
-            .srcMemoryType = CU_MEMORYTYPE_DEVICE,
-            .srcDevice = d->src,
-            .dstMemoryType = CU_MEMORYTYPE_HOST,
-            .dstHost = (void *)d->host,
-            .WidthInBytes = d->n,
-            .Height = 1,
-            .Depth = 1,
-        };
+        CUDA_MEMCPY3D c = tdm_cuda_graph_copy_params(d);
         r = tdm_cu.cuGraphAddMemcpyNode(&n, cg, cdeps, ndeps, &c, b->ctx);
         break;
     }

@@ -39,6 +39,7 @@ typedef struct hnode {
 typedef struct hexec {
     CUgraphExec x;
     hnode **v;
+    CUgraphNode *gn;         /* graph node params (issue 14): v[i]'s node in the graph x came from */
     size_t n;
 } hexec;
 
@@ -158,6 +159,7 @@ void tdm_cuda_hostnodes_forget(tdm_backend *b, CUgraphExec x)
     pthread_mutex_lock(&p->lock);
     if ((e = exec_find(p, x))) {
         free(e->v);
+        free(e->gn);
         *e = p->execs[--p->nexecs];
     }
     pthread_mutex_unlock(&p->lock);
@@ -166,7 +168,7 @@ void tdm_cuda_hostnodes_forget(tdm_backend *b, CUgraphExec x)
 int tdm_cuda_hostnodes_scan(tdm_backend *b, CUgraphExec x, CUgraph g)
 {
     struct tdm_cuda_hostnodes *p = b->hostnodes;
-    CUgraphNode *nodes = NULL;
+    CUgraphNode *nodes = NULL, *gn = NULL;
     hnode **v = NULL;
     size_t n = 0, nv = 0;
     hexec *e;
@@ -175,7 +177,7 @@ int tdm_cuda_hostnodes_scan(tdm_backend *b, CUgraphExec x, CUgraph g)
     tdm_cuda_hostnodes_forget(b, x);
     if ((err = tdm_cuda_err(tdm_cu.cuGraphGetNodes(g, NULL, &n), "cuGraphGetNodes")) != 0 || !n)
         return err;
-    if (!(nodes = calloc(n, sizeof(*nodes))) || !(v = calloc(n, sizeof(*v)))) {
+    if (!(nodes = calloc(n, sizeof(*nodes))) || !(v = calloc(n, sizeof(*v))) || !(gn = calloc(n, sizeof(*gn)))) {
         err = cudaErrorMemoryAllocation;
         goto out;
     }
@@ -187,8 +189,10 @@ int tdm_cuda_hostnodes_scan(tdm_backend *b, CUgraphExec x, CUgraph g)
 
         if (tdm_cu.cuGraphNodeGetType(nodes[i], &t) != CUDA_SUCCESS || t != CU_GRAPH_NODE_TYPE_HOST)
             continue;
-        if (tdm_cu.cuGraphHostNodeGetParams(nodes[i], &hp) == CUDA_SUCCESS && hp.fn == run_host_node)
+        if (tdm_cu.cuGraphHostNodeGetParams(nodes[i], &hp) == CUDA_SUCCESS && hp.fn == run_host_node) {
+            gn[nv] = nodes[i];
             v[nv++] = hp.userData;
+        }
     }
     if (!nv)
         goto out;
@@ -197,14 +201,44 @@ int tdm_cuda_hostnodes_scan(tdm_backend *b, CUgraphExec x, CUgraph g)
         err = cudaErrorMemoryAllocation;
     } else {
         e = &p->execs[p->nexecs++];
-        *e = (hexec){ x, v, nv };
+        *e = (hexec){ x, v, gn, nv };
         v = NULL;
+        gn = NULL;
     }
     pthread_mutex_unlock(&p->lock);
 out:
     free(nodes);
     free(v);
+    free(gn);
     return err;
+}
+
+/* ---- graph node parameters (issue 14) ---- */
+int tdm_cuda_graph_exec_host_node_set(tdm_backend *b, tdm_bgexec *bx, tdm_bgnode *n, uint64_t host_key)
+{
+    struct tdm_cuda_hostnodes *p = b->hostnodes;
+    CUgraphExec x = (CUgraphExec)bx;
+    CUDA_HOST_NODE_PARAMS hp = { .fn = run_host_node };
+    hexec *e;
+    hnode *h;
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    /* A node of its own: launches already queued keep the old one's holds. */
+    if (!(h = hnode_new(b, host_key)))
+        return cudaErrorMemoryAllocation;
+    hp.userData = h;
+    if ((err = tdm_cuda_err(tdm_cu.cuGraphExecHostNodeSetParams(x, (CUgraphNode)n, &hp),
+                            "cuGraphExecHostNodeSetParams")) != 0)
+        return err;   /* h stays listed until the context goes, as every hnode */
+    pthread_mutex_lock(&p->lock);
+    if ((e = exec_find(p, x)))
+        for (size_t i = 0; i < e->n; i++)
+            if (e->gn[i] == (CUgraphNode)n)
+                e->v[i] = h;
+    pthread_mutex_unlock(&p->lock);
+    return 0;
 }
 
 int tdm_cuda_graph_launch_hosts(tdm_backend *b, tdm_bgexec *bx, tdm_bstream *s, const tdm_bhost_binder *hb)

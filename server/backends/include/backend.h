@@ -416,6 +416,25 @@ typedef struct tdm_backend_ops {
      * fails nothing is queued, and the caller releases (host_func_release)
      * every hold its bind accepted; a hold whose bind failed is not its. */
     int (*graph_launch_hosts)(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb);
+    /* ---- graph node parameters (issue 14) ---- */
+    /* cuGraphNodeSetEnabled (set 0 or 1) or cuGraphNodeGetEnabled (set -1,
+     * *enabled answered) of graph node n's instance in x, a kernel, memcpy
+     * or memset node: a disabled node does nothing at later launches. */
+    int (*graph_node_enabled)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, int set, unsigned *enabled);
+    /* New parameters (d: a TDM_GNODE_MEMSET) for memset node n of a graph
+     * (x NULL), or for its instance in x, an exec made from n's graph. */
+    int (*graph_memset_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
+    /* The same for a memcpy node (d: a TDM_GNODE_COPY_*; its host memory
+     * outlives the graph and its execs).  An exec's node keeps its
+     * direction (cudaErrorInvalidValue, as the driver refuses a change of
+     * memory type); a graph's node may change it. */
+    int (*graph_memcpy_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
+    /* cuGraphKernelNodeSetAttribute of kernel node n: id
+     * cudaLaunchAttributeCooperative or cudaLaunchAttributePriority. */
+    int (*graph_kernel_node_attr)(tdm_backend *b, tdm_bgnode *n, int id, int value);
+    /* Host node n's instance in x runs host_key from x's next launch
+     * (cuGraphExecHostNodeSetParams); NULL where graph_launch_hosts is. */
+    int (*graph_exec_host_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, uint64_t host_key);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

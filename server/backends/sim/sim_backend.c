@@ -174,4 +174,10 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     /* ---- graph host nodes (issue 14) ---- */
     .stream_capture_host = sim_stream_capture_host,
     .graph_launch_hosts = sim_graph_launch_hosts,
+    /* ---- graph node parameters (issue 14) ---- */
+    .graph_node_enabled = sim_graph_node_enabled,
+    .graph_memset_node_set = sim_graph_memset_node_set,
+    .graph_memcpy_node_set = sim_graph_memcpy_node_set,
+    .graph_kernel_node_attr = sim_graph_kernel_node_attr,
+    .graph_exec_host_node_set = sim_graph_exec_host_node_set,
 };

@@ -471,9 +471,12 @@ int sim_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const 
     int err = 0;
 
     for (const sim_op *op = x->ops->head; op && !err; op = op->next) {
-        sim_op *c = op_clone(b, op);
+        sim_op *c;
 
-        if (!c) {
+        if (op->disabled)   /* graph node parameters (issue 14): an empty node until enabled */
+            continue;
+        if (!(c = op_clone(b, op))) {
+
             err = cudaErrorMemoryAllocation;
             break;
         }
@@ -529,8 +532,10 @@ int sim_graph_exec_update(tdm_backend *b, tdm_bgexec *x, tdm_bgraph *g, int *res
     }
     /* Same shape: the exec's nodes stay those of its own graph, as in CUDA,
      * and now run the new ops. */
-    for (size_t i = 0; i < x->map.n && i < map.n; i++)
+    for (size_t i = 0; i < x->map.n && i < map.n; i++) {
+        map.v[i].op->disabled = x->map.v[i].op->disabled;   /* a node stays as enabled as it was */
         x->map.v[i].op = map.v[i].op;
+    }
     nodemap_free(&map);
     old = x->ops;
     x->ops = l;
@@ -1134,4 +1139,116 @@ int sim_stream_update_capture_deps(tdm_backend *b, tdm_bstream *s, tdm_bgnode *c
     }
     pthread_mutex_unlock(&b->lock);
     return err;
+}
+
+/* ---- graph node parameters (issue 14) ---- */
+
+/* n's op in x, or NULL when n is no node of the graph x came from (or an
+ * empty one). */
+static sim_op *exec_op(tdm_bgexec *x, const tdm_bgnode *n)
+{
+    for (size_t i = 0; i < x->map.n; i++)
+        if (x->map.v[i].node == n)
+            return x->map.v[i].op;
+    return NULL;
+}
+
+int sim_graph_node_enabled(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, int set, unsigned *enabled)
+{
+    sim_op *op = exec_op(x, n);
+
+    (void)b;
+    if (!op || (op->kind != SIM_OP_LAUNCH && op->kind != SIM_OP_MEMSET && op->kind != SIM_OP_HTOD &&
+                op->kind != SIM_OP_DTOH && op->kind != SIM_OP_DTOD))
+        return cudaErrorInvalidValue;   /* the driver's "only kernel, memset and memcpy nodes" */
+    if (set < 0)
+        *enabled = !op->disabled;
+    else
+        op->disabled = !set;   /* read by launches on this (the session's) thread only */
+    return 0;
+}
+
+int sim_graph_memset_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d)
+{
+    sim_op *op = x ? exec_op(x, n) : n->op;
+
+    (void)b;
+    if (!op || op->kind != SIM_OP_MEMSET || d->kind != TDM_GNODE_MEMSET)
+        return cudaErrorInvalidValue;
+    op->dst = d->dst;
+    op->n = d->n;
+    op->value = d->value;
+    return 0;
+}
+
+static sim_op_kind copy_kind(tdm_gnode_kind k)
+{
+    return k == TDM_GNODE_COPY_HTOD ? SIM_OP_HTOD : k == TDM_GNODE_COPY_DTOH ? SIM_OP_DTOH : SIM_OP_DTOD;
+}
+
+static bool is_copy(const sim_op *op)
+{
+    return op && (op->kind == SIM_OP_HTOD || op->kind == SIM_OP_DTOH || op->kind == SIM_OP_DTOD);
+}
+
+int sim_graph_memcpy_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d)
+{
+    sim_op *op = x ? exec_op(x, n) : n->op, *fresh;
+
+    if (!is_copy(op) ||
+        (d->kind != TDM_GNODE_COPY_HTOD && d->kind != TDM_GNODE_COPY_DTOH && d->kind != TDM_GNODE_COPY_DTOD))
+        return cudaErrorInvalidValue;
+    if (x) {
+        /* An exec's copy keeps its memory types, as the driver requires. */
+        void *host = NULL;
+
+        if (op->kind != copy_kind(d->kind))
+            return cudaErrorInvalidValue;
+        if (op->kind == SIM_OP_HTOD) {   /* launches read live_src; host is the op's own copy */
+            if (!(host = malloc(d->n ? d->n : 1)))
+                return cudaErrorMemoryAllocation;
+            memcpy(host, d->host, d->n);
+            free(op->host);
+            op->host = host;
+            op->live_src = d->host;
+        } else if (op->kind == SIM_OP_DTOH) {
+            op->host = (void *)d->host;
+        }
+        op->dst = d->dst;
+        op->src = d->src;
+        op->n = d->n;
+        return 0;
+    }
+    /* A graph's node may change direction: a new op in its place. */
+    if (!(fresh = op_of(b, d)))
+        return cudaErrorMemoryAllocation;
+    n->op = fresh;
+    pthread_mutex_lock(&b->lock);
+    sim_op_free_locked(b, op);
+    pthread_mutex_unlock(&b->lock);
+    return 0;
+}
+
+/* The sim runs every grid's blocks one after another, so a cooperative
+ * node needs nothing more (as sim_launch_cooperative), and a priority
+ * orders nothing within one stream's queue. */
+int sim_graph_kernel_node_attr(tdm_backend *b, tdm_bgnode *n, int id, int value)
+{
+    (void)b;
+    (void)value;
+    if (!n->op || n->op->kind != SIM_OP_LAUNCH ||
+        (id != cudaLaunchAttributeCooperative && id != cudaLaunchAttributePriority))
+        return cudaErrorInvalidValue;
+    return 0;
+}
+
+int sim_graph_exec_host_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, uint64_t host_key)
+{
+    sim_op *op = exec_op(x, n);
+
+    (void)b;
+    if (!op || op->kind != SIM_OP_HOST)
+        return cudaErrorInvalidValue;
+    op->host_key = host_key;   /* each launch's copy binds its own hold (sim_graph_launch_hosts) */
+    return 0;
 }

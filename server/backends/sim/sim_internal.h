@@ -128,6 +128,8 @@ typedef struct sim_op {
     struct sim_cond *cond;   /* SIM_OP_COND: holds a reference (sim_graph.c) */
     /* ---- graph host nodes (issue 14) ---- */
     uint64_t host_key;       /* host in a graph: the guest's function; a launch binds due and hold */
+    /* ---- graph node parameters (issue 14) ---- */
+    bool disabled;           /* an exec's op: launches leave it out (cudaGraphNodeSetEnabled) */
 } sim_op;
 
 /* ---- launch ex and stream attributes (issue 14) ---- */
@@ -433,5 +435,12 @@ int sim_stream_capture_host(tdm_backend *b, tdm_bstream *s, uint64_t host_key);
 int sim_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb);
 /* A launch's copy of a host node (op) gets its own hold, bound by hb. */
 int sim_host_bind(sim_op *op, const tdm_bhost_binder *hb);
+
+/* ---- graph node parameters (issue 14): sim_graph.c ---- */
+int sim_graph_node_enabled(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, int set, unsigned *enabled);
+int sim_graph_memset_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
+int sim_graph_memcpy_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, const tdm_gnode_desc *d);
+int sim_graph_kernel_node_attr(tdm_backend *b, tdm_bgnode *n, int id, int value);
+int sim_graph_exec_host_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, uint64_t host_key);
 
 #endif
