@@ -571,4 +571,10 @@ int tdm_session_callbacks_launch_graph(tdm_session *s, tdm_bgexec *bx, tdm_bstre
 int tdm_session_graph_host_fetch_now(tdm_session *s, uint64_t cursor, int *got, uint64_t *dst, const void **data,
                                      uint64_t *n);
 
+/* ---- event nodes, child graphs, user objects (issue 14): session_graph_events.c ---- */
+/* An event record (record) or wait node's event: the program's handle. */
+int tdm_session_graph_event_node_get(tdm_session *s, uint64_t node, bool record, uint64_t *event);
+/* Names event in that node (exec 0), or in its instance in exec. */
+int tdm_session_graph_event_node_set(tdm_session *s, uint64_t exec, uint64_t node, bool record, uint64_t event);
+
 #endif

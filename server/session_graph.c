@@ -536,6 +536,9 @@ static int describe_node(tdm_session *s, graph_entry *g, const tdm_node_request 
             return cudaErrorInvalidValue;
         *d = (tdm_gnode_desc){ .kind = TDM_GNODE_HOST, .host_key = q->src };
         return 0;
+    case cudaGraphNodeTypeEventRecord:   /* ---- event nodes (issue 14): src is the event ---- */
+    case cudaGraphNodeTypeWaitEvent:
+        return tdm_graph_event_describe(s, q, d);
     default:
         return cudaErrorInvalidValue;
     }

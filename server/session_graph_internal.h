@@ -83,4 +83,8 @@ tdm_kept_bytes *tdm_session_capture_kept(tdm_session *s, tdm_stream_state *st, i
 /* k, made on first use. */
 tdm_kept_bytes *tdm_kept_get(tdm_kept_bytes **kp);
 
+/* ---- event nodes, child graphs, user objects (issue 14): session_graph_events.c ---- */
+/* d for an event record or wait node request (q->src: the event). */
+int tdm_graph_event_describe(tdm_session *s, const tdm_node_request *q, tdm_gnode_desc *d);
+
 #endif

@@ -338,4 +338,7 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     /* ---- graph host nodes (issue 14) ---- */
     .stream_capture_host = tdm_cuda_stream_capture_host,
     .graph_launch_hosts = tdm_cuda_graph_launch_hosts,
+    /* ---- event nodes, child graphs, user objects (issue 14) ---- */
+    .graph_event_node_get = tdm_cuda_graph_event_node_get,
+    .graph_event_node_set = tdm_cuda_graph_event_node_set,
 };

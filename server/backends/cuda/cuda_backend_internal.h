@@ -231,4 +231,10 @@ int tdm_cuda_hostnodes_scan(tdm_backend *b, CUgraphExec x, CUgraph g);
 void tdm_cuda_hostnodes_forget(tdm_backend *b, CUgraphExec x);
 int tdm_cuda_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb);
 
+/* ---- event nodes, child graphs, user objects (issue 14): cuda_graph_events.c ---- */
+int tdm_cuda_graph_add_event_node(CUgraph g, const CUgraphNode *deps, size_t ndeps, bool record, tdm_bevent *e,
+                                  CUgraphNode *out);
+int tdm_cuda_graph_event_node_get(tdm_backend *b, tdm_bgnode *n, tdm_bevent **out);
+int tdm_cuda_graph_event_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bevent *e);
+
 #endif

@@ -58,7 +58,11 @@
     X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuStreamBeginCaptureToGraph)          \
     X(cuStreamUpdateCaptureDependencies) \
     /* ---- graph host nodes (issue 14) ---- */                                        \
-    X(cuGraphAddHostNode) X(cuGraphHostNodeGetParams)
+    X(cuGraphAddHostNode) X(cuGraphHostNodeGetParams) \
+    /* ---- event nodes, child graphs, user objects (issue 14) ---- */                    \
+    X(cuGraphAddEventRecordNode) X(cuGraphAddEventWaitNode) X(cuGraphEventRecordNodeGetEvent)   \
+    X(cuGraphEventWaitNodeGetEvent) X(cuGraphEventRecordNodeSetEvent) X(cuGraphEventWaitNodeSetEvent) \
+    X(cuGraphExecEventRecordNodeSetEvent) X(cuGraphExecEventWaitNodeSetEvent)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

@@ -109,6 +109,9 @@ typedef enum tdm_gnode_kind {
     TDM_GNODE_COPY_DTOH,     /* host (written), src, n: host outlives the graph and its execs */
     /* ---- graph host nodes (issue 14) ---- */
     TDM_GNODE_HOST,          /* host_key: the guest's function, run at each launch (graph_launch_hosts) */
+    /* ---- event nodes, child graphs, user objects (issue 14) ---- */
+    TDM_GNODE_EVENT_RECORD,  /* event: recorded when the node runs */
+    TDM_GNODE_EVENT_WAIT,    /* event: what follows waits for its latest record */
 } tdm_gnode_kind;
 
 typedef struct tdm_gnode_desc {
@@ -124,6 +127,8 @@ typedef struct tdm_gnode_desc {
     uint8_t value;
     /* ---- graph host nodes (issue 14) ---- */
     uint64_t host_key;
+    /* ---- event nodes, child graphs, user objects (issue 14) ---- */
+    tdm_bevent *event;
 } tdm_gnode_desc;
 
 /* ---- graph host nodes (issue 14) ---- */
@@ -416,6 +421,13 @@ typedef struct tdm_backend_ops {
      * fails nothing is queued, and the caller releases (host_func_release)
      * every hold its bind accepted; a hold whose bind failed is not its. */
     int (*graph_launch_hosts)(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb);
+    /* ---- event nodes, child graphs, user objects (issue 14) ---- */
+    /* The event of event record or wait node n (as cuGraphEventRecordNodeGetEvent); a node of another type:
+     * cudaErrorInvalidValue. */
+    int (*graph_event_node_get)(tdm_backend *b, tdm_bgnode *n, tdm_bevent **out);
+    /* Sets it for n (x NULL), or for n's instance in x, an exec made from n's graph (as
+     * cuGraphExecEventRecordNodeSetEvent). */
+    int (*graph_event_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bevent *e);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -174,4 +174,7 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     /* ---- graph host nodes (issue 14) ---- */
     .stream_capture_host = sim_stream_capture_host,
     .graph_launch_hosts = sim_graph_launch_hosts,
+    /* ---- event nodes, child graphs, user objects (issue 14) ---- */
+    .graph_event_node_get = sim_graph_event_node_get,
+    .graph_event_node_set = sim_graph_event_node_set,
 };

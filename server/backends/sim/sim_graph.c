@@ -465,6 +465,8 @@ int sim_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s)
 
 /* Every op is copied (and each host node bound) before any is queued, so
  * that a failure queues nothing. */
+static void event_op_queued(tdm_backend *b, sim_op *op, tdm_bstream *s);
+
 int sim_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb)
 {
     sim_op *head = NULL, **tail = &head;
@@ -490,6 +492,7 @@ int sim_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const 
             sim_op_free_locked(b, head);
             pthread_mutex_unlock(&b->lock);
         } else {
+            event_op_queued(b, head, s);   /* ---- event nodes (issue 14) ---- */
             sim_enqueue(b, s, head);
         }
         head = next;
@@ -551,11 +554,14 @@ static sim_op *op_of(tdm_backend *b, const tdm_gnode_desc *d)
 {
     static const sim_op_kind kinds[] = { [TDM_GNODE_KERNEL] = SIM_OP_LAUNCH, [TDM_GNODE_COPY_HTOD] = SIM_OP_HTOD,
                                          [TDM_GNODE_COPY_DTOD] = SIM_OP_DTOD, [TDM_GNODE_MEMSET] = SIM_OP_MEMSET,
-                                         [TDM_GNODE_COPY_DTOH] = SIM_OP_DTOH, [TDM_GNODE_HOST] = SIM_OP_HOST };
+                                         [TDM_GNODE_COPY_DTOH] = SIM_OP_DTOH, [TDM_GNODE_HOST] = SIM_OP_HOST,
+                                         [TDM_GNODE_EVENT_RECORD] = SIM_OP_RECORD,
+                                         [TDM_GNODE_EVENT_WAIT] = SIM_OP_WAIT };
     sim_op tmp = { .kind = kinds[d->kind], .dst = d->dst, .src = d->src, .n = d->n, .value = d->value,
                    .host = (void *)d->host, .func = d->func, .grid = d->grid, .block = d->block,
                    .shared_mem = d->shared_mem, .params = (void *)d->params,
-                   .live_src = d->kind == TDM_GNODE_COPY_HTOD ? d->host : NULL, .host_key = d->host_key };
+                   .live_src = d->kind == TDM_GNODE_COPY_HTOD ? d->host : NULL, .host_key = d->host_key,
+                   .event = d->event };
 
     return op_clone(b, &tmp);
 }
@@ -995,14 +1001,20 @@ static sim_op *cond_resets(tdm_backend *b, tdm_bgraph *g, int *err)
     return op;
 }
 
+static void event_op_inline(tdm_backend *b, const sim_op *op, tdm_bstream *s);
+
 /* Runs a compiled body in place on the worker of `stream`. */
 static int run_list(tdm_backend *b, const sim_oplist *l, tdm_bstream *stream)
 {
     for (const sim_op *op = l->head; op; op = op->next) {
-        sim_op *c = op_clone(b, op);
+        sim_op *c;
         int err;
 
-        if (!c)
+        if (op->kind == SIM_OP_RECORD || op->kind == SIM_OP_WAIT) {   /* ---- event nodes (issue 14) ---- */
+            event_op_inline(b, op, stream);
+            continue;
+        }
+        if (!(c = op_clone(b, op)))
             return cudaErrorMemoryAllocation;
         c->stream = stream;
         err = sim_op_execute(b, c);
@@ -1083,6 +1095,10 @@ static int node_type(const tdm_bgnode *nd)
         return cudaGraphNodeTypeMemset;
     case SIM_OP_COND:
         return cudaGraphNodeTypeConditional;
+    case SIM_OP_RECORD:   /* ---- event nodes (issue 14) ---- */
+        return cudaGraphNodeTypeEventRecord;
+    case SIM_OP_WAIT:
+        return cudaGraphNodeTypeWaitEvent;
     default:
         return cudaGraphNodeTypeMemcpy;
     }
@@ -1134,4 +1150,75 @@ int sim_stream_update_capture_deps(tdm_backend *b, tdm_bstream *s, tdm_bgnode *c
     }
     pthread_mutex_unlock(&b->lock);
     return err;
+}
+
+/* ---- event nodes, child graphs, user objects (issue 14) ---- */
+
+/* A launch's copy of an event node, queued on s now: a record is the
+ * event's latest from here on; a wait waits for the record latest now,
+ * as cudaStreamWaitEvent at this point would. */
+static void event_op_queued(tdm_backend *b, sim_op *op, tdm_bstream *s)
+{
+    if (op->kind != SIM_OP_RECORD && op->kind != SIM_OP_WAIT)
+        return;
+    pthread_mutex_lock(&b->lock);
+    if (op->kind == SIM_OP_RECORD) {
+        op->event_seq = ++op->event->recorded;
+        op->event->recorded_on = sim_stream_or_legacy(b, s);
+    } else {
+        op->event_seq = op->event->recorded;
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* An event node of a conditional body, run in place on the worker of s:
+ * a record completes at once (everything before it in the body ran); a
+ * wait waits for the record latest now. */
+static void event_op_inline(tdm_backend *b, const sim_op *op, tdm_bstream *s)
+{
+    pthread_mutex_lock(&b->lock);
+    if (op->kind == SIM_OP_RECORD) {
+        op->event->recorded_on = s;
+        sim_event_complete_locked(b, op->event, ++op->event->recorded);
+        pthread_cond_broadcast(&b->progress);
+    } else {
+        uint64_t target = op->event->recorded;
+        while (op->event->completed < target && !atomic_load(&b->stopping))
+            pthread_cond_wait(&b->progress, &b->lock);
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+static bool event_node(const sim_op *op)
+{
+    return op && (op->kind == SIM_OP_RECORD || op->kind == SIM_OP_WAIT);
+}
+
+int sim_graph_event_node_get(tdm_backend *b, tdm_bgnode *n, tdm_bevent **out)
+{
+    if (!event_node(n->op))
+        return cudaErrorInvalidValue;
+    *out = n->op->event;
+    return 0;
+}
+
+int sim_graph_event_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bevent *e)
+{
+    sim_op *op = NULL;
+
+    if (!x) {
+        op = n->op;
+    } else {
+        for (size_t i = 0; i < x->map.n && !op; i++)
+            if (x->map.v[i].node == n)
+                op = x->map.v[i].op;
+    }
+    if (!event_node(op) || !event_node(n->op) || op->kind != n->op->kind)
+        return cudaErrorInvalidValue;
+    pthread_mutex_lock(&b->lock);
+    e->refs++;
+    sim_event_unref_locked(b, op->event);
+    op->event = e;
+    pthread_mutex_unlock(&b->lock);
+    return 0;
 }

@@ -434,4 +434,8 @@ int sim_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const 
 /* A launch's copy of a host node (op) gets its own hold, bound by hb. */
 int sim_host_bind(sim_op *op, const tdm_bhost_binder *hb);
 
+/* ---- event nodes, child graphs, user objects (issue 14): sim_graph.c ---- */
+int sim_graph_event_node_get(tdm_backend *b, tdm_bgnode *n, tdm_bevent **out);
+int sim_graph_event_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bevent *e);
+
 #endif

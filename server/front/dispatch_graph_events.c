@@ -1,0 +1,26 @@
+/* Handlers of the event node calls (proto/calls.def, "event nodes, child
+ * graphs, user objects"; docs/graphs.md "Event nodes, child graphs and
+ * user objects").  Event nodes themselves are added through
+ * GRAPH_ADD_NODE. */
+#include "dispatch.h"
+#include "session.h"
+#include "tandem_rpc.h"
+
+bool tdm_serve_GRAPH_EVENT_NODE_GET(void *ctx, void *args, void *res)
+{
+    tdm_graph_event_node_args *a = args;
+    tdm_handle_res *r = res;
+    uint64_t ev = 0;
+
+    r->err = tdm_session_graph_event_node_get(ctx, a->node, a->record != 0, &ev);
+    r->handle = ev;
+    return true;
+}
+
+bool tdm_serve_GRAPH_EVENT_NODE_SET(void *ctx, void *args, void *res)
+{
+    tdm_graph_event_node_args *a = args;
+
+    *(int *)res = tdm_session_graph_event_node_set(ctx, a->exec, a->node, a->record != 0, a->event);
+    return true;
+}
