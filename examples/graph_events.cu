@@ -4,7 +4,8 @@
 // reading the kernel's result (without the wait it would read 0); the
 // nodes' events are read back and changed, in the graph and in executable
 // graphs; user object destructors run once the last reference goes (the
-// program's, a graph's, an executable graph's); bad input.  Prints the
+// program's, a graph's, an executable graph's); external event records and
+// waits captured as event nodes; bad input.  Prints the
 // same natively and through Tandem.
 // Usage: graph_events [rounds]
 #include <atomic>
@@ -185,6 +186,71 @@ static void event_nodes(int rounds)
     CHECK(cudaStreamDestroy(s2));
 }
 
+// The node of type t among g's nodes (the first).
+static cudaGraphNode_t node_of_type(cudaGraph_t g, enum cudaGraphNodeType t)
+{
+    cudaGraphNode_t nodes[8];
+    size_t n = 8;
+
+    CHECK(cudaGraphGetNodes(g, nodes, &n));
+    for (size_t i = 0; i < n; i++) {
+        enum cudaGraphNodeType nt;
+        CHECK(cudaGraphNodeGetType(nodes[i], &nt));
+        if (nt == t)
+            return nodes[i];
+    }
+    return NULL;
+}
+
+// Captured external records and waits become event nodes.
+static void captured_event_nodes(void)
+{
+    cudaStream_t s1, s2;
+    cudaEvent_t ev, got;
+    cudaGraph_t producer, consumer;
+    cudaGraphExec_t xp, xc;
+    cudaGraphNode_t rec, wait;
+    unsigned out[2];
+    size_t np = 0, nc = 0;
+
+    CHECK(cudaStreamCreateWithFlags(&s1, cudaStreamNonBlocking));
+    CHECK(cudaStreamCreateWithFlags(&s2, cudaStreamNonBlocking));
+    CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+    ge_slow_store<<<1, 1, 0, s1>>>(d_buf, 7, 50);
+    CHECK(cudaEventRecordWithFlags(ev, s1, cudaEventRecordExternal));
+    CHECK(cudaStreamEndCapture(s1, &producer));
+    CHECK(cudaStreamBeginCapture(s2, cudaStreamCaptureModeGlobal));
+    CHECK(cudaStreamWaitEvent(s2, ev, cudaEventWaitExternal));
+    ge_scale<<<1, 1, 0, s2>>>(d_buf + 1, d_buf, 3);
+    CHECK(cudaStreamEndCapture(s2, &consumer));
+    CHECK(cudaGraphGetNodes(producer, NULL, &np));
+    CHECK(cudaGraphGetNodes(consumer, NULL, &nc));
+    rec = node_of_type(producer, cudaGraphNodeTypeEventRecord);
+    wait = node_of_type(consumer, cudaGraphNodeTypeWaitEvent);
+    printf("captured: producer %zu nodes, consumer %zu nodes, record node %s, wait node %s\n", np, nc,
+           rec ? "found" : "missing", wait ? "found" : "missing");
+    if (rec && wait) {
+        CHECK(cudaGraphEventRecordNodeGetEvent(rec, &got));
+        printf("captured record node names its event: %s\n", got == ev ? "yes" : "no");
+        CHECK(cudaGraphEventWaitNodeGetEvent(wait, &got));
+        printf("captured wait node names its event: %s\n", got == ev ? "yes" : "no");
+    }
+    CHECK(cudaGraphInstantiate(&xp, producer, 0));
+    CHECK(cudaGraphInstantiate(&xc, consumer, 0));
+    run_pair(xp, xc, s1, s2, out);
+    printf("captured graphs: %u %u\n", out[0], out[1]);
+    printf("wait with unknown flags: %s\n", cudaGetErrorName(cudaStreamWaitEvent(s2, ev, 0x10)));
+    cudaGetLastError();
+    CHECK(cudaGraphExecDestroy(xp));
+    CHECK(cudaGraphExecDestroy(xc));
+    CHECK(cudaGraphDestroy(producer));
+    CHECK(cudaGraphDestroy(consumer));
+    CHECK(cudaEventDestroy(ev));
+    CHECK(cudaStreamDestroy(s1));
+    CHECK(cudaStreamDestroy(s2));
+}
+
 static void user_objects(void)
 {
     cudaUserObject_t o0, o1, o2, bad;
@@ -273,6 +339,7 @@ int main(int argc, char **argv)
 
     CHECK(cudaMalloc(&d_buf, 2 * sizeof(unsigned)));
     event_nodes(rounds);
+    captured_event_nodes();
     user_objects();
     external_semaphores();
     CHECK(cudaFree(d_buf));

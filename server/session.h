@@ -576,5 +576,8 @@ int tdm_session_graph_host_fetch_now(tdm_session *s, uint64_t cursor, int *got, 
 int tdm_session_graph_event_node_get(tdm_session *s, uint64_t node, bool record, uint64_t *event);
 /* Names event in that node (exec 0), or in its instance in exec. */
 int tdm_session_graph_event_node_set(tdm_session *s, uint64_t exec, uint64_t node, bool record, uint64_t event);
+/* cudaEventRecordExternal (record) or cudaEventWaitExternal: on a capturing
+ * stream an event node of the capture's graph, else an ordinary record or wait. */
+int tdm_session_event_external(tdm_session *s, uint64_t event, uint64_t stream, bool record);
 
 #endif

@@ -91,3 +91,18 @@ int tdm_session_graph_event_node_set(tdm_session *s, uint64_t exec, uint64_t nod
         return cudaErrorInvalidResourceHandle;
     return ops(s)->graph_event_node_set(be(s), x ? x->bx : NULL, n->bn, e->ev);
 }
+
+int tdm_session_event_external(tdm_session *s, uint64_t event, uint64_t stream, bool record)
+{
+    tdm_event_entry *e = tdm_handles_get(&s->events, event);
+    tdm_stream_state *st = tdm_session_stream_state(s, stream);
+    int err;
+
+    if (!st || !tdm_session_capturing(s, st))
+        return record ? tdm_session_event_record(s, event, stream) : tdm_session_stream_wait_event(s, stream, event);
+    if (!e)
+        return cudaErrorInvalidResourceHandle;
+    if (!(st = tdm_session_stream_for_work(s, stream, &err)))
+        return err;
+    return ops(s)->stream_event_external(be(s), st->bs, e->ev, record);
+}

@@ -24,3 +24,19 @@ bool tdm_serve_GRAPH_EVENT_NODE_SET(void *ctx, void *args, void *res)
     *(int *)res = tdm_session_graph_event_node_set(ctx, a->exec, a->node, a->record != 0, a->event);
     return true;
 }
+
+bool tdm_serve_EVENT_RECORD_EXTERNAL(void *ctx, void *args, void *res)
+{
+    tdm_event_record_args *a = args;
+
+    tdm_session_defer(ctx, tdm_session_event_external(ctx, a->event, a->stream, true));
+    return true;
+}
+
+bool tdm_serve_STREAM_WAIT_EVENT_EXTERNAL(void *ctx, void *args, void *res)
+{
+    tdm_stream_wait_args *a = args;
+
+    tdm_session_defer(ctx, tdm_session_event_external(ctx, a->event, a->stream, false));
+    return true;
+}

@@ -341,4 +341,5 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     /* ---- event nodes, child graphs, user objects (issue 14) ---- */
     .graph_event_node_get = tdm_cuda_graph_event_node_get,
     .graph_event_node_set = tdm_cuda_graph_event_node_set,
+    .stream_event_external = tdm_cuda_stream_event_external,
 };

@@ -236,5 +236,6 @@ int tdm_cuda_graph_add_event_node(CUgraph g, const CUgraphNode *deps, size_t nde
                                   CUgraphNode *out);
 int tdm_cuda_graph_event_node_get(tdm_backend *b, tdm_bgnode *n, tdm_bevent **out);
 int tdm_cuda_graph_event_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bevent *e);
+int tdm_cuda_stream_event_external(tdm_backend *b, tdm_bstream *s, tdm_bevent *e, bool record);
 
 #endif

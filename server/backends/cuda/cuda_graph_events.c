@@ -66,3 +66,18 @@ int tdm_cuda_graph_event_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, 
         return cudaErrorInvalidValue;
     }
 }
+
+/* The driver makes the node itself on a capturing stream. */
+int tdm_cuda_stream_event_external(tdm_backend *b, tdm_bstream *s, tdm_bevent *e, bool record)
+{
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    if (record)
+        return tdm_cuda_err(tdm_cu.cuEventRecordWithFlags(tdm_cuda_event(e), tdm_cuda_stream(s),
+                                                          CU_EVENT_RECORD_EXTERNAL),
+                            "cuEventRecordWithFlags");
+    return tdm_cuda_err(tdm_cu.cuStreamWaitEvent(tdm_cuda_stream(s), tdm_cuda_event(e), CU_EVENT_WAIT_EXTERNAL),
+                        "cuStreamWaitEvent");
+}

@@ -428,6 +428,9 @@ typedef struct tdm_backend_ops {
     /* Sets it for n (x NULL), or for n's instance in x, an exec made from n's graph (as
      * cuGraphExecEventRecordNodeSetEvent). */
     int (*graph_event_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bevent *e);
+    /* An external record (record) of e on s, or an external wait of s for e (cudaEventRecordExternal,
+     * cudaEventWaitExternal): on a capturing stream an event node of its graph, else a record or wait. */
+    int (*stream_event_external)(tdm_backend *b, tdm_bstream *s, tdm_bevent *e, bool record);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -177,4 +177,5 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     /* ---- event nodes, child graphs, user objects (issue 14) ---- */
     .graph_event_node_get = sim_graph_event_node_get,
     .graph_event_node_set = sim_graph_event_node_set,
+    .stream_event_external = sim_stream_event_external,
 };

@@ -1222,3 +1222,24 @@ int sim_graph_event_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_b
     pthread_mutex_unlock(&b->lock);
     return 0;
 }
+
+int sim_stream_event_external(tdm_backend *b, tdm_bstream *s, tdm_bevent *e, bool record)
+{
+    sim_op *op = calloc(1, sizeof(*op));
+    tdm_bstream *t = sim_stream_or_legacy(b, s);
+
+    if (!op)
+        return cudaErrorMemoryAllocation;
+    op->kind = record ? SIM_OP_RECORD : SIM_OP_WAIT;
+    op->event = e;
+    pthread_mutex_lock(&b->lock);
+    if (!t->capture) {
+        pthread_mutex_unlock(&b->lock);
+        free(op);
+        return record ? sim_event_record(b, e, s) : sim_stream_wait_event(b, s, e);
+    }
+    e->refs++;
+    sim_capture_take_locked(b, t, op);   /* a failure invalidates the capture (and frees op) */
+    pthread_mutex_unlock(&b->lock);
+    return 0;
+}

@@ -437,5 +437,6 @@ int sim_host_bind(sim_op *op, const tdm_bhost_binder *hb);
 /* ---- event nodes, child graphs, user objects (issue 14): sim_graph.c ---- */
 int sim_graph_event_node_get(tdm_backend *b, tdm_bgnode *n, tdm_bevent **out);
 int sim_graph_event_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bevent *e);
+int sim_stream_event_external(tdm_backend *b, tdm_bstream *s, tdm_bevent *e, bool record);
 
 #endif
