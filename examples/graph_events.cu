@@ -5,7 +5,8 @@
 // nodes' events are read back and changed, in the graph and in executable
 // graphs; user object destructors run once the last reference goes (the
 // program's, a graph's, an executable graph's); external event records and
-// waits captured as event nodes; bad input.  Prints the
+// waits captured as event nodes; child graph nodes (a clone of the child,
+// the embedded graph read and changed, an exec's child node set); bad input.  Prints the
 // same natively and through Tandem.
 // Usage: graph_events [rounds]
 #include <atomic>
@@ -251,6 +252,107 @@ static void captured_event_nodes(void)
     CHECK(cudaStreamDestroy(s2));
 }
 
+// A child graph node embeds a clone of its child graph.
+static void child_graphs(void)
+{
+    cudaGraph_t child, child2, parent, embedded, again, clone, cembedded, withmem;
+    cudaGraphNode_t store, cnode, knode, ccnode, enodes[4], bad;
+    cudaGraphExec_t x, x2;
+    enum cudaGraphNodeType t;
+    unsigned out[3], seven = 7, ms = 20, three = 3, four = 4, five = 5, two = 2;
+    unsigned *a1 = d_buf + 1, *a2 = d_buf + 2;
+    size_t n = 0;
+
+    // child: d_buf[1] = d_buf[0] * 3; parent: store 7 into d_buf[0], then the child.
+    void *scale_args[] = { &a1, &d_buf, &three };
+    CHECK(cudaGraphCreate(&child, 0));
+    knode = add_kernel(child, NULL, 0, (void *)ge_scale, scale_args);
+    void *store_args[] = { &d_buf, &seven, &ms };
+    CHECK(cudaGraphCreate(&parent, 0));
+    store = add_kernel(parent, NULL, 0, (void *)ge_slow_store, store_args);
+    CHECK(cudaGraphAddChildGraphNode(&cnode, parent, &store, 1, child));
+    // The node has its own copy: the child changed or gone later does not matter.
+    cudaKernelNodeParams kp = {};
+    void *five_args[] = { &a1, &d_buf, &five };
+    kp.func = (void *)ge_scale;
+    kp.gridDim = dim3(1);
+    kp.blockDim = dim3(1);
+    kp.kernelParams = five_args;
+    CHECK(cudaGraphKernelNodeSetParams(knode, &kp));
+    CHECK(cudaGraphDestroy(child));
+    CHECK(cudaGraphNodeGetType(cnode, &t));
+    CHECK(cudaGraphChildGraphNodeGetGraph(cnode, &embedded));
+    CHECK(cudaGraphChildGraphNodeGetGraph(cnode, &again));
+    CHECK(cudaGraphGetNodes(embedded, NULL, &n));
+    printf("child node type %d, embedded graph has %zu nodes, asked twice the same: %s\n", (int)t, n,
+           embedded == again ? "yes" : "no");
+
+    CHECK(cudaGraphInstantiate(&x, parent, 0));
+    CHECK(cudaMemset(d_buf, 0, 3 * sizeof(unsigned)));
+    CHECK(cudaGraphLaunch(x, 0));
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaMemcpy(out, d_buf, 3 * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    printf("parent with child (the child changed after): %u %u %u\n", out[0], out[1], out[2]);
+
+    // The exec's child node runs another graph of the same shape.
+    void *four_args[] = { &a1, &d_buf, &four };
+    CHECK(cudaGraphCreate(&child2, 0));
+    add_kernel(child2, NULL, 0, (void *)ge_scale, four_args);
+    CHECK(cudaGraphExecChildGraphNodeSetParams(x, cnode, child2));
+    CHECK(cudaMemset(d_buf, 0, 3 * sizeof(unsigned)));
+    CHECK(cudaGraphLaunch(x, 0));
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaMemcpy(out, d_buf, 3 * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    printf("exec's child node set to another graph: %u %u %u\n", out[0], out[1], out[2]);
+
+    // A node added to the embedded graph: new execs run it, the old one not.
+    n = 4;
+    CHECK(cudaGraphGetNodes(embedded, enodes, &n));
+    void *two_args[] = { &a2, &a1, &two };
+    add_kernel(embedded, enodes, 1, (void *)ge_scale, two_args);
+    CHECK(cudaGraphInstantiate(&x2, parent, 0));
+    CHECK(cudaMemset(d_buf, 0, 3 * sizeof(unsigned)));
+    CHECK(cudaGraphLaunch(x2, 0));
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaMemcpy(out, d_buf, 3 * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    printf("node added to the embedded graph, new exec: %u %u %u\n", out[0], out[1], out[2]);
+    CHECK(cudaMemset(d_buf, 0, 3 * sizeof(unsigned)));
+    CHECK(cudaGraphLaunch(x, 0));
+    CHECK(cudaDeviceSynchronize());
+    CHECK(cudaMemcpy(out, d_buf, 3 * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    printf("the exec made before: %u %u %u\n", out[0], out[1], out[2]);
+
+    // A clone of the parent has its own embedded graph.
+    CHECK(cudaGraphClone(&clone, parent));
+    CHECK(cudaGraphNodeFindInClone(&ccnode, cnode, clone));
+    CHECK(cudaGraphChildGraphNodeGetGraph(ccnode, &cembedded));
+    CHECK(cudaGraphGetNodes(cembedded, NULL, &n));
+    printf("clone's embedded graph is its own: %s, %zu nodes\n", cembedded != embedded ? "yes" : "no", n);
+
+    // Bad input.
+    printf("embedded graph of a kernel node: %s\n",
+           cudaGetErrorName(cudaGraphChildGraphNodeGetGraph(store, &again)));
+    cudaMemAllocNodeParams mp = {};
+    cudaGraphNode_t mnode;
+    mp.poolProps.allocType = cudaMemAllocationTypePinned;
+    mp.poolProps.location.type = cudaMemLocationTypeDevice;
+    mp.poolProps.location.id = 0;
+    mp.bytesize = 1 << 20;
+    CHECK(cudaGraphCreate(&withmem, 0));
+    CHECK(cudaGraphAddMemAllocNode(&mnode, withmem, NULL, 0, &mp));
+    CHECK(cudaGraphAddMemFreeNode(&bad, withmem, &mnode, 1, mp.dptr));
+    printf("child graph with memory nodes: %s\n",
+           cudaGetErrorName(cudaGraphAddChildGraphNode(&bad, parent, NULL, 0, withmem)));
+    cudaGetLastError();
+
+    CHECK(cudaGraphExecDestroy(x));
+    CHECK(cudaGraphExecDestroy(x2));
+    CHECK(cudaGraphDestroy(clone));
+    CHECK(cudaGraphDestroy(withmem));
+    CHECK(cudaGraphDestroy(child2));
+    CHECK(cudaGraphDestroy(parent));
+}
+
 static void user_objects(void)
 {
     cudaUserObject_t o0, o1, o2, bad;
@@ -337,9 +439,10 @@ int main(int argc, char **argv)
 {
     int rounds = argc > 1 ? atoi(argv[1]) : 2;
 
-    CHECK(cudaMalloc(&d_buf, 2 * sizeof(unsigned)));
+    CHECK(cudaMalloc(&d_buf, 3 * sizeof(unsigned)));
     event_nodes(rounds);
     captured_event_nodes();
+    child_graphs();
     user_objects();
     external_semaphores();
     CHECK(cudaFree(d_buf));

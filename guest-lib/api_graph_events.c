@@ -100,6 +100,63 @@ cudaError_t cudaGraphExecEventWaitNodeSetEvent(cudaGraphExec_t hGraphExec, cudaG
     return tdm_ret(hGraphExec ? event_set(hGraphExec, hNode, event, false) : cudaErrorInvalidValue);
 }
 
+/* ---- child graph nodes ---- */
+/* The node embeds a clone of the child made by the server; the graph the
+ * program gets for it is the node's (it must not destroy it). */
+
+cudaError_t cudaGraphAddChildGraphNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
+                                       const cudaGraphNode_t *pDependencies, size_t numDependencies,
+                                       cudaGraph_t childGraph)
+{
+    tdm_graph_child_node_args a;
+    tdm_handle_res r;
+    cudaError_t err;
+
+    if (!pGraphNode || !graph || !childGraph || (numDependencies && !pDependencies) ||
+        numDependencies > TDM_MAX_GRAPH_DEPS)
+        return tdm_ret(cudaErrorInvalidValue);
+    memset(&a, 0, sizeof(a));
+    a.graph = (uint64_t)(uintptr_t)graph;
+    a.child = (uint64_t)(uintptr_t)childGraph;
+    a.deps.deps_len = (u_int)numDependencies;
+    a.deps.deps_val = (tdm_handle *)(uintptr_t)pDependencies;   /* a cudaGraphNode_t is a handle */
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_GRAPH_ADD_CHILD_NODE, &a, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (!err)
+        *pGraphNode = (cudaGraphNode_t)(uintptr_t)r.handle;
+    return tdm_ret(err);
+}
+
+cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t *pGraph)
+{
+    tdm_handle n = (uint64_t)(uintptr_t)node;
+    tdm_handle_res r;
+    cudaError_t err;
+
+    if (!node || !pGraph)
+        return tdm_ret(cudaErrorInvalidValue);
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_GRAPH_CHILD_NODE_GRAPH, &n, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (!err)
+        *pGraph = (cudaGraph_t)(uintptr_t)r.handle;
+    return tdm_ret(err);
+}
+
+cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                                 cudaGraph_t childGraph)
+{
+    tdm_graph_exec_child_args a = { (uint64_t)(uintptr_t)hGraphExec, (uint64_t)(uintptr_t)node,
+                                    (uint64_t)(uintptr_t)childGraph };
+
+    if (!hGraphExec || !node || !childGraph)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(tdm_call_err(TDM_GRAPH_EXEC_CHILD_SET, &a));
+}
+
 /* ---- external semaphore nodes ---- */
 
 cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,

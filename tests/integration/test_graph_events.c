@@ -1,5 +1,6 @@
-/* Event record and wait nodes, user objects (docs/graphs.md "Event nodes,
- * child graphs and user objects"): examples/graph_events.cu through a real
+/* Event record and wait nodes, child graph nodes, user objects
+ * (docs/graphs.md "Event nodes, child graphs and user objects"):
+ * examples/graph_events.cu through a real
  * server on the sim backend over TCP and shm (a graph on one stream orders
  * another stream's graph through an event; nodes' events read and set in
  * graphs and executable graphs; user object destructors when the last
@@ -48,6 +49,14 @@ static const char want[] =
     "captured wait node names its event: yes\n"
     "captured graphs: 7 21\n"
     "wait with unknown flags: cudaErrorInvalidValue\n"
+    "child node type 4, embedded graph has 1 nodes, asked twice the same: yes\n"
+    "parent with child (the child changed after): 7 21 0\n"
+    "exec's child node set to another graph: 7 28 0\n"
+    "node added to the embedded graph, new exec: 7 21 42\n"
+    "the exec made before: 7 28 0\n"
+    "clone's embedded graph is its own: yes, 2 nodes\n"
+    "embedded graph of a kernel node: cudaErrorInvalidValue\n"
+    "child graph with memory nodes: cudaErrorInvalidValue\n"
     "user object held by a graph: destroyed 0\n"
     "graph destroyed, its exec holds it: destroyed 0\n"
     "exec destroyed after its launches: destroyed 1\n"
@@ -156,5 +165,84 @@ Test(graph_events_protocol, bad_nodes_and_events_are_refused, .init = up, .fini 
     /* The event destroyed: the node has no handle of the session to name. */
     cr_expect_eq(th_call_int(t, TDM_EVENT_DESTROY, (xdrproc_t)xdr_tdm_handle, &ev2.handle), 0);
     cr_expect_eq(get_event(t, rec.handle, 1).err, cudaErrorInvalidResourceHandle, "a destroyed event");
+    t->ops->close(t);
+}
+
+static tdm_handle_res add_child(tdm_transport *t, uint64_t graph, uint64_t child)
+{
+    tdm_graph_child_node_args a;
+
+    memset(&a, 0, sizeof(a));
+    a.graph = graph;
+    a.child = child;
+    return th_call_handle(t, TDM_GRAPH_ADD_CHILD_NODE, (xdrproc_t)xdr_tdm_graph_child_node_args, &a);
+}
+
+Test(graph_events_protocol, child_graph_nodes_refuse_bad_input_and_own_their_graph, .init = up, .fini = down)
+{
+    tdm_transport *t = th_guest_open(srv.endpoint, "graph-child-protocol");
+    tdm_u32 zero = 0;
+    tdm_handle_res g = th_call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &zero);
+    tdm_handle_res c = th_call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &zero);
+    tdm_handle_res node, emb, emb2, x, gone;
+    tdm_graph_add_node_args a;
+    tdm_graph_instantiate_args inst;
+    tdm_graph_exec_child_args set;
+
+    cr_assert(g.err == 0 && c.err == 0);
+    cr_expect_eq(add_child(t, g.handle, g.handle).err, cudaErrorInvalidValue, "a graph as its own child");
+    cr_expect_eq(add_child(t, g.handle, c.handle + 4096).err, cudaErrorInvalidValue, "a forged child");
+    cr_expect_eq(add_child(t, c.handle + 4096, c.handle).err, cudaErrorInvalidValue, "a forged graph");
+    /* A child with a host node: not remoted in a child graph. */
+    memset(&a, 0, sizeof(a));
+    a.graph = c.handle;
+    a.kind = cudaGraphNodeTypeHost;
+    a.src = 5;
+    cr_assert_eq(th_call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &a).err, 0);
+    cr_expect_eq(add_child(t, g.handle, c.handle).err, cudaErrorNotSupported, "a child with a host node");
+    c = th_call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &zero);
+    node = add_child(t, g.handle, c.handle);
+    cr_assert_eq(node.err, 0);
+
+    emb = th_call_handle(t, TDM_GRAPH_CHILD_NODE_GRAPH, (xdrproc_t)xdr_tdm_handle, &node.handle);
+    cr_assert_eq(emb.err, 0);
+    emb2 = th_call_handle(t, TDM_GRAPH_CHILD_NODE_GRAPH, (xdrproc_t)xdr_tdm_handle, &node.handle);
+    cr_expect_eq(emb2.handle, emb.handle, "the same handle each time");
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_DESTROY, (xdrproc_t)xdr_tdm_handle, &emb.handle), cudaErrorInvalidValue,
+                 "the node's graph is not the program's to destroy");
+    a.graph = emb.handle;
+    cr_expect_eq(th_call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &a).err,
+                 cudaErrorNotSupported, "a host node in an embedded graph");
+    a.kind = cudaGraphNodeTypeEmpty;
+    cr_expect_eq(th_call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &a).err, 0,
+                 "an empty node in an embedded graph");
+    cr_expect_eq(th_call_handle(t, TDM_GRAPH_CHILD_NODE_GRAPH, (xdrproc_t)xdr_tdm_handle, &g.handle).err,
+                 cudaErrorInvalidValue, "a graph handle as a node");
+
+    inst = (tdm_graph_instantiate_args){ g.handle, 0 };
+    x = th_call_handle(t, TDM_GRAPH_INSTANTIATE, (xdrproc_t)xdr_tdm_graph_instantiate_args, &inst);
+    cr_assert_eq(x.err, 0);
+    set = (tdm_graph_exec_child_args){ x.handle, node.handle, c.handle + 4096 };
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_EXEC_CHILD_SET, (xdrproc_t)xdr_tdm_graph_exec_child_args, &set),
+                 cudaErrorInvalidValue, "a forged child");
+    set = (tdm_graph_exec_child_args){ x.handle, emb.handle, c.handle };
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_EXEC_CHILD_SET, (xdrproc_t)xdr_tdm_graph_exec_child_args, &set),
+                 cudaErrorInvalidValue, "a graph handle as the node");
+    set = (tdm_graph_exec_child_args){ x.handle, node.handle, c.handle };
+    if (th_simulated())   /* the sim compares node counts; the driver the whole topology */
+        cr_expect_eq(th_call_int(t, TDM_GRAPH_EXEC_CHILD_SET, (xdrproc_t)xdr_tdm_graph_exec_child_args, &set),
+                     cudaErrorInvalidValue, "a child of another shape");
+    a.graph = c.handle;
+    cr_assert_eq(th_call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &a).err, 0);
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_EXEC_CHILD_SET, (xdrproc_t)xdr_tdm_graph_exec_child_args, &set), 0,
+                 "a child of the same shape");
+
+    /* The node destroyed: its graph's handle goes with it. */
+    cr_expect_eq(th_call_int(t, TDM_GRAPH_DESTROY_NODE, (xdrproc_t)xdr_tdm_handle, &node.handle), 0);
+    gone = th_call_handle(t, TDM_GRAPH_CHILD_NODE_GRAPH, (xdrproc_t)xdr_tdm_handle, &node.handle);
+    cr_expect_eq(gone.err, cudaErrorInvalidValue, "a destroyed node");
+    a.graph = emb.handle;
+    cr_expect_eq(th_call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &a).err,
+                 cudaErrorInvalidValue, "the destroyed node's graph is gone");
     t->ops->close(t);
 }

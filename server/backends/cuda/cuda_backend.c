@@ -342,4 +342,7 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .graph_event_node_get = tdm_cuda_graph_event_node_get,
     .graph_event_node_set = tdm_cuda_graph_event_node_set,
     .stream_event_external = tdm_cuda_stream_event_external,
+    .graph_add_child_node = tdm_cuda_graph_add_child_node,
+    .graph_child_graph = tdm_cuda_graph_child_graph,
+    .graph_exec_child_set = tdm_cuda_graph_exec_child_set,
 };

@@ -237,5 +237,9 @@ int tdm_cuda_graph_add_event_node(CUgraph g, const CUgraphNode *deps, size_t nde
 int tdm_cuda_graph_event_node_get(tdm_backend *b, tdm_bgnode *n, tdm_bevent **out);
 int tdm_cuda_graph_event_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bevent *e);
 int tdm_cuda_stream_event_external(tdm_backend *b, tdm_bstream *s, tdm_bevent *e, bool record);
+int tdm_cuda_graph_add_child_node(tdm_backend *b, tdm_bgraph *g, tdm_bgraph *child, tdm_bgnode *const *deps,
+                                  size_t ndeps, tdm_bgnode **out, tdm_bgraph **embedded);
+int tdm_cuda_graph_child_graph(tdm_backend *b, tdm_bgnode *n, tdm_bgraph **out);
+int tdm_cuda_graph_exec_child_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bgraph *child);
 
 #endif

@@ -62,7 +62,8 @@
     /* ---- event nodes, child graphs, user objects (issue 14) ---- */                    \
     X(cuGraphAddEventRecordNode) X(cuGraphAddEventWaitNode) X(cuGraphEventRecordNodeGetEvent)   \
     X(cuGraphEventWaitNodeGetEvent) X(cuGraphEventRecordNodeSetEvent) X(cuGraphEventWaitNodeSetEvent) \
-    X(cuGraphExecEventRecordNodeSetEvent) X(cuGraphExecEventWaitNodeSetEvent) X(cuEventRecordWithFlags)
+    X(cuGraphExecEventRecordNodeSetEvent) X(cuGraphExecEventWaitNodeSetEvent) X(cuEventRecordWithFlags) \
+    X(cuGraphAddChildGraphNode) X(cuGraphChildGraphNodeGetGraph) X(cuGraphExecChildGraphNodeSetParams)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

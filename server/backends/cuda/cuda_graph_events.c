@@ -1,6 +1,6 @@
-/* Event record and wait nodes on the GPU (docs/graphs.md "Event nodes,
- * child graphs and user objects"): the driver's own nodes, naming the
- * session's CUevent (a tdm_bevent is one). */
+/* Event record and wait nodes, child graph nodes on the GPU (docs/graphs.md
+ * "Event nodes, child graphs and user objects"): the driver's own nodes;
+ * event nodes name the session's CUevent (a tdm_bevent is one). */
 #include "cuda_backend_internal.h"
 
 int tdm_cuda_graph_add_event_node(CUgraph g, const CUgraphNode *deps, size_t ndeps, bool record, tdm_bevent *e,
@@ -80,4 +80,49 @@ int tdm_cuda_stream_event_external(tdm_backend *b, tdm_bstream *s, tdm_bevent *e
                             "cuEventRecordWithFlags");
     return tdm_cuda_err(tdm_cu.cuStreamWaitEvent(tdm_cuda_stream(s), tdm_cuda_event(e), CU_EVENT_WAIT_EXTERNAL),
                         "cuStreamWaitEvent");
+}
+
+int tdm_cuda_graph_add_child_node(tdm_backend *b, tdm_bgraph *g, tdm_bgraph *child, tdm_bgnode *const *deps,
+                                  size_t ndeps, tdm_bgnode **out, tdm_bgraph **embedded)
+{
+    CUgraphNode n = NULL;
+    CUgraph e = NULL;
+    int err = tdm_cuda_enter(b);
+
+    *out = NULL;
+    if (err)
+        return err;
+    err = tdm_cuda_err(tdm_cu.cuGraphAddChildGraphNode(&n, (CUgraph)g, (const CUgraphNode *)deps, ndeps, (CUgraph)child),
+                       "cuGraphAddChildGraphNode");
+    if (!err)
+        err = tdm_cuda_err(tdm_cu.cuGraphChildGraphNodeGetGraph(n, &e), "cuGraphChildGraphNodeGetGraph");
+    if (err)
+        return err;
+    *out = (tdm_bgnode *)n;
+    *embedded = (tdm_bgraph *)e;
+    return 0;
+}
+
+int tdm_cuda_graph_child_graph(tdm_backend *b, tdm_bgnode *n, tdm_bgraph **out)
+{
+    CUgraph e = NULL;
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    if (node_type(n) != CU_GRAPH_NODE_TYPE_GRAPH)
+        return cudaErrorInvalidValue;
+    err = tdm_cuda_err(tdm_cu.cuGraphChildGraphNodeGetGraph((CUgraphNode)n, &e), "cuGraphChildGraphNodeGetGraph");
+    *out = (tdm_bgraph *)e;
+    return err;
+}
+
+int tdm_cuda_graph_exec_child_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bgraph *child)
+{
+    int err = tdm_cuda_enter(b);
+
+    if (err)
+        return err;
+    return tdm_cuda_err(tdm_cu.cuGraphExecChildGraphNodeSetParams((CUgraphExec)x, (CUgraphNode)n, (CUgraph)child),
+                        "cuGraphExecChildGraphNodeSetParams");
 }

@@ -431,6 +431,14 @@ typedef struct tdm_backend_ops {
     /* An external record (record) of e on s, or an external wait of s for e (cudaEventRecordExternal,
      * cudaEventWaitExternal): on a capturing stream an event node of its graph, else a record or wait. */
     int (*stream_event_external)(tdm_backend *b, tdm_bstream *s, tdm_bevent *e, bool record);
+    /* cuGraphAddChildGraphNode: a node of g running a clone of child, after deps; *embedded is the clone,
+     * owned by the node (gone with it; never graph_destroy it). */
+    int (*graph_add_child_node)(tdm_backend *b, tdm_bgraph *g, tdm_bgraph *child, tdm_bgnode *const *deps,
+                                size_t ndeps, tdm_bgnode **out, tdm_bgraph **embedded);
+    /* cuGraphChildGraphNodeGetGraph: the embedded graph of child graph node n. */
+    int (*graph_child_graph)(tdm_backend *b, tdm_bgnode *n, tdm_bgraph **out);
+    /* cuGraphExecChildGraphNodeSetParams: n's instance in x runs child (of n's embedded graph's topology). */
+    int (*graph_exec_child_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bgraph *child);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -178,4 +178,7 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .graph_event_node_get = sim_graph_event_node_get,
     .graph_event_node_set = sim_graph_event_node_set,
     .stream_event_external = sim_stream_event_external,
+    .graph_add_child_node = sim_graph_add_child_node,
+    .graph_child_graph = sim_graph_child_graph,
+    .graph_exec_child_set = sim_graph_exec_child_set,
 };

@@ -438,5 +438,9 @@ int sim_host_bind(sim_op *op, const tdm_bhost_binder *hb);
 int sim_graph_event_node_get(tdm_backend *b, tdm_bgnode *n, tdm_bevent **out);
 int sim_graph_event_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bevent *e);
 int sim_stream_event_external(tdm_backend *b, tdm_bstream *s, tdm_bevent *e, bool record);
+int sim_graph_add_child_node(tdm_backend *b, tdm_bgraph *g, tdm_bgraph *child, tdm_bgnode *const *deps,
+                             size_t ndeps, tdm_bgnode **out, tdm_bgraph **embedded);
+int sim_graph_child_graph(tdm_backend *b, tdm_bgnode *n, tdm_bgraph **out);
+int sim_graph_exec_child_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bgraph *child);
 
 #endif
