@@ -299,9 +299,17 @@ static void exec_release(uint64_t exec)
     /* One share per stream, and this call's own, dropped last: the
      * references cannot go before every host function is queued. */
     d->waiting = (int)es.n + 1;
-    for (size_t i = 0; i < es.n; i++)
-        if (tdm_callback_enqueue(es.s[i], deferred_done, NULL, d) != cudaSuccess)
-            deferred_done(d);   /* the stream is gone (or this is the callback thread): nothing to wait for */
+    for (size_t i = 0; i < es.n; i++) {
+        enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+
+        /* On a capturing stream the function would become a node of its
+         * graph: what was launched there before the capture is not waited
+         * for then.  A stream gone (or this being the callback thread):
+         * nothing to wait for. */
+        if (cudaStreamIsCapturing(es.s[i], &cs) != cudaSuccess || cs != cudaStreamCaptureStatusNone ||
+            tdm_callback_enqueue(es.s[i], deferred_done, NULL, d) != cudaSuccess)
+            deferred_done(d);
+    }
     deferred_done(d);
 }
 
