@@ -171,6 +171,8 @@ static cudaError_t instantiate(cudaGraphExec_t *pGraphExec, cudaGraph_t graph, u
         *pGraphExec = (cudaGraphExec_t)(uintptr_t)r.handle;
     if (!err)   /* the exec reads the host memory its graph's nodes name */
         err = tdm_graph_host_copy(a.graph, false, r.handle, true);
+    if (!err)   /* ---- user objects (issue 14): the exec holds the graph's references too ---- */
+        err = tdm_user_objects_copy(a.graph, r.handle, true);
     return err;
 }
 
@@ -220,6 +222,8 @@ cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
         err = tdm_graph_host_before_launch(a.exec);
     if (err)
         return tdm_ret(err);
+    /* ---- user objects (issue 14): its references wait for this stream ---- */
+    tdm_user_objects_launched(a.exec, stream);
     /* ---- graph host nodes (issue 14) ---- */
     if (tdm_callback_graph_launch_begin()) {
         err = tdm_post(TDM_GRAPH_LAUNCH, &a);
@@ -249,23 +253,31 @@ cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 {
     tdm_handle h = (uint64_t)(uintptr_t)graphExec;
+    cudaError_t err;
 
     if (!graphExec)
         return tdm_ret(cudaErrorInvalidValue);
     tdm_graph_host_forget(h, true);
     tdm_graph_params_forget_exec(h);   /* graph node parameters (issue 14) */
-    return tdm_ret(tdm_call_err(TDM_GRAPH_EXEC_DESTROY, &h));
+    err = tdm_call_err(TDM_GRAPH_EXEC_DESTROY, &h);
+    if (!err)   /* ---- user objects (issue 14) ---- */
+        tdm_user_objects_forget(h, true);
+    return tdm_ret(err);
 }
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 {
     tdm_handle h = (uint64_t)(uintptr_t)graph;
+    cudaError_t err;
 
     if (!graph)
         return tdm_ret(cudaErrorInvalidValue);
     tdm_graph_host_forget(h, false);
     tdm_graph_params_forget_graph(h);   /* graph node parameters (issue 14) */
-    return tdm_ret(tdm_call_err(TDM_GRAPH_DESTROY, &h));
+    err = tdm_call_err(TDM_GRAPH_DESTROY, &h);
+    if (!err)   /* ---- user objects (issue 14) ---- */
+        tdm_user_objects_forget(h, false);
+    return tdm_ret(err);
 }
 
 cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
@@ -285,6 +297,8 @@ cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
         err = tdm_graph_host_copy(a.graph, false, a.exec, true);
     if (!err)   /* graph node parameters (issue 14): and runs its host nodes' functions */
         tdm_graph_params_forget_exec(a.exec);
+    if (!err)   /* ---- user objects (issue 14): the graph's references replace the exec's ---- */
+        err = tdm_user_objects_copy(a.graph, a.exec, true);
     /* The nodes stay on the server: errorNode is not named (docs/graphs.md). */
     resultInfo->result = (enum cudaGraphExecUpdateResult)r.result;
     resultInfo->errorNode = NULL;

@@ -144,6 +144,8 @@ cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph)
         err = (cudaError_t)r.err;
     if (!err)
         err = tdm_graph_host_copy(g, false, r.handle, false);
+    if (!err)   /* ---- user objects (issue 14): the clone holds the original's references ---- */
+        err = tdm_user_objects_copy(g, r.handle, false);
     if (!err)
         *pGraphClone = (cudaGraph_t)(uintptr_t)r.handle;
     return tdm_ret(err);

@@ -93,6 +93,11 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
 
     if (!event)
         return tdm_ret(cudaErrorInvalidResourceHandle);
+    if (flags & ~(unsigned)cudaEventWaitExternal)
+        return tdm_ret(cudaErrorInvalidValue);
+    /* ---- event nodes (issue 14): on a capturing stream, an event wait node ---- */
+    if ((flags & cudaEventWaitExternal) && tdm_graph_captures_open())
+        return tdm_ret(tdm_post(TDM_STREAM_WAIT_EVENT_EXTERNAL, &a));
     return tdm_ret(tdm_ipc_event_fence(a.event, tdm_post(TDM_STREAM_WAIT_EVENT, &a)));
 }
 
@@ -172,6 +177,11 @@ cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, uns
 {
     if (flags & ~(unsigned)cudaEventRecordExternal)
         return tdm_ret(cudaErrorInvalidValue);
+    /* ---- event nodes (issue 14): on a capturing stream, an event record node ---- */
+    if ((flags & cudaEventRecordExternal) && event && tdm_graph_captures_open()) {
+        tdm_event_record_args a = { (uint64_t)(uintptr_t)event, tdm_stream_id(stream) };
+        return tdm_ret(tdm_post(TDM_EVENT_RECORD_EXTERNAL, &a));
+    }
     return cudaEventRecord(event, stream);
 }
 

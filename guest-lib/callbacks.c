@@ -47,6 +47,9 @@ static struct {
     bool started;            /* the callback thread runs */
     bool dead;               /* the session is lost: nothing will run */
     size_t nodes;            /* entries that are graph host nodes */
+    /* ---- event nodes, child graphs, user objects (issue 14) ---- */
+    cb_entry *posted;        /* tdm_callback_post's functions, in order */
+    size_t nposted, postcap;
 } cbs = { .lock = PTHREAD_MUTEX_INITIALIZER, .wake = PTHREAD_COND_INITIALIZER, .idle = PTHREAD_COND_INITIALIZER };
 
 static _Thread_local bool on_callback_thread;
@@ -176,6 +179,20 @@ static void sleep_us(long us)
     nanosleep(&ts, NULL);
 }
 
+/* ---- event nodes, child graphs, user objects (issue 14) ---- */
+/* cbs.lock held.  Runs the posted functions, in order, without the lock. */
+static void run_posted_locked(void)
+{
+    while (cbs.nposted) {
+        cb_entry e = cbs.posted[0];
+
+        memmove(cbs.posted, cbs.posted + 1, --cbs.nposted * sizeof(*cbs.posted));
+        pthread_mutex_unlock(&cbs.lock);
+        e.host(e.data);
+        pthread_mutex_lock(&cbs.lock);
+    }
+}
+
 static void *callback_thread(void *unused)
 {
     uint64_t done[TDM_MAX_CALLBACKS_POLLED];
@@ -192,7 +209,7 @@ static void *callback_thread(void *unused)
         uint64_t answered_before;
 
         pthread_mutex_lock(&cbs.lock);
-        while (!cbs.busy && !ndone)
+        for (run_posted_locked(); !cbs.busy && !ndone; run_posted_locked())
             pthread_cond_wait(&cbs.wake, &cbs.lock);
         answered_before = cbs.answered;
         pthread_mutex_unlock(&cbs.lock);
@@ -419,4 +436,22 @@ void tdm_callback_graph_launch_end(void)
     cbs.in_flight--;
     cbs.answered++;
     pthread_mutex_unlock(&cbs.lock);
+}
+
+/* ---- event nodes, child graphs, user objects (issue 14) ---- */
+
+cudaError_t tdm_callback_post(cudaHostFn_t fn, void *data)
+{
+    cudaError_t err;
+
+    pthread_mutex_lock(&cbs.lock);
+    err = cbs.dead ? cudaErrorDevicesUnavailable : start_locked();
+    if (!err && tdm_grow(&cbs.posted, &cbs.postcap, cbs.nposted + 1, sizeof(*cbs.posted), 8) != 0)
+        err = cudaErrorMemoryAllocation;
+    if (!err) {
+        cbs.posted[cbs.nposted++] = (cb_entry){ .host = fn, .data = data };
+        pthread_cond_signal(&cbs.wake);
+    }
+    pthread_mutex_unlock(&cbs.lock);
+    return err;
 }

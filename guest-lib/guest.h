@@ -410,4 +410,17 @@ void tdm_graph_host_retarget(uint64_t key, bool exec, uint64_t handle, const voi
  * otherwise, and for an unknown key. */
 bool tdm_callback_host_key_update(uint64_t key, cudaHostFn_t fn, void *data);
 
+/* ---- event nodes, child graphs, user objects (issue 14): user_objects.c, callbacks.c ---- */
+/* Runs fn(data) on the callback thread soon, outside any CUDA call (a user
+ * object's destructor). */
+cudaError_t tdm_callback_post(cudaHostFn_t fn, void *data);
+/* The graph from's user object references, copied to graph or exec `to`
+ * (a clone, an instantiation; an updated exec's own references go first). */
+cudaError_t tdm_user_objects_copy(uint64_t from, uint64_t to, bool to_exec);
+/* A graph or exec destroyed: its references go (an exec's once the streams
+ * it was launched into are done). */
+void tdm_user_objects_forget(uint64_t handle, bool exec);
+/* exec was launched into stream. */
+void tdm_user_objects_launched(uint64_t exec, cudaStream_t stream);
+
 #endif

@@ -609,4 +609,22 @@ int tdm_session_kernel_node_attr(tdm_session *s, uint64_t node, int id, int valu
  * guest's function under key from its next launch. */
 int tdm_session_exec_host_node_set(tdm_session *s, uint64_t exec, uint64_t node, uint64_t key);
 
+/* ---- event nodes, child graphs, user objects (issue 14): session_graph_events.c ---- */
+/* An event record (record) or wait node's event: the program's handle. */
+int tdm_session_graph_event_node_get(tdm_session *s, uint64_t node, bool record, uint64_t *event);
+/* Names event in that node (exec 0), or in its instance in exec. */
+int tdm_session_graph_event_node_set(tdm_session *s, uint64_t exec, uint64_t node, bool record, uint64_t event);
+/* cudaEventRecordExternal (record) or cudaEventWaitExternal: on a capturing
+ * stream an event node of the capture's graph, else an ordinary record or wait. */
+int tdm_session_event_external(tdm_session *s, uint64_t event, uint64_t stream, bool record);
+/* A child graph node of graph embedding a clone of child. */
+int tdm_session_graph_add_child_node(tdm_session *s, uint64_t graph, const uint64_t *deps, uint32_t ndeps,
+                                     uint64_t child, uint64_t *node);
+/* The embedded graph of a child graph node (a handle made on first use). */
+int tdm_session_graph_child_graph(tdm_session *s, uint64_t node, uint64_t *graph);
+/* cudaGraphExecChildGraphNodeSetParams. */
+int tdm_session_graph_exec_child_set(tdm_session *s, uint64_t exec, uint64_t node, uint64_t child);
+/* Whether graph has memory nodes (session_graph_mem.c). */
+bool tdm_session_graph_mem_has_nodes(tdm_session *s, uint64_t graph);
+
 #endif

@@ -128,6 +128,8 @@ static int begin_capture(tdm_session *s, uint64_t stream, int mode, uint64_t int
 
     if (into && !g)
         return cudaErrorInvalidValue;
+    if (g && g->embedded)   /* ---- child graphs (issue 14): what a capture adds is not checked ---- */
+        return tdm_graph_child_refuse(s, "a capture");
 
     if (stream == TDM_STREAM_NULL || stream == TDM_STREAM_LEGACY)
         return cudaErrorStreamCaptureUnsupported;   /* as native: the legacy stream cannot capture */
@@ -233,7 +235,7 @@ int tdm_session_end_capture(tdm_session *s, uint64_t stream, uint64_t *graph)
         err = cudaErrorMemoryAllocation;
         goto fail;
     }
-    *g = (graph_entry){ bg, kept, 0 };
+    *g = (graph_entry){ .bg = bg, .kept = kept };
     if (!(*graph = tdm_handles_add(&s->graphs, g))) {
         free(g);
         err = cudaErrorMemoryAllocation;
@@ -512,6 +514,8 @@ static int describe_node(tdm_session *s, graph_entry *g, const tdm_node_request 
                                .shared_mem = q->shared_mem, .params = q->params, .params_len = q->params_len };
         return 0;
     case cudaGraphNodeTypeMemcpy:
+        if (q->host && g->embedded)   /* ---- child graphs (issue 14) ---- */
+            return tdm_graph_child_refuse(s, "a copy from host memory");
         if (!q->n || !tdm_session_resolve(s, q->dst, q->n, &dev) ||
             (!q->host && !tdm_session_resolve(s, q->src, q->n, &sdev)))
             return cudaErrorInvalidValue;
@@ -532,10 +536,15 @@ static int describe_node(tdm_session *s, graph_entry *g, const tdm_node_request 
     case cudaGraphNodeTypeHost:   /* ---- graph host nodes (issue 14): src is the guest's key ---- */
         if (!ops(s)->graph_launch_hosts)
             return cudaErrorNotSupported;
+        if (g->embedded)   /* ---- child graphs (issue 14) ---- */
+            return tdm_graph_child_refuse(s, "a host node");
         if (!q->src)
             return cudaErrorInvalidValue;
         *d = (tdm_gnode_desc){ .kind = TDM_GNODE_HOST, .host_key = q->src };
         return 0;
+    case cudaGraphNodeTypeEventRecord:   /* ---- event nodes (issue 14): src is the event ---- */
+    case cudaGraphNodeTypeWaitEvent:
+        return tdm_graph_event_describe(s, q, d);
     default:
         return cudaErrorInvalidValue;
     }
@@ -876,4 +885,10 @@ int tdm_session_update_capture_deps(tdm_session *s, uint64_t stream, const uint6
               : cudaErrorInvalidValue;
     free(bn);
     return err;
+}
+
+/* ---- event nodes, child graphs, user objects (issue 14) ---- */
+void tdm_graph_forget(tdm_session *s, uint64_t graph)
+{
+    forget_graph(s, graph);
 }

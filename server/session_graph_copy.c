@@ -149,6 +149,8 @@ int tdm_session_graph_add_memcpy_node(tdm_session *s, uint64_t graph, const uint
 
     if (!g)
         return cudaErrorInvalidValue;
+    if (g->embedded && q->kind != cudaMemcpyDeviceToDevice)   /* ---- child graphs (issue 14) ---- */
+        return tdm_graph_child_refuse(s, "a copy from or to host memory");
     if (s->graph_nodes.live >= TDM_SESSION_MAX_GRAPH_NODES)
         return cudaErrorMemoryAllocation;
     if (!q->n)

@@ -49,6 +49,8 @@ typedef struct graph_entry {
     tdm_bgraph *bg;
     tdm_kept_bytes *kept;
     uint64_t parent;         /* a conditional node's body: the graph of the node (the node owns bg) */
+    /* ---- event nodes, child graphs, user objects (issue 14) ---- */
+    bool embedded;           /* a child graph node's graph (parent: the node's graph, which owns bg) */
 } graph_entry;
 
 /* A node added node by node (captured graphs' nodes have no handles). */
@@ -87,5 +89,18 @@ tdm_kept_bytes *tdm_session_capture_kept(tdm_session *s, tdm_stream_state *st, i
 int tdm_graph_copy_desc(tdm_session *s, const tdm_memcpy_node_request *q, tdm_gnode_desc *d);
 /* k, made on first use. */
 tdm_kept_bytes *tdm_kept_get(tdm_kept_bytes **kp);
+
+/* ---- event nodes, child graphs, user objects (issue 14): session_graph_events.c ---- */
+/* d for an event record or wait node request (q->src: the event). */
+int tdm_graph_event_describe(tdm_session *s, const tdm_node_request *q, tdm_gnode_desc *d);
+
+/* A child graph node's embedded graph may not get what a child graph may
+ * not have (docs/graphs.md): refused with a log line naming what. */
+int tdm_graph_child_refuse(tdm_session *s, const char *what);
+/* Forgets graph's entry, its nodes, bodies and handles, without destroying
+ * the backend's graph (its node's graph owns it): session_graph.c. */
+void tdm_graph_forget(tdm_session *s, uint64_t graph);
+/* Before child graph node e goes: its embedded graph's entry goes. */
+void tdm_graph_child_node_going(tdm_session *s, node_entry *e);
 
 #endif

@@ -522,3 +522,12 @@ void tdm_session_graph_mem_release(tdm_session *s)
     free(m);
     s->graph_mem = NULL;
 }
+
+/* ---- event nodes, child graphs, user objects (issue 14) ---- */
+bool tdm_session_graph_mem_has_nodes(tdm_session *s, uint64_t graph)
+{
+    for (size_t i = 0; s->graph_mem && i < s->graph_mem->nuses; i++)
+        if (same_owner(&s->graph_mem->uses[i], TDM_GMEM_GRAPH, graph))
+            return true;
+    return false;
+}

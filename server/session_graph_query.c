@@ -192,7 +192,7 @@ int tdm_session_graph_clone(tdm_session *s, uint64_t graph, uint64_t *clone)
         return err;
     /* The clone's copy nodes name the same host memory and staging. */
     if ((c = calloc(1, sizeof(*c)))) {
-        *c = (graph_entry){ bg, g->kept, 0 };
+        *c = (graph_entry){ .bg = bg, .kept = g->kept };
         if ((*clone = tdm_handles_add(&s->graphs, c))) {
             if (g->kept)
                 g->kept->refs++;
@@ -245,6 +245,7 @@ int tdm_session_graph_destroy_node(tdm_session *s, uint64_t node)
     if (!g)
         return cudaErrorInvalidValue;
     /* Its staging, if it had any, stays with the graph: execs made before may read it. */
+    tdm_graph_child_node_going(s, e);   /* ---- child graphs (issue 14) ---- */
     if ((err = ops(s)->graph_destroy_node(be(s), g->bg, e->bn)) != 0)
         return err;
     free(tdm_handles_remove(&s->graph_nodes, node));

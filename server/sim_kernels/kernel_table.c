@@ -64,6 +64,9 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_cond_set,
     &sim_kernel_cond_count_down,
     &sim_kernel_cond_record,
+    /* ---- event nodes, child graphs, user objects (issue 14): examples/graph_events.cu ---- */
+    &sim_kernel_ge_slow_store,
+    &sim_kernel_ge_scale,
 };
 
 static const sim_global_desc *const globals[] = {

@@ -58,4 +58,8 @@ extern const sim_global_desc sim_global_gn_table;
 /* graph_conditional.c (examples/graph_conditional.cu) */
 extern const sim_kernel sim_kernel_cond_set, sim_kernel_cond_count_down, sim_kernel_cond_record;
 
+/* ---- event nodes, child graphs, user objects (issue 14) ---- */
+/* graph_events.c (examples/graph_events.cu) */
+extern const sim_kernel sim_kernel_ge_slow_store, sim_kernel_ge_scale;
+
 #endif

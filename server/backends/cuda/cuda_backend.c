@@ -344,4 +344,11 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .graph_memcpy_node_set = tdm_cuda_graph_memcpy_node_set,
     .graph_kernel_node_attr = tdm_cuda_graph_kernel_node_attr,
     .graph_exec_host_node_set = tdm_cuda_graph_exec_host_node_set,
+    /* ---- event nodes, child graphs, user objects (issue 14) ---- */
+    .graph_event_node_get = tdm_cuda_graph_event_node_get,
+    .graph_event_node_set = tdm_cuda_graph_event_node_set,
+    .stream_event_external = tdm_cuda_stream_event_external,
+    .graph_add_child_node = tdm_cuda_graph_add_child_node,
+    .graph_child_graph = tdm_cuda_graph_child_graph,
+    .graph_exec_child_set = tdm_cuda_graph_exec_child_set,
 };

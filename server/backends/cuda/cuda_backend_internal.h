@@ -241,4 +241,15 @@ int tdm_cuda_graph_exec_host_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode 
 /* A one-row copy node's parameters (d: a TDM_GNODE_COPY_*), cuda_graph.c. */
 CUDA_MEMCPY3D tdm_cuda_graph_copy_params(const tdm_gnode_desc *d);
 
+/* ---- event nodes, child graphs, user objects (issue 14): cuda_graph_events.c ---- */
+int tdm_cuda_graph_add_event_node(CUgraph g, const CUgraphNode *deps, size_t ndeps, bool record, tdm_bevent *e,
+                                  CUgraphNode *out);
+int tdm_cuda_graph_event_node_get(tdm_backend *b, tdm_bgnode *n, tdm_bevent **out);
+int tdm_cuda_graph_event_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bevent *e);
+int tdm_cuda_stream_event_external(tdm_backend *b, tdm_bstream *s, tdm_bevent *e, bool record);
+int tdm_cuda_graph_add_child_node(tdm_backend *b, tdm_bgraph *g, tdm_bgraph *child, tdm_bgnode *const *deps,
+                                  size_t ndeps, tdm_bgnode **out, tdm_bgraph **embedded);
+int tdm_cuda_graph_child_graph(tdm_backend *b, tdm_bgnode *n, tdm_bgraph **out);
+int tdm_cuda_graph_exec_child_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bgraph *child);
+
 #endif

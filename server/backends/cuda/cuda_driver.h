@@ -62,7 +62,12 @@
     /* ---- graph node parameters (issue 14) ---- */                                    \
     X(cuGraphNodeSetEnabled) X(cuGraphNodeGetEnabled) X(cuGraphMemsetNodeSetParams)       \
     X(cuGraphExecMemsetNodeSetParams) X(cuGraphMemcpyNodeSetParams) X(cuGraphExecMemcpyNodeSetParams)  \
-    X(cuGraphKernelNodeSetAttribute) X(cuGraphExecHostNodeSetParams)
+    X(cuGraphKernelNodeSetAttribute) X(cuGraphExecHostNodeSetParams) \
+    /* ---- event nodes, child graphs, user objects (issue 14) ---- */                    \
+    X(cuGraphAddEventRecordNode) X(cuGraphAddEventWaitNode) X(cuGraphEventRecordNodeGetEvent)   \
+    X(cuGraphEventWaitNodeGetEvent) X(cuGraphEventRecordNodeSetEvent) X(cuGraphEventWaitNodeSetEvent) \
+    X(cuGraphExecEventRecordNodeSetEvent) X(cuGraphExecEventWaitNodeSetEvent) X(cuEventRecordWithFlags) \
+    X(cuGraphAddChildGraphNode) X(cuGraphChildGraphNodeGetGraph) X(cuGraphExecChildGraphNodeSetParams)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

@@ -208,6 +208,12 @@ int tdm_cuda_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc 
         r = tdm_cu.cuGraphAddMemsetNode(&n, cg, cdeps, ndeps, &m, b->ctx);
         break;
     }
+    case TDM_GNODE_EVENT_RECORD:   /* ---- event nodes (issue 14): cuda_graph_events.c ---- */
+    case TDM_GNODE_EVENT_WAIT:
+        err = tdm_cuda_graph_add_event_node(cg, cdeps, ndeps, d->kind == TDM_GNODE_EVENT_RECORD, d->event, &n);
+        if (!err)
+            *out = (tdm_bgnode *)n;
+        return err;
     case TDM_GNODE_HOST:   /* graph host nodes (issue 14): cuda_graph_host.c */
         err = tdm_cuda_graph_add_host_node(b, cg, cdeps, ndeps, d->host_key, &n);
         if (!err)

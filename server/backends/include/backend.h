@@ -109,6 +109,9 @@ typedef enum tdm_gnode_kind {
     TDM_GNODE_COPY_DTOH,     /* host (written), src, n: host outlives the graph and its execs */
     /* ---- graph host nodes (issue 14) ---- */
     TDM_GNODE_HOST,          /* host_key: the guest's function, run at each launch (graph_launch_hosts) */
+    /* ---- event nodes, child graphs, user objects (issue 14) ---- */
+    TDM_GNODE_EVENT_RECORD,  /* event: recorded when the node runs */
+    TDM_GNODE_EVENT_WAIT,    /* event: what follows waits for its latest record */
 } tdm_gnode_kind;
 
 typedef struct tdm_gnode_desc {
@@ -124,6 +127,8 @@ typedef struct tdm_gnode_desc {
     uint8_t value;
     /* ---- graph host nodes (issue 14) ---- */
     uint64_t host_key;
+    /* ---- event nodes, child graphs, user objects (issue 14) ---- */
+    tdm_bevent *event;
 } tdm_gnode_desc;
 
 /* ---- graph host nodes (issue 14) ---- */
@@ -435,6 +440,24 @@ typedef struct tdm_backend_ops {
     /* Host node n's instance in x runs host_key from x's next launch
      * (cuGraphExecHostNodeSetParams); NULL where graph_launch_hosts is. */
     int (*graph_exec_host_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, uint64_t host_key);
+    /* ---- event nodes, child graphs, user objects (issue 14) ---- */
+    /* The event of event record or wait node n (as cuGraphEventRecordNodeGetEvent); a node of another type:
+     * cudaErrorInvalidValue. */
+    int (*graph_event_node_get)(tdm_backend *b, tdm_bgnode *n, tdm_bevent **out);
+    /* Sets it for n (x NULL), or for n's instance in x, an exec made from n's graph (as
+     * cuGraphExecEventRecordNodeSetEvent). */
+    int (*graph_event_node_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bevent *e);
+    /* An external record (record) of e on s, or an external wait of s for e (cudaEventRecordExternal,
+     * cudaEventWaitExternal): on a capturing stream an event node of its graph, else a record or wait. */
+    int (*stream_event_external)(tdm_backend *b, tdm_bstream *s, tdm_bevent *e, bool record);
+    /* cuGraphAddChildGraphNode: a node of g running a clone of child, after deps; *embedded is the clone,
+     * owned by the node (gone with it; never graph_destroy it). */
+    int (*graph_add_child_node)(tdm_backend *b, tdm_bgraph *g, tdm_bgraph *child, tdm_bgnode *const *deps,
+                                size_t ndeps, tdm_bgnode **out, tdm_bgraph **embedded);
+    /* cuGraphChildGraphNodeGetGraph: the embedded graph of child graph node n. */
+    int (*graph_child_graph)(tdm_backend *b, tdm_bgnode *n, tdm_bgraph **out);
+    /* cuGraphExecChildGraphNodeSetParams: n's instance in x runs child (of n's embedded graph's topology). */
+    int (*graph_exec_child_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bgraph *child);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -180,4 +180,11 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .graph_memcpy_node_set = sim_graph_memcpy_node_set,
     .graph_kernel_node_attr = sim_graph_kernel_node_attr,
     .graph_exec_host_node_set = sim_graph_exec_host_node_set,
+    /* ---- event nodes, child graphs, user objects (issue 14) ---- */
+    .graph_event_node_get = sim_graph_event_node_get,
+    .graph_event_node_set = sim_graph_event_node_set,
+    .stream_event_external = sim_stream_event_external,
+    .graph_add_child_node = sim_graph_add_child_node,
+    .graph_child_graph = sim_graph_child_graph,
+    .graph_exec_child_set = sim_graph_exec_child_set,
 };

@@ -73,9 +73,12 @@ typedef struct sim_condvar {
     int refs;                /* its graph, and every op naming it; under b->lock */
 } sim_condvar;
 
+/* ---- child graphs (issue 14): a child graph node is a sim_cond of this type, its one body the embedded graph ---- */
+enum { SIM_COND_CHILD = -2 };
+
 typedef struct sim_cond {
     int refs;                /* under b->lock */
-    int type;                /* a cudaGraphConditionalNodeType; -1: a launch's default values */
+    int type;                /* a cudaGraphConditionalNodeType; -1: a launch's default values; SIM_COND_CHILD */
     sim_condvar *var;
     unsigned size;
     tdm_bgraph **bodies;     /* a graph's node: its body graphs, owned */
@@ -465,6 +468,8 @@ int sim_graph_launch(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s)
 
 /* Every op is copied (and each host node bound) before any is queued, so
  * that a failure queues nothing. */
+static void event_op_queued(tdm_backend *b, sim_op *op, tdm_bstream *s);
+
 int sim_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb)
 {
     sim_op *head = NULL, **tail = &head;
@@ -493,6 +498,7 @@ int sim_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const 
             sim_op_free_locked(b, head);
             pthread_mutex_unlock(&b->lock);
         } else {
+            event_op_queued(b, head, s);   /* ---- event nodes (issue 14) ---- */
             sim_enqueue(b, s, head);
         }
         head = next;
@@ -556,11 +562,14 @@ static sim_op *op_of(tdm_backend *b, const tdm_gnode_desc *d)
 {
     static const sim_op_kind kinds[] = { [TDM_GNODE_KERNEL] = SIM_OP_LAUNCH, [TDM_GNODE_COPY_HTOD] = SIM_OP_HTOD,
                                          [TDM_GNODE_COPY_DTOD] = SIM_OP_DTOD, [TDM_GNODE_MEMSET] = SIM_OP_MEMSET,
-                                         [TDM_GNODE_COPY_DTOH] = SIM_OP_DTOH, [TDM_GNODE_HOST] = SIM_OP_HOST };
+                                         [TDM_GNODE_COPY_DTOH] = SIM_OP_DTOH, [TDM_GNODE_HOST] = SIM_OP_HOST,
+                                         [TDM_GNODE_EVENT_RECORD] = SIM_OP_RECORD,
+                                         [TDM_GNODE_EVENT_WAIT] = SIM_OP_WAIT };
     sim_op tmp = { .kind = kinds[d->kind], .dst = d->dst, .src = d->src, .n = d->n, .value = d->value,
                    .host = (void *)d->host, .func = d->func, .grid = d->grid, .block = d->block,
                    .shared_mem = d->shared_mem, .params = (void *)d->params,
-                   .live_src = d->kind == TDM_GNODE_COPY_HTOD ? d->host : NULL, .host_key = d->host_key };
+                   .live_src = d->kind == TDM_GNODE_COPY_HTOD ? d->host : NULL, .host_key = d->host_key,
+                   .event = d->event };
 
     return op_clone(b, &tmp);
 }
@@ -632,6 +641,9 @@ int sim_graph_kernel_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, cons
 
 /* ---- graph memcpy nodes, queries (issue 14) ---- */
 
+static bool child_of(const sim_op *op);
+static sim_op *child_clone(tdm_backend *b, const sim_cond *c);
+
 int sim_graph_clone(tdm_backend *b, tdm_bgraph *g, tdm_bgraph **out)
 {
     tdm_bgraph *c = calloc(1, sizeof(*c));
@@ -641,7 +653,9 @@ int sim_graph_clone(tdm_backend *b, tdm_bgraph *g, tdm_bgraph **out)
     /* The nodes first, in g's order, then each one's dependencies mapped
      * to the clone's nodes of the same index. */
     for (size_t i = 0; g && !err && i < g->n; i++) {
-        sim_op *op = g->nodes[i]->op ? op_clone(b, g->nodes[i]->op) : NULL;
+        sim_op *op = child_of(g->nodes[i]->op) ? child_clone(b, g->nodes[i]->op->cond)
+                     : g->nodes[i]->op             ? op_clone(b, g->nodes[i]->op)
+                                                   : NULL;
         if (g->nodes[i]->op && !op) {
             err = cudaErrorMemoryAllocation;
             break;
@@ -692,6 +706,8 @@ int sim_graph_node_type(tdm_backend *b, tdm_bgnode *n, int *type)
 
     *type = !n->op ? cudaGraphNodeTypeEmpty
             : (size_t)n->op->kind < sizeof(types) / sizeof(types[0]) ? types[n->op->kind] : cudaGraphNodeTypeEmpty;
+    if (n->op && n->op->kind == SIM_OP_COND)   /* conditional and child graph nodes (issue 14) */
+        *type = n->op->cond->type == SIM_COND_CHILD ? cudaGraphNodeTypeGraph : cudaGraphNodeTypeConditional;
     return 0;
 }
 
@@ -937,7 +953,8 @@ static sim_op *cond_instantiate(tdm_backend *b, const sim_op *op)
         goto fail;
     pthread_mutex_lock(&b->lock);
     c->var = n->var;
-    c->var->refs++;
+    if (c->var)   /* a child graph node has none */
+        c->var->refs++;
     pthread_mutex_unlock(&b->lock);
     return x;
 fail:
@@ -1000,14 +1017,20 @@ static sim_op *cond_resets(tdm_backend *b, tdm_bgraph *g, int *err)
     return op;
 }
 
+static void event_op_inline(tdm_backend *b, const sim_op *op, tdm_bstream *s);
+
 /* Runs a compiled body in place on the worker of `stream`. */
 static int run_list(tdm_backend *b, const sim_oplist *l, tdm_bstream *stream)
 {
     for (const sim_op *op = l->head; op; op = op->next) {
-        sim_op *c = op_clone(b, op);
+        sim_op *c;
         int err;
 
-        if (!c)
+        if (op->kind == SIM_OP_RECORD || op->kind == SIM_OP_WAIT) {   /* ---- event nodes (issue 14) ---- */
+            event_op_inline(b, op, stream);
+            continue;
+        }
+        if (!(c = op_clone(b, op)))
             return cudaErrorMemoryAllocation;
         c->stream = stream;
         err = sim_op_execute(b, c);
@@ -1040,6 +1063,8 @@ int sim_cond_execute(tdm_backend *b, sim_op *op)
     sim_cond *c = op->cond;
     int err = 0;
 
+    if (c->type == SIM_COND_CHILD)   /* ---- child graphs (issue 14) ---- */
+        return run_list(b, c->lists[0], op->stream);
     if (c->type < 0) {
         pthread_mutex_lock(&b->lock);
         for (size_t i = 0; i < c->nresets; i++)
@@ -1087,7 +1112,11 @@ static int node_type(const tdm_bgnode *nd)
     case SIM_OP_MEMSET:
         return cudaGraphNodeTypeMemset;
     case SIM_OP_COND:
-        return cudaGraphNodeTypeConditional;
+        return nd->op->cond->type == SIM_COND_CHILD ? cudaGraphNodeTypeGraph : cudaGraphNodeTypeConditional;
+    case SIM_OP_RECORD:   /* ---- event nodes (issue 14) ---- */
+        return cudaGraphNodeTypeEventRecord;
+    case SIM_OP_WAIT:
+        return cudaGraphNodeTypeWaitEvent;
     default:
         return cudaGraphNodeTypeMemcpy;
     }
@@ -1250,5 +1279,192 @@ int sim_graph_exec_host_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, u
     if (!op || op->kind != SIM_OP_HOST)
         return cudaErrorInvalidValue;
     op->host_key = host_key;   /* each launch's copy binds its own hold (sim_graph_launch_hosts) */
+    return 0;
+}
+
+/* ---- event nodes, child graphs, user objects (issue 14) ---- */
+
+/* A launch's copy of an event node, queued on s now: a record is the
+ * event's latest from here on; a wait waits for the record latest now,
+ * as cudaStreamWaitEvent at this point would. */
+static void event_op_queued(tdm_backend *b, sim_op *op, tdm_bstream *s)
+{
+    if (op->kind != SIM_OP_RECORD && op->kind != SIM_OP_WAIT)
+        return;
+    pthread_mutex_lock(&b->lock);
+    if (op->kind == SIM_OP_RECORD) {
+        op->event_seq = ++op->event->recorded;
+        op->event->recorded_on = sim_stream_or_legacy(b, s);
+    } else {
+        op->event_seq = op->event->recorded;
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+/* An event node of a conditional body, run in place on the worker of s:
+ * a record completes at once (everything before it in the body ran); a
+ * wait waits for the record latest now. */
+static void event_op_inline(tdm_backend *b, const sim_op *op, tdm_bstream *s)
+{
+    pthread_mutex_lock(&b->lock);
+    if (op->kind == SIM_OP_RECORD) {
+        op->event->recorded_on = s;
+        sim_event_complete_locked(b, op->event, ++op->event->recorded);
+        pthread_cond_broadcast(&b->progress);
+    } else {
+        uint64_t target = op->event->recorded;
+        while (op->event->completed < target && !atomic_load(&b->stopping))
+            pthread_cond_wait(&b->progress, &b->lock);
+    }
+    pthread_mutex_unlock(&b->lock);
+}
+
+static bool event_node(const sim_op *op)
+{
+    return op && (op->kind == SIM_OP_RECORD || op->kind == SIM_OP_WAIT);
+}
+
+int sim_graph_event_node_get(tdm_backend *b, tdm_bgnode *n, tdm_bevent **out)
+{
+    if (!event_node(n->op))
+        return cudaErrorInvalidValue;
+    *out = n->op->event;
+    return 0;
+}
+
+int sim_graph_event_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bevent *e)
+{
+    sim_op *op = NULL;
+
+    if (!x) {
+        op = n->op;
+    } else {
+        for (size_t i = 0; i < x->map.n && !op; i++)
+            if (x->map.v[i].node == n)
+                op = x->map.v[i].op;
+    }
+    if (!event_node(op) || !event_node(n->op) || op->kind != n->op->kind)
+        return cudaErrorInvalidValue;
+    pthread_mutex_lock(&b->lock);
+    e->refs++;
+    sim_event_unref_locked(b, op->event);
+    op->event = e;
+    pthread_mutex_unlock(&b->lock);
+    return 0;
+}
+
+int sim_stream_event_external(tdm_backend *b, tdm_bstream *s, tdm_bevent *e, bool record)
+{
+    sim_op *op = calloc(1, sizeof(*op));
+    tdm_bstream *t = sim_stream_or_legacy(b, s);
+
+    if (!op)
+        return cudaErrorMemoryAllocation;
+    op->kind = record ? SIM_OP_RECORD : SIM_OP_WAIT;
+    op->event = e;
+    pthread_mutex_lock(&b->lock);
+    if (!t->capture) {
+        pthread_mutex_unlock(&b->lock);
+        free(op);
+        return record ? sim_event_record(b, e, s) : sim_stream_wait_event(b, s, e);
+    }
+    e->refs++;
+    sim_capture_take_locked(b, t, op);   /* a failure invalidates the capture (and frees op) */
+    pthread_mutex_unlock(&b->lock);
+    return 0;
+}
+
+/* ---- child graphs ----
+ * A child graph node runs its embedded graph in place, as a conditional
+ * node runs a body: its op is a sim_cond of type SIM_COND_CHILD whose one
+ * body is the embedded graph (owned by the node), compiled into one list
+ * when an exec is made. */
+
+static bool child_of(const sim_op *op)
+{
+    return op && op->kind == SIM_OP_COND && op->cond->type == SIM_COND_CHILD;
+}
+
+/* A child node's op running a copy of graph g (NULL for want of memory). */
+static sim_op *child_op_new(tdm_backend *b, tdm_bgraph *g)
+{
+    sim_cond *c = calloc(1, sizeof(*c));
+    tdm_bgraph *copy = NULL;
+    sim_op *op = NULL;
+
+    if (!c || !(c->bodies = calloc(1, sizeof(*c->bodies))) || sim_graph_clone(b, g, &copy) != 0 ||
+        !(op = cond_op_new(c))) {
+        if (copy)
+            sim_graph_destroy(b, copy);
+        if (c)
+            free(c->bodies);
+        free(c);
+        return NULL;
+    }
+    c->refs = 1;
+    c->type = SIM_COND_CHILD;
+    c->size = 1;
+    c->bodies[0] = copy;
+    return op;
+}
+
+/* A graph clone's copy of a child node: its own copy of the embedded graph. */
+static sim_op *child_clone(tdm_backend *b, const sim_cond *c)
+{
+    return child_op_new(b, c->bodies[0]);
+}
+
+int sim_graph_add_child_node(tdm_backend *b, tdm_bgraph *g, tdm_bgraph *child, tdm_bgnode *const *deps,
+                             size_t ndeps, tdm_bgnode **out, tdm_bgraph **embedded)
+{
+    sim_op *op = child_op_new(b, child);
+    int err;
+
+    *out = NULL;
+    if (!op)
+        return cudaErrorMemoryAllocation;
+    pthread_mutex_lock(&b->lock);
+    err = node_add_locked(g, op, deps, ndeps);
+    if (err)
+        sim_op_free_locked(b, op);
+    pthread_mutex_unlock(&b->lock);
+    if (err)
+        return err;
+    *out = g->nodes[g->n - 1];
+    *embedded = op->cond->bodies[0];
+    return 0;
+}
+
+int sim_graph_child_graph(tdm_backend *b, tdm_bgnode *n, tdm_bgraph **out)
+{
+    if (!child_of(n->op))
+        return cudaErrorInvalidValue;
+    *out = n->op->cond->bodies[0];
+    return 0;
+}
+
+/* The driver asks for the same topology; here the same number of nodes,
+ * as sim_graph_exec_update checks first. */
+int sim_graph_exec_child_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bgraph *child)
+{
+    sim_op *op = NULL;
+    sim_oplist *l, *old;
+    sim_nodemap map;
+    int err;
+
+    for (size_t i = 0; i < x->map.n && !op; i++)
+        if (x->map.v[i].node == n)
+            op = x->map.v[i].op;
+    if (!child_of(n->op) || !op || op->kind != SIM_OP_COND || !op->cond->lists ||
+        n->op->cond->bodies[0]->n != child->n)
+        return cudaErrorInvalidValue;
+    if ((err = graph_oplist(b, child, false, &l, &map)) != 0)
+        return err;
+    nodemap_free(&map);
+    pthread_mutex_lock(&b->lock);
+    old = op->cond->lists[0];
+    op->cond->lists[0] = l;
+    oplist_unref_locked(b, old);
+    pthread_mutex_unlock(&b->lock);
     return 0;
 }

@@ -443,4 +443,13 @@ int sim_graph_memcpy_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, cons
 int sim_graph_kernel_node_attr(tdm_backend *b, tdm_bgnode *n, int id, int value);
 int sim_graph_exec_host_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, uint64_t host_key);
 
+/* ---- event nodes, child graphs, user objects (issue 14): sim_graph.c ---- */
+int sim_graph_event_node_get(tdm_backend *b, tdm_bgnode *n, tdm_bevent **out);
+int sim_graph_event_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bevent *e);
+int sim_stream_event_external(tdm_backend *b, tdm_bstream *s, tdm_bevent *e, bool record);
+int sim_graph_add_child_node(tdm_backend *b, tdm_bgraph *g, tdm_bgraph *child, tdm_bgnode *const *deps,
+                             size_t ndeps, tdm_bgnode **out, tdm_bgraph **embedded);
+int sim_graph_child_graph(tdm_backend *b, tdm_bgnode *n, tdm_bgraph **out);
+int sim_graph_exec_child_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bgraph *child);
+
 #endif
