@@ -343,4 +343,13 @@ void tdm_callback_graph_launch_end(void);
 cudaError_t tdm_graph_add_node_call(cudaGraphNode_t *pNode, cudaGraph_t graph, const cudaGraphNode_t *deps,
                                     size_t ndeps, tdm_graph_add_node_args *a);
 
+/* ---- libraries (issue 14): api_library.c ---- */
+/* The kernel record of a library's (cudaLibraryGetKernel hands it out as
+ * the cudaKernel_t) if p is one, live or unloaded; NULL otherwise.  Found
+ * by address in the records, so p is never dereferenced. */
+tdm_function *tdm_library_kernel_record(const void *p);
+/* cudaDeviceReset released the session's modules: every library's kernels
+ * stop being valid (tdm_registrations_reset). */
+void tdm_libraries_reset(void);
+
 #endif

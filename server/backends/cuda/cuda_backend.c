@@ -338,4 +338,6 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     /* ---- graph host nodes (issue 14) ---- */
     .stream_capture_host = tdm_cuda_stream_capture_host,
     .graph_launch_hosts = tdm_cuda_graph_launch_hosts,
+    /* ---- libraries (issue 14) ---- */
+    .module_kernel_names = tdm_cuda_module_kernel_names,
 };

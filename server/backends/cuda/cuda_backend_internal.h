@@ -231,4 +231,10 @@ int tdm_cuda_hostnodes_scan(tdm_backend *b, CUgraphExec x, CUgraph g);
 void tdm_cuda_hostnodes_forget(tdm_backend *b, CUgraphExec x);
 int tdm_cuda_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb);
 
+/* ---- libraries (issue 14): cuda_library.c ---- */
+int tdm_cuda_module_kernel_names(tdm_backend *b, tdm_bmodule *m, const void *image, size_t len, char ***names,
+                                 uint32_t *n);
+/* The driver's module behind m (cuda_module.c). */
+CUmodule tdm_cuda_module_handle(const tdm_bmodule *m);
+
 #endif

@@ -174,4 +174,6 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     /* ---- graph host nodes (issue 14) ---- */
     .stream_capture_host = sim_stream_capture_host,
     .graph_launch_hosts = sim_graph_launch_hosts,
+    /* ---- libraries (issue 14) ---- */
+    .module_kernel_names = sim_module_kernel_names,
 };

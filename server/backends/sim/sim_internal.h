@@ -434,4 +434,8 @@ int sim_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const 
 /* A launch's copy of a host node (op) gets its own hold, bound by hb. */
 int sim_host_bind(sim_op *op, const tdm_bhost_binder *hb);
 
+/* ---- libraries (issue 14): sim_library.c ---- */
+int sim_module_kernel_names(tdm_backend *b, tdm_bmodule *m, const void *image, size_t len, char ***names,
+                            uint32_t *n);
+
 #endif
