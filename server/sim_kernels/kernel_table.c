@@ -64,6 +64,9 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_cond_set,
     &sim_kernel_cond_count_down,
     &sim_kernel_cond_record,
+    /* ---- libraries (issue 14): examples/library_kernels.cu ---- */
+    &sim_kernel_lib_axpb,
+    &sim_kernel_lib_fill,
 };
 
 static const sim_global_desc *const globals[] = {
@@ -71,6 +74,8 @@ static const sim_global_desc *const globals[] = {
     &sim_global_matmul_positive,
     /* ---- graph memcpy nodes (issue 14) ---- */
     &sim_global_gn_table,
+    /* ---- libraries (issue 14) ---- */
+    &sim_global_lib_bias,
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
