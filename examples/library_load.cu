@@ -7,6 +7,7 @@
 // natively and through Tandem.
 //
 //   library-load FATBIN_FILE
+//   library-load --tandem-stale   (through Tandem only: handles after unload)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -133,10 +134,43 @@ static int exercise(const char *what, cudaLibrary_t lib, int bias)
     return 0;
 }
 
+// Handles of an unloaded library: undefined natively (the runtime may
+// crash on them), a clear error through Tandem.  Only with --tandem-stale.
+static int stale_handles(void)
+{
+    cudaLibrary_t lib;
+    cudaKernel_t fill;
+    unsigned count;
+    int *out, n = 4;
+    char step = 1;
+    double scale = 1.0;
+
+    CHECK(cudaLibraryLoadData(&lib, library_cubin, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    CHECK(cudaLibraryGetKernel(&fill, lib, "lib_fill"));
+    CHECK(cudaLibraryUnload(lib));
+    CHECK(cudaMalloc(&out, 64));
+    void *args[] = { &out, &n, &step, &scale };
+    std::printf("stale kernel, launch: %s\n",
+                cudaGetErrorName(cudaLaunchKernel((const void *)fill, dim3(1), dim3(4), args, 0, 0)));
+    std::printf("stale kernel, attributes: %s\n",
+                cudaGetErrorName(cudaFuncSetAttribute((const void *)fill,
+                                                      cudaFuncAttributeMaxDynamicSharedMemorySize, 0)));
+    std::printf("stale library, count: %s\n", cudaGetErrorName(cudaLibraryGetKernelCount(&count, lib)));
+    std::printf("stale library, unload: %s\n", cudaGetErrorName(cudaLibraryUnload(lib)));
+    std::printf("not a library: %s\n", cudaGetErrorName(cudaLibraryGetKernelCount(&count, (cudaLibrary_t)&n)));
+    size_t off, size;
+    std::printf("not a kernel: %s\n", cudaGetErrorName(cudaFuncGetParamInfo((const void *)&n, 0, &off, &size)));
+    std::printf("still usable: %s\n", cudaGetErrorName(cudaDeviceSynchronize()));
+    CHECK(cudaFree(out));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 2 && std::strcmp(argv[1], "--tandem-stale") == 0)
+        return stale_handles();
     if (argc != 2) {
-        std::fprintf(stderr, "usage: %s FATBIN_FILE\n", argv[0]);
+        std::fprintf(stderr, "usage: %s FATBIN_FILE | --tandem-stale\n", argv[0]);
         return 2;
     }
     cudaLibrary_t lib;
