@@ -204,6 +204,11 @@ int main(int argc, char **argv)
         size_t n;
         std::printf("  unknown kernel: %s\n", cudaGetErrorName(cudaLibraryGetKernel(&k, lib, "no_such_kernel")));
         std::printf("  unknown global: %s\n", cudaGetErrorName(cudaLibraryGetGlobal(&p, &n, lib, "no_such_global")));
+        int unified = 0;
+        CHECK(cudaDeviceGetAttribute(&unified, (cudaDeviceAttr)129, 0));
+        if (!unified)   // no device function is a host function pointer here
+            std::printf("  unified function: %s\n",
+                        cudaGetErrorName(cudaLibraryGetUnifiedFunction(&p, lib, "lib_fill")));
         std::printf("  NULL kernel name: %s\n", cudaGetErrorName(cudaLibraryGetKernel(&k, lib, nullptr)));
         std::printf("  NULL count: %s\n", cudaGetErrorName(cudaLibraryGetKernelCount(nullptr, lib)));
         std::printf("  parameter past the last: %s\n",

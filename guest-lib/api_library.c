@@ -447,6 +447,24 @@ cudaError_t cudaLibraryGetGlobal(void **dptr, size_t *bytes, cudaLibrary_t libra
     return cudaSuccess;
 }
 
+/* A unified function is a host function pointer the device can call too:
+ * only where the device reports unifiedFunctionPointers (attribute 129),
+ * which a remoted device never is to the program's host (its functions live
+ * in another process).  Without it the runtime answers
+ * cudaErrorSymbolNotFound ("may return" in its header; the H100 on x86
+ * reports 0), and so does Tandem for every name. */
+cudaError_t cudaLibraryGetUnifiedFunction(void **fptr, cudaLibrary_t library, const char *symbol)
+{
+    tdm_library *l;
+
+    if (!fptr || !symbol)
+        return tdm_ret(cudaErrorInvalidValue);
+    pthread_mutex_lock(&lock);
+    l = library_locked(library);
+    pthread_mutex_unlock(&lock);
+    return tdm_ret(l ? cudaErrorSymbolNotFound : cudaErrorInvalidResourceHandle);
+}
+
 /* ---- kernel handles ---- */
 
 /* A host stub or kernel handle's cudaFunction_t: the same record (Tandem

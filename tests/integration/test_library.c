@@ -60,6 +60,7 @@ Test(library, library_load_behaves_as_the_runtime, .init = up, .fini = down)
         "  cudaFuncGetAttributes: cudaSuccess\n"
         "  unknown kernel: cudaErrorSymbolNotFound\n"
         "  unknown global: cudaErrorSymbolNotFound\n"
+        "  unified function: cudaErrorSymbolNotFound\n"
         "  NULL kernel name: cudaErrorInvalidValue\n"
         "  NULL count: cudaErrorInvalidValue\n"
         "  parameter past the last: cudaErrorInvalidValue\n"
