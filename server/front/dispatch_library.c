@@ -4,27 +4,11 @@
 #include "dispatch.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include <driver_types.h>
 
 #include "session.h"
 #include "tandem_rpc.h"
-
-/* A kernel's parameter layout into its answer (the arrays XDR frees). */
-static int fill_params(tdm_func_info *fi, const tdm_func_entry *f)
-{
-    uint32_t n = f->params.count;
-
-    fi->param_offset.param_offset_val = malloc((n + 1) * sizeof(u_int));
-    fi->param_size.param_size_val = malloc((n + 1) * sizeof(u_int));
-    if (!fi->param_offset.param_offset_val || !fi->param_size.param_size_val)
-        return cudaErrorMemoryAllocation;
-    fi->param_offset.param_offset_len = fi->param_size.param_size_len = n;
-    memcpy(fi->param_offset.param_offset_val, f->params.offset, n * sizeof(u_int));
-    memcpy(fi->param_size.param_size_val, f->params.size, n * sizeof(u_int));
-    return 0;
-}
 
 bool tdm_serve_LIBRARY_LOAD(void *ctx, void *args, void *res)
 {
@@ -49,13 +33,8 @@ bool tdm_serve_LIBRARY_LOAD(void *ctx, void *args, void *res)
     r->library = library;
     r->kernels.kernels_len = n;
     for (uint32_t i = 0; i < n; i++) {
-        tdm_library_kernel *k = &r->kernels.kernels_val[i];
-        const tdm_func_entry *f = fe[i] ? NULL : tdm_session_func(ctx, fh[i]);
-        k->name = names[i];      /* the answer's now: XDR frees it */
-        k->info.err = fe[i];
-        k->info.handle = fh[i];
-        if (f && fill_params(&k->info, f) != 0)
-            k->info.err = cudaErrorMemoryAllocation;
+        r->kernels.kernels_val[i].name = names[i];      /* the answer's now: XDR frees it */
+        tdm_dispatch_func_info(ctx, &r->kernels.kernels_val[i].info, fh[i], fe[i]);
     }
     free(names);
 out:
