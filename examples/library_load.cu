@@ -8,6 +8,8 @@
 //
 //   library-load FATBIN_FILE
 //   library-load --tandem-stale   (through Tandem only: handles after unload)
+//   library-load --no-globals     (loads and launches only: the takeover test's)
+//   library-load --one-global     (a load and one global: the protection test's)
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -165,12 +167,52 @@ static int stale_handles(void)
     return 0;
 }
 
+// Libraries and launches without globals (which end a session's
+// protection): what a takeover test crashes through.  Same output natively.
+static int no_globals(void)
+{
+    int *out, sum = 0, n = 256;
+    double scale = 1.0;
+    std::vector<int> h(n);
+
+    CHECK(cudaMalloc(&out, n * sizeof(int)));
+    for (int round = 0; round < 3; round++) {
+        cudaLibrary_t lib;
+        cudaKernel_t fill;
+        const void *image = round == 1 ? (const void *)library_ptx : (const void *)library_cubin;
+        CHECK(cudaLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0));
+        CHECK(cudaLibraryGetKernel(&fill, lib, "lib_fill"));
+        for (char step = 1; step <= 4; step++) {
+            void *args[] = { &out, &n, &step, &scale };
+            CHECK(cudaLaunchKernel((const void *)fill, dim3(2), dim3(128), args, 0, 0));
+            CHECK(cudaMemcpy(h.data(), out, n * sizeof(int), cudaMemcpyDeviceToHost));
+            for (int i = 0; i < n; i++)
+                sum += h[i] % 1000;
+        }
+        CHECK(cudaLibraryUnload(lib));
+        std::printf("round %d: sum %d\n", round, sum);
+    }
+    CHECK(cudaFree(out));
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == 2 && std::strcmp(argv[1], "--tandem-stale") == 0)
         return stale_handles();
+    if (argc == 2 && std::strcmp(argv[1], "--no-globals") == 0)
+        return no_globals();
+    if (argc == 2 && std::strcmp(argv[1], "--one-global") == 0) {   // the protection test's
+        cudaLibrary_t lib;
+        size_t bytes = 0;
+        CHECK(cudaLibraryLoadData(&lib, library_cubin, nullptr, nullptr, 0, nullptr, nullptr, 0));
+        CHECK(cudaLibraryGetGlobal(nullptr, &bytes, lib, "lib_bias"));
+        CHECK(cudaLibraryUnload(lib));
+        std::printf("lib_bias: %zu bytes\n", bytes);
+        return 0;
+    }
     if (argc != 2) {
-        std::fprintf(stderr, "usage: %s FATBIN_FILE | --tandem-stale\n", argv[0]);
+        std::fprintf(stderr, "usage: %s FATBIN_FILE | --tandem-stale | --no-globals | --one-global\n", argv[0]);
         return 2;
     }
     cudaLibrary_t lib;

@@ -10,6 +10,7 @@
 
 #include "guest_calls.h"
 #include "harness.h"
+#include "takeover_pair.h"
 #include "tandem_rpc.h"
 #include "transport.h"
 
@@ -224,4 +225,55 @@ Test(library, libraries_of_a_session_are_bounded_and_released, .init = up, .fini
     cr_expect_eq(g_load_err(t, ptx, sizeof(ptx), NULL), 0);
     t->ops->close(t);
     cr_expect(th_server_log_has(&srv, "the session holds 1024 libraries already"));
+}
+
+/* ---- takeover ---- */
+
+/* Loading a library keeps the session protected (the standby loads it as a
+ * module, with the same kernel handles): a program that loads, launches
+ * and unloads libraries resumes on the standby, wherever its active dies,
+ * with the output of a fault-free run.  Asking for a global ends
+ * protection, and the log names the call. */
+Test(library_takeover, libraries_resume_on_the_standby)
+{
+    static const char *const points[] = { "3", "5", "8", "12", "17", "23", "30", "38" };
+    char path[512], want[4096];
+    const char *argv[] = { path, "--no-globals", NULL };
+    int crashed = 0;
+
+    th_require_sim();
+    snprintf(path, sizeof(path), "%s", th_bin("library-load"));
+    th_fault_free_output(argv, false, want, sizeof(want));
+    cr_assert(strstr(want, "round 2: sum") != NULL, "fault-free run printed\n%s", want);
+    for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+        const char *aextra[] = { "--crash-after-calls", points[i], NULL };
+        th_result r;
+        th_pair p;
+
+        th_pair_start(&p, NULL, aextra);
+        th_run_guest(p.active.endpoint, argv, 120, &r);
+        crashed += strstr(r.err, "resumed on") != NULL;
+        cr_expect_eq(r.status, 0, "crash at call %s: status %d\n%s\n(standby log %s)", points[i], r.status, r.err,
+                     p.standby.log);
+        cr_expect_str_eq(r.out, want, "crash at call %s: output differs from a fault-free run", points[i]);
+        th_pair_stop(&p);
+    }
+    cr_expect_geq(crashed, 3, "the session resumed at only %d of the points", crashed);
+}
+
+Test(library_takeover, a_global_ends_protection)
+{
+    const char *argv[] = { th_bin("library-load"), "--one-global", NULL };
+    th_result r;
+    th_pair p;
+
+    th_require_sim();
+    th_pair_start(&p, NULL, NULL);
+    th_run_guest(p.active.endpoint, argv, 120, &r);
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect_str_eq(r.out, "lib_bias: 4 bytes\n");
+    cr_expect(th_server_log_has(&p.active, "TDM_LIBRARY_GET_GLOBAL made state no standby can have"),
+              "the active's log (%s) does not name the call", p.active.log);
+    cr_expect(!th_server_log_has(&p.active, "TDM_LIBRARY_LOAD made state"), "loading ended protection");
+    th_pair_stop(&p);
 }
