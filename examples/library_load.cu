@@ -33,6 +33,13 @@
 
 static const int N = 1000;
 
+// A kernel of the program itself (registered by nvcc's stubs), for
+// cudaGetFuncBySymbol, whose symbol is a host stub.
+__global__ void registered_store(int *p, short s)
+{
+    p[threadIdx.x] = s;
+}
+
 // The kernels' names, sorted: the enumeration's order is the driver's own.
 static int list_kernels(cudaLibrary_t lib)
 {
@@ -225,8 +232,11 @@ int main(int argc, char **argv)
         CHECK(cudaLibraryGetKernel(&fill, lib, "lib_fill"));
         std::printf("cubin from memory:\n");
         param_layout("lib_fill", (const void *)fill);
-        CHECK(cudaGetFuncBySymbol(&fn, (const void *)fill));
-        param_layout("lib_fill by cudaGetFuncBySymbol", (const void *)fn);
+        std::printf("  cudaGetFuncBySymbol of a host stub: %s\n",
+                    cudaGetErrorName(cudaGetFuncBySymbol(&fn, (const void *)registered_store)));
+        std::printf("  NULL function: %s\n",
+                    cudaGetErrorName(cudaGetFuncBySymbol(nullptr, (const void *)registered_store)));
+        param_layout("registered_store", (const void *)registered_store);
         cudaKernel_t axpb;
         CHECK(cudaLibraryGetKernel(&axpb, lib, "lib_axpb"));
         param_layout("lib_axpb", (const void *)axpb);

@@ -67,6 +67,7 @@ static const sim_kernel *const kernels[] = {
     /* ---- libraries (issue 14): examples/library_kernels.cu ---- */
     &sim_kernel_lib_axpb,
     &sim_kernel_lib_fill,
+    &sim_kernel_registered_store,
 };
 
 static const sim_global_desc *const globals[] = {

@@ -59,7 +59,7 @@ extern const sim_global_desc sim_global_gn_table;
 extern const sim_kernel sim_kernel_cond_set, sim_kernel_cond_count_down, sim_kernel_cond_record;
 
 /* ---- libraries (issue 14): examples/library_kernels.cu ---- */
-extern const sim_kernel sim_kernel_lib_axpb, sim_kernel_lib_fill;
+extern const sim_kernel sim_kernel_lib_axpb, sim_kernel_lib_fill, sim_kernel_registered_store;
 extern const sim_global_desc sim_global_lib_bias;
 
 #endif

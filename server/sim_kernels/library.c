@@ -5,7 +5,10 @@
  *     y[i] = a * x[i] + (float)lib_bias            for i < n
  *   lib_fill(int *out, int n, char step, double scale)
  *     out[i] = (int)((double)(i * step) * scale)   for i < n
- * nvcc contracts a * x + b to one fused multiply-add; fmaf rounds alike. */
+ * nvcc contracts a * x + b to one fused multiply-add; fmaf rounds alike.
+ * And the program's own kernel (examples/library_load.cu, for
+ * cudaGetFuncBySymbol):
+ *   registered_store(int *p, short s)     p[threadIdx.x] = s */
 #include <math.h>
 
 #include "kernels.h"
@@ -85,4 +88,26 @@ const sim_kernel sim_kernel_lib_fill = {
     .nparams = 4,
     .params = fill_params,
     .run = fill_run,
+};
+
+static void store_run(const sim_launch *l)
+{
+    int16_t v;
+
+    memcpy(&v, l->params + l->param_offset[1], sizeof(v));
+    for (uint32_t t = 0; t < l->block.x && !sim_launch_stopped(l); t++) {
+        int32_t *p = (int32_t *)sim_u32(l, sim_param_ptr(l, 0) + (uint64_t)t * 4);
+        if (!p)
+            return;
+        *p = v;
+    }
+}
+
+static const sim_param_desc store_params[] = { SIM_PARAM_PTR, { 2, 2 } };
+
+const sim_kernel sim_kernel_registered_store = {
+    .name = "_Z16registered_storePis",
+    .nparams = 2,
+    .params = store_params,
+    .run = store_run,
 };

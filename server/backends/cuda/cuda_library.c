@@ -27,7 +27,10 @@ int tdm_cuda_module_kernel_names(tdm_backend *b, tdm_bmodule *m, const void *ima
         err = cudaErrorMemoryAllocation;
         goto out;
     }
-    err = tdm_cuda_err(tdm_cu.cuModuleEnumerateFunctions(fns, count, mod), "cuModuleEnumerateFunctions");
+    /* A module without kernels has nothing to enumerate (and the driver
+     * may refuse a buffer of none). */
+    if (count)
+        err = tdm_cuda_err(tdm_cu.cuModuleEnumerateFunctions(fns, count, mod), "cuModuleEnumerateFunctions");
     for (i = 0; !err && i < count; i++) {
         const char *name = NULL;
         err = tdm_cuda_err(tdm_cu.cuFuncGetName(&name, fns[i]), "cuFuncGetName");
