@@ -308,6 +308,30 @@ int main(int argc, char **argv)
     std::printf("two libraries: globals apart %s, read back %d and %d\n", ga != gb ? "yes" : "no", ra, rb);
     CHECK(cudaLibraryUnload(a));
     CHECK(cudaLibraryUnload(b));
+
+    // A library outlives cudaDeviceReset: the runtime loads it into the new
+    // context, and its kernel handles launch there.
+    {
+        cudaKernel_t fill;
+        CHECK(cudaLibraryLoadData(&lib, library_cubin, nullptr, nullptr, 0, nullptr, nullptr, 0));
+        CHECK(cudaLibraryGetKernel(&fill, lib, "lib_fill"));
+        CHECK(cudaDeviceReset());
+        int *out, n = 16, h[16] = { 0 };
+        char step = 2;
+        double scale = 1.0;
+        CHECK(cudaMalloc(&out, sizeof(h)));
+        void *args[] = { &out, &n, &step, &scale };
+        CHECK(cudaLaunchKernel((const void *)fill, dim3(1), dim3(16), args, 0, 0));
+        CHECK(cudaMemcpy(h, out, sizeof(h), cudaMemcpyDeviceToHost));
+        void *g;
+        int nine = 9, back = 0;
+        CHECK(cudaLibraryGetGlobal(&g, nullptr, lib, "lib_bias"));
+        CHECK(cudaMemcpy(g, &nine, sizeof(nine), cudaMemcpyHostToDevice));
+        CHECK(cudaMemcpy(&back, g, sizeof(back), cudaMemcpyDeviceToHost));
+        std::printf("after cudaDeviceReset: out[15] = %d, global reads back %d\n", h[15], back);
+        CHECK(cudaFree(out));
+        CHECK(cudaLibraryUnload(lib));
+    }
     CHECK(cudaDeviceSynchronize());
     std::printf("done\n");
     return 0;

@@ -23,6 +23,8 @@
 
 typedef struct tdm_library {
     uint64_t module;             /* the server's handle */
+    void *image;                 /* a copy, loaded again after cudaDeviceReset */
+    size_t image_len;
     uint32_t nkernels;
     tdm_function **kernels;
     uint64_t *globals;           /* addresses put in the allocation table */
@@ -81,60 +83,29 @@ static void library_free_locked(tdm_library *l, int why)
         tdm_allocs_remove(l->globals[i]);
     free(l->kernels);
     free(l->globals);
+    free(l->image);
     free(l);
 }
 
-void tdm_libraries_reset(void)
+/* The server's kernel fi behind record f: its handle and parameter layout,
+ * or fi's error, which f answers from then on. */
+static void record_set(tdm_function *f, const tdm_func_info *fi)
 {
-    pthread_mutex_lock(&lock);
-    while (libraries) {
-        tdm_library *l = libraries;
-        libraries = l->next;
-        library_free_locked(l, cudaErrorInvalidResourceHandle);
-    }
-    pthread_mutex_unlock(&lock);
-}
-
-/* A record for one of the server's kernels: a spare one, else new. */
-static tdm_function *record_locked(const tdm_library_kernel *k)
-{
-    const tdm_func_info *fi = &k->info;
     uint32_t n = fi->param_offset.param_offset_len;
-    tdm_function *f;
-    char *name = strdup(k->name ? k->name : "");
     uint32_t *off = malloc((n + 1) * sizeof(uint32_t)), *size = malloc((n + 1) * sizeof(uint32_t));
 
-    if (!name || !off || !size || (nspare == 0 && tdm_grow(&records, &records_cap, nrecords + 1,
-                                                            sizeof(*records), 64) != 0)) {
-        free(name);
-        free(off);
-        free(size);
-        return NULL;
-    }
-    if (nspare) {
-        f = spare[--nspare];
-        free(f->name);
-        free(f->param_offset);
-        free(f->param_size);
-    } else if ((f = calloc(1, sizeof(*f)))) {
-        records[nrecords++] = f;
-    } else {
-        free(name);
-        free(off);
-        free(size);
-        return NULL;
-    }
-    f->magic = TDM_FUNCTION_MAGIC;
-    f->host_fun = NULL;
-    f->fatbin = NULL;
-    f->name = name;
-    f->handle = fi->handle;
-    f->load_err = fi->err;
+    __atomic_store_n(&f->ready, 0, __ATOMIC_RELEASE);
+    free(f->param_offset);
+    free(f->param_size);
     f->param_offset = off;
     f->param_size = size;
+    f->handle = fi->handle;
+    f->load_err = fi->err;
     f->nparams = 0;
     f->params_len = 0;
-    if (!fi->err && n != fi->param_size.param_size_len)
+    if (!off || !size)
+        f->load_err = cudaErrorMemoryAllocation;
+    else if (!fi->err && n != fi->param_size.param_size_len)
         f->load_err = cudaErrorUnknown;
     if (!f->load_err) {
         if (n) {
@@ -145,20 +116,99 @@ static tdm_function *record_locked(const tdm_library_kernel *k)
         f->params_len = n ? off[n - 1] + size[n - 1] : 0;
     }
     __atomic_store_n(&f->ready, f->load_err == 0, __ATOMIC_RELEASE);
+}
+
+/* A record for one of the server's kernels: a spare one, else new. */
+static tdm_function *record_locked(const tdm_library_kernel *k)
+{
+    tdm_function *f;
+    char *name = strdup(k->name ? k->name : "");
+
+    if (!name || (nspare == 0 && tdm_grow(&records, &records_cap, nrecords + 1, sizeof(*records), 64) != 0)) {
+        free(name);
+        return NULL;
+    }
+    if (nspare) {
+        f = spare[--nspare];
+        free(f->name);
+    } else if ((f = calloc(1, sizeof(*f)))) {
+        records[nrecords++] = f;
+    } else {
+        free(name);
+        return NULL;
+    }
+    f->magic = TDM_FUNCTION_MAGIC;
+    f->host_fun = NULL;
+    f->fatbin = NULL;
+    f->name = name;
+    record_set(f, &k->info);
     return f;
+}
+
+/* After cudaDeviceReset: the runtime keeps a library across a reset (it
+ * loads it into the new context), so the guest loads each again from its
+ * copy, and the same kernel handles name the new kernels.  Its globals went
+ * with the reset (the program asks again, as natively: they are new
+ * memory).  One that cannot be loaded again is gone, its kernels refused. */
+static bool reload_locked(tdm_library *l)
+{
+    tdm_library_load_args a = { { (u_int)l->image_len, l->image } };
+    tdm_library_load_res r;
+    cudaError_t err;
+
+    memset(&r, 0, sizeof(r));
+    err = tdm_call(TDM_LIBRARY_LOAD, &a, &r);
+    if (!err)
+        err = (cudaError_t)r.err;
+    if (err) {
+        tdm_log("a library could not be loaded again after cudaDeviceReset: %s", cudaGetErrorName(err));
+        return false;
+    }
+    l->module = r.library;
+    l->nglobals = 0;               /* the reset emptied the allocation table */
+    for (uint32_t i = 0; i < l->nkernels; i++) {
+        static const tdm_func_info gone = { .err = cudaErrorInvalidResourceHandle };
+        const tdm_func_info *fi = &gone;
+        for (uint32_t j = 0; j < r.kernels.kernels_len; j++)
+            if (strcmp(r.kernels.kernels_val[j].name, l->kernels[i]->name) == 0)
+                fi = &r.kernels.kernels_val[j].info;
+        record_set(l->kernels[i], fi);
+    }
+    xdr_free((xdrproc_t)xdr_tdm_library_load_res, (char *)&r);
+    return true;
+}
+
+void tdm_libraries_reset(void)
+{
+    pthread_mutex_lock(&lock);
+    for (tdm_library **pp = &libraries; *pp;) {
+        tdm_library *l = *pp;
+        if (reload_locked(l)) {
+            pp = &l->next;
+            continue;
+        }
+        *pp = l->next;
+        l->nglobals = 0;
+        library_free_locked(l, cudaErrorInvalidResourceHandle);
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 /* The server's answer into a library; cudaErrorMemoryAllocation if the
  * guest cannot keep it (the caller unloads it then). */
-static cudaError_t library_from(const tdm_library_load_res *r, tdm_library **out)
+static cudaError_t library_from(const tdm_library_load_res *r, const void *image, size_t len, tdm_library **out)
 {
     tdm_library *l = calloc(1, sizeof(*l));
     uint32_t n = r->kernels.kernels_len;
 
-    if (!l || !(l->kernels = calloc(n + 1, sizeof(*l->kernels)))) {
+    if (!l || !(l->kernels = calloc(n + 1, sizeof(*l->kernels))) || !(l->image = malloc(len))) {
+        if (l)
+            free(l->kernels);
         free(l);
         return cudaErrorMemoryAllocation;
     }
+    memcpy(l->image, image, len);
+    l->image_len = len;
     l->module = r->library;
     pthread_mutex_lock(&lock);
     for (uint32_t i = 0; i < n; i++) {
@@ -196,7 +246,7 @@ static cudaError_t load_image(cudaLibrary_t *library, const void *image, size_t 
         return err;
     err = (cudaError_t)r.err;
     if (!err) {
-        err = library_from(&r, &l);
+        err = library_from(&r, image, len, &l);
         if (err)
             tdm_call(TDM_LIBRARY_UNLOAD, &r.library, &unloaded);
     }

@@ -100,6 +100,7 @@ Test(library, library_load_behaves_as_the_runtime, .init = up, .fini = down)
         "  lib_fill by cudaLaunchKernelExC: correct (out[999] = 1498)\n"
         "  unloaded\n"
         "two libraries: globals apart yes, read back 1 and 2\n"
+        "after cudaDeviceReset: out[15] = 30, global reads back 9\n"
         "done\n";
 
     expect_output_over_both(argv, want);
