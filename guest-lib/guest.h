@@ -423,4 +423,13 @@ void tdm_user_objects_forget(uint64_t handle, bool exec);
 /* exec was launched into stream. */
 void tdm_user_objects_launched(uint64_t exec, cudaStream_t stream);
 
+/* ---- libraries (issue 14): api_library.c ---- */
+/* The kernel record of a library's (cudaLibraryGetKernel hands it out as
+ * the cudaKernel_t) if p is one, live or unloaded; NULL otherwise.  Found
+ * by address in the records, so p is never dereferenced. */
+tdm_function *tdm_library_kernel_record(const void *p);
+/* cudaDeviceReset released the session's modules: every library's kernels
+ * stop being valid (tdm_registrations_reset). */
+void tdm_libraries_reset(void);
+
 #endif

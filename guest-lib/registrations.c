@@ -242,6 +242,12 @@ static tdm_function *ready_function(tdm_function *f, cudaError_t *err)
     *err = cudaSuccess;
     if (__atomic_load_n(&f->ready, __ATOMIC_ACQUIRE))
         return f;
+    /* ---- libraries (issue 14): a library's kernel is loaded with its
+     * library, never lazily; not ready, it failed to load or was unloaded ---- */
+    if (!f->fatbin) {
+        *err = f->load_err ? (cudaError_t)f->load_err : cudaErrorInvalidResourceHandle;
+        return NULL;
+    }
     pthread_mutex_lock(&lock);
     *err = load_locked(f->fatbin);
     if (!*err)
@@ -261,10 +267,10 @@ tdm_function *tdm_function_for_host(const void *host_fun, cudaError_t *err)
             break;
         }
     pthread_mutex_unlock(&lock);
-    if (!f) {
-        *err = cudaErrorInvalidDeviceFunction;
-        return NULL;
-    }
+    /* ---- libraries (issue 14): a cudaKernel_t may stand where a host
+     * stub is expected (cudaLaunchKernel((const void *)kernel, ...)) ---- */
+    if (!f)
+        return tdm_function_for_stub_or_kernel(host_fun, err);
     return ready_function(f, err);
 }
 
@@ -293,7 +299,7 @@ static tdm_function *stub_or_kernel(const void *func)
             break;
         }
     pthread_mutex_unlock(&lock);
-    return f;
+    return f ? f : tdm_library_kernel_record(func);   /* ---- libraries (issue 14) ---- */
 }
 
 /* cudaLaunchKernelExC's func: an unknown one is no device function. */
@@ -377,4 +383,5 @@ void tdm_registrations_reset(void)
         __atomic_store_n(&funcs[i]->ready, 0, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&lock);
+    tdm_libraries_reset();   /* ---- libraries (issue 14) ---- */
 }

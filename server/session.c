@@ -731,20 +731,37 @@ int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
                             uint64_t *module, uint64_t *func_handles, int *func_err,
                             uint64_t *var_addr, uint64_t *var_size, int *var_err)
 {
+    tdm_bmodule *bm = NULL;
+    int err = ops(s)->module_load(be(s), image, len, &bm);
+
+    if (err)
+        return err;
+    return tdm_session_module_adopt(s, bm, image, len, func_names, nfuncs, var_names, nvars, var_logical, module,
+                                    func_handles, func_err, var_addr, var_size, var_err);
+}
+
+/* ---- libraries (issue 14): the module is loaded; a library's kernels are
+ * known only once it is (session_library.c) ---- */
+int tdm_session_module_adopt(tdm_session *s, tdm_bmodule *bm, const void *image, uint64_t len,
+                             const char *const *func_names, uint32_t nfuncs,
+                             const char *const *var_names, uint32_t nvars, const uint64_t *var_logical,
+                             uint64_t *module, uint64_t *func_handles, int *func_err,
+                             uint64_t *var_addr, uint64_t *var_size, int *var_err)
+{
     tdm_module_entry *m = calloc(1, sizeof(*m));
     int err;
 
-    if (!m)
+    if (!m) {
+        ops(s)->module_unload(be(s), bm);
         return cudaErrorMemoryAllocation;
+    }
+    m->bm = bm;
     m->funcs = calloc(nfuncs ? nfuncs : 1, sizeof(uint64_t));
     m->vars = calloc(nvars ? nvars : 1, sizeof(*m->vars));
     if (!m->funcs || !m->vars) {
         err = cudaErrorMemoryAllocation;
         goto fail;
     }
-    err = ops(s)->module_load(be(s), image, len, &m->bm);
-    if (err)
-        goto fail;
     for (uint32_t i = 0; i < nfuncs; i++) {
         tdm_func_entry *f = calloc(1, sizeof(*f));
         func_handles[i] = 0;

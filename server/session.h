@@ -66,6 +66,9 @@ typedef struct tdm_module_entry {
     uint32_t nfuncs;
     tdm_var_entry *vars;         /* its variables in the range map */
     uint32_t nvars;
+    /* ---- libraries (issue 14) ---- */
+    bool library;                /* loaded by cudaLibraryLoadData (counted against its bound) */
+    uint32_t vars_cap;           /* room in vars for the globals asked for after the load */
 } tdm_module_entry;
 
 typedef struct tdm_session {
@@ -165,6 +168,14 @@ int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
                             uint64_t *module, uint64_t *func_handles, int *func_err,
                             uint64_t *var_addr, uint64_t *var_size, int *var_err);
 int tdm_session_module_unload(tdm_session *s, uint64_t module);
+/* ---- libraries (issue 14) ---- */
+/* tdm_session_module_load for a module the backend has loaded already (bm
+ * is the session's from then on, unloaded on failure too). */
+int tdm_session_module_adopt(tdm_session *s, tdm_bmodule *bm, const void *image, uint64_t len,
+                             const char *const *func_names, uint32_t nfuncs,
+                             const char *const *var_names, uint32_t nvars, const uint64_t *var_logical,
+                             uint64_t *module, uint64_t *func_handles, int *func_err,
+                             uint64_t *var_addr, uint64_t *var_size, int *var_err);
 const tdm_func_entry *tdm_session_func(tdm_session *s, uint64_t func);
 int tdm_session_func_attrs(tdm_session *s, uint64_t func, tdm_func_attrs *out);
 int tdm_session_launch(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 block,
@@ -626,5 +637,18 @@ int tdm_session_graph_child_graph(tdm_session *s, uint64_t node, uint64_t *graph
 int tdm_session_graph_exec_child_set(tdm_session *s, uint64_t exec, uint64_t node, uint64_t child);
 /* Whether graph has memory nodes (session_graph_mem.c). */
 bool tdm_session_graph_mem_has_nodes(tdm_session *s, uint64_t graph);
+
+/* ---- libraries (issue 14): session_library.c ---- */
+#define TDM_SESSION_MAX_LIBRARIES 1024       /* libraries loaded and not unloaded */
+#define TDM_LIBRARY_MAX_GLOBALS 1024         /* globals asked for, per library */
+/* Loads a fat binary, cubin or PTX image as a library: every kernel of it
+ * gets a function handle (names, handles and errors in *names/funcs/errs,
+ * *nkernels of them; names[] the caller frees with tdm_library_names_free). */
+int tdm_session_library_load(tdm_session *s, const void *image, uint64_t len, uint64_t *library, char ***names,
+                             uint64_t **funcs, int **errs, uint32_t *nkernels);
+void tdm_library_names_free(char **names, uint32_t n);
+int tdm_session_library_unload(tdm_session *s, uint64_t library);
+/* A global of the library, in the session's ranges from then on (until unload). */
+int tdm_session_library_global(tdm_session *s, uint64_t library, const char *name, uint64_t *addr, uint64_t *size);
 
 #endif

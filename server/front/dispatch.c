@@ -217,6 +217,25 @@ static void free_module_res(tdm_module_load_res *r)
     memset(r, 0, sizeof(*r));
 }
 
+void tdm_dispatch_func_info(void *ctx, struct tdm_func_info *fi, uint64_t handle, int err)
+{
+    const tdm_func_entry *f = err ? NULL : tdm_session_func(ctx, handle);
+
+    fi->err = err;
+    fi->handle = handle;
+    if (!f)
+        return;
+    fi->param_offset.param_offset_val = malloc((f->params.count + 1) * sizeof(u_int));
+    fi->param_size.param_size_val = malloc((f->params.count + 1) * sizeof(u_int));
+    if (!fi->param_offset.param_offset_val || !fi->param_size.param_size_val) {
+        fi->err = cudaErrorMemoryAllocation;
+        return;
+    }
+    fi->param_offset.param_offset_len = fi->param_size.param_size_len = f->params.count;
+    memcpy(fi->param_offset.param_offset_val, f->params.offset, f->params.count * sizeof(u_int));
+    memcpy(fi->param_size.param_size_val, f->params.size, f->params.count * sizeof(u_int));
+}
+
 bool tdm_serve_MODULE_LOAD(void *ctx, void *args, void *res)
 {
     tdm_module_load_args *a = args;
@@ -245,23 +264,8 @@ bool tdm_serve_MODULE_LOAD(void *ctx, void *args, void *res)
     r->module = module;
     r->funcs.funcs_len = nf;
     r->vars.vars_len = nv;
-    for (uint32_t i = 0; i < nf; i++) {
-        tdm_func_info *fi = &r->funcs.funcs_val[i];
-        const tdm_func_entry *f = fe[i] ? NULL : tdm_session_func(ctx, fh[i]);
-        fi->err = fe[i];
-        fi->handle = fh[i];
-        if (!f)
-            continue;
-        fi->param_offset.param_offset_val = malloc((f->params.count + 1) * sizeof(u_int));
-        fi->param_size.param_size_val = malloc((f->params.count + 1) * sizeof(u_int));
-        if (!fi->param_offset.param_offset_val || !fi->param_size.param_size_val) {
-            fi->err = cudaErrorMemoryAllocation;
-            continue;
-        }
-        fi->param_offset.param_offset_len = fi->param_size.param_size_len = f->params.count;
-        memcpy(fi->param_offset.param_offset_val, f->params.offset, f->params.count * sizeof(u_int));
-        memcpy(fi->param_size.param_size_val, f->params.size, f->params.count * sizeof(u_int));
-    }
+    for (uint32_t i = 0; i < nf; i++)
+        tdm_dispatch_func_info(ctx, &r->funcs.funcs_val[i], fh[i], fe[i]);
     for (uint32_t i = 0; i < nv; i++) {
         r->vars.vars_val[i].err = ve[i];
         r->vars.vars_val[i].addr = va[i];

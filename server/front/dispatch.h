@@ -24,4 +24,10 @@ extern const tdm_rpc_program tdm_dispatch_program;
 void tdm_dispatch_prepare_args(void *ctx, uint32_t proc, void *args);
 void tdm_dispatch_reclaim_args(void *ctx, uint32_t proc, void *args);
 
+/* ---- libraries (issue 14) ---- */
+/* A kernel's entry of a load's answer (MODULE_LOAD, LIBRARY_LOAD): its
+ * error, handle and parameter layout (arrays the answer's xdr_free frees). */
+struct tdm_func_info;
+void tdm_dispatch_func_info(void *ctx, struct tdm_func_info *fi, uint64_t handle, int err);
+
 #endif

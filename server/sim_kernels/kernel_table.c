@@ -67,6 +67,10 @@ static const sim_kernel *const kernels[] = {
     /* ---- event nodes, child graphs, user objects (issue 14): examples/graph_events.cu ---- */
     &sim_kernel_ge_slow_store,
     &sim_kernel_ge_scale,
+    /* ---- libraries (issue 14): examples/library_kernels.cu ---- */
+    &sim_kernel_lib_axpb,
+    &sim_kernel_lib_fill,
+    &sim_kernel_registered_store,
 };
 
 static const sim_global_desc *const globals[] = {
@@ -74,6 +78,8 @@ static const sim_global_desc *const globals[] = {
     &sim_global_matmul_positive,
     /* ---- graph memcpy nodes (issue 14) ---- */
     &sim_global_gn_table,
+    /* ---- libraries (issue 14) ---- */
+    &sim_global_lib_bias,
 };
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))

@@ -62,4 +62,8 @@ extern const sim_kernel sim_kernel_cond_set, sim_kernel_cond_count_down, sim_ker
 /* graph_events.c (examples/graph_events.cu) */
 extern const sim_kernel sim_kernel_ge_slow_store, sim_kernel_ge_scale;
 
+/* ---- libraries (issue 14): examples/library_kernels.cu ---- */
+extern const sim_kernel sim_kernel_lib_axpb, sim_kernel_lib_fill, sim_kernel_registered_store;
+extern const sim_global_desc sim_global_lib_bias;
+
 #endif

@@ -185,6 +185,7 @@ ParameterizedTest(size_t *i, feed_messages, row)
         tdm_u32 flags;
         tdm_stream_create_args stream;
         tdm_module_load_args module;
+        tdm_library_load_args library;   /* ---- libraries (issue 14) ---- */
     } args;
     char res[512];
     uint8_t image[32];
@@ -229,6 +230,24 @@ ParameterizedTest(size_t *i, feed_messages, row)
         break;
     case TDM_DEVICE_RESET:
         break;
+    /* ---- libraries (issue 14): a library is mirrored as a module ---- */
+    case TDM_LIBRARY_LOAD:
+        args.library.image.image_val = (char *)image;
+        args.library.image.image_len = (u_int)fatbin(image);
+        break;
+    case TDM_LIBRARY_UNLOAD: {
+        uint64_t lib = 0, *fh = NULL;
+        char **names = NULL;
+        int *fe = NULL;
+        uint32_t n = 0;
+        cr_assert_eq(tdm_session_library_load(w.s, image, fatbin(image), &lib, &names, &fh, &fe, &n), 0);
+        tdm_library_names_free(names, n);
+        free(fh);
+        free(fe);
+        read_through(&w.end, TDM_M_MODULE_LOAD);
+        args.handle = lib;
+        break;
+    }
     default:
         cr_assert_fail("%s is a feed row this test has no case for: add one", c->name);
     }

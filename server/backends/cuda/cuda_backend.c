@@ -351,4 +351,6 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .graph_add_child_node = tdm_cuda_graph_add_child_node,
     .graph_child_graph = tdm_cuda_graph_child_graph,
     .graph_exec_child_set = tdm_cuda_graph_exec_child_set,
+    /* ---- libraries (issue 14) ---- */
+    .module_kernel_names = tdm_cuda_module_kernel_names,
 };

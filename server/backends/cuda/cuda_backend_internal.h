@@ -252,4 +252,10 @@ int tdm_cuda_graph_add_child_node(tdm_backend *b, tdm_bgraph *g, tdm_bgraph *chi
 int tdm_cuda_graph_child_graph(tdm_backend *b, tdm_bgnode *n, tdm_bgraph **out);
 int tdm_cuda_graph_exec_child_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bgraph *child);
 
+/* ---- libraries (issue 14): cuda_library.c ---- */
+int tdm_cuda_module_kernel_names(tdm_backend *b, tdm_bmodule *m, const void *image, size_t len, char ***names,
+                                 uint32_t *n);
+/* The driver's module behind m (cuda_module.c). */
+CUmodule tdm_cuda_module_handle(const tdm_bmodule *m);
+
 #endif

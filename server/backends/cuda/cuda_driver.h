@@ -24,6 +24,7 @@
     X(cuMemSetAccess) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync)      \
     X(cuMemsetD8Async) X(cuMemHostRegister) X(cuMemHostUnregister)                                                              \
     X(cuModuleLoadData) X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetGlobal)     \
+    /* ---- libraries (issue 14) ---- */ X(cuModuleGetFunctionCount) X(cuModuleEnumerateFunctions) X(cuFuncGetName) \
     X(cuFuncGetAttribute) X(cuFuncGetParamInfo) X(cuLaunchKernel)                         \
     X(cuStreamCreate) X(cuStreamCreateWithPriority) X(cuStreamDestroy) X(cuStreamQuery)   \
     X(cuStreamSynchronize) X(cuStreamWaitEvent)                                           \

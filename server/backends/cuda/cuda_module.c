@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code_image.h"
 #include "cuda_backend_internal.h"
 
 /* The header nvcc puts at the front of every fat binary (fatbinary.h is not
@@ -38,12 +39,16 @@ static int check_fatbin(const void *image, size_t len)
 {
     struct fatbin_header h;
 
+    /* ---- libraries (issue 14): a cubin or PTX loads as a fat binary does ---- */
+    tdm_image_kind kind = tdm_code_image_kind(image, len);
+    if (kind == TDM_IMAGE_CUBIN || kind == TDM_IMAGE_PTX)
+        return cudaSuccess;
     if (len < sizeof(h))
         return cudaErrorInvalidKernelImage;
     memcpy(&h, image, sizeof(h));
     if (h.magic != FATBIN_MAGIC || h.header_size < sizeof(h) ||
         h.fat_size > len || h.header_size > len - h.fat_size) {
-        tdm_cuda_log("module image is not a fat binary (magic 0x%08x, %zu bytes)", h.magic, len);
+        tdm_cuda_log("module image is not a fat binary, cubin or PTX (magic 0x%08x, %zu bytes)", h.magic, len);
         return cudaErrorInvalidKernelImage;
     }
     return cudaSuccess;
@@ -237,4 +242,10 @@ CUfunction tdm_cuda_func_handle(const tdm_bfunc *f)
 const tdm_param_info *tdm_cuda_func_params(const tdm_bfunc *f)
 {
     return &f->params;
+}
+
+/* ---- libraries (issue 14) ---- */
+CUmodule tdm_cuda_module_handle(const tdm_bmodule *m)
+{
+    return m->mod;
 }

@@ -194,8 +194,9 @@ typedef struct tdm_backend_ops {
     int (*host_register)(tdm_backend *b, void *p, size_t n, void **handle);
     int (*host_unregister)(tdm_backend *b, void *handle);
 
-    /* Modules.  `image` is a fat binary (cuda) as registered by the guest;
-     * it is only valid during the call. */
+    /* Modules.  `image` is a fat binary (cuda) as registered by the guest,
+     * or (libraries, issue 14) a cubin or PTX text; it is only valid during
+     * the call. */
     int (*module_load)(tdm_backend *b, const void *image, size_t len, tdm_bmodule **out);
     int (*module_unload)(tdm_backend *b, tdm_bmodule *m);
     /* cudaErrorInvalidDeviceFunction (cuda) or cudaErrorInvalidDeviceFunction
@@ -458,6 +459,12 @@ typedef struct tdm_backend_ops {
     int (*graph_child_graph)(tdm_backend *b, tdm_bgnode *n, tdm_bgraph **out);
     /* cuGraphExecChildGraphNodeSetParams: n's instance in x runs child (of n's embedded graph's topology). */
     int (*graph_exec_child_set)(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bgraph *child);
+    /* ---- libraries (issue 14) ---- */
+    /* The names of every kernel of module m, loaded from image (a fat
+     * binary, cubin or PTX: module_load takes all three), each once, in
+     * *names (*n of them; the caller frees each and the array). */
+    int (*module_kernel_names)(tdm_backend *b, tdm_bmodule *m, const void *image, size_t len, char ***names,
+                               uint32_t *n);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

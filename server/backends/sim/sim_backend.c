@@ -187,4 +187,6 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .graph_add_child_node = sim_graph_add_child_node,
     .graph_child_graph = sim_graph_child_graph,
     .graph_exec_child_set = sim_graph_exec_child_set,
+    /* ---- libraries (issue 14) ---- */
+    .module_kernel_names = sim_module_kernel_names,
 };

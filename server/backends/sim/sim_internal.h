@@ -452,4 +452,8 @@ int sim_graph_add_child_node(tdm_backend *b, tdm_bgraph *g, tdm_bgraph *child, t
 int sim_graph_child_graph(tdm_backend *b, tdm_bgnode *n, tdm_bgraph **out);
 int sim_graph_exec_child_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bgraph *child);
 
+/* ---- libraries (issue 14): sim_library.c ---- */
+int sim_module_kernel_names(tdm_backend *b, tdm_bmodule *m, const void *image, size_t len, char ***names,
+                            uint32_t *n);
+
 #endif

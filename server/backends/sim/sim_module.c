@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "code_image.h"
 #include "sim_internal.h"
 
 #define FATBIN_MAGIC 0xBA55ED50u
@@ -17,6 +18,10 @@ static int check_image(const void *image, size_t len)
     uint64_t fat_size;
     const uint8_t *p = image;
 
+    /* ---- libraries (issue 14): a cubin or PTX loads as a fat binary does ---- */
+    tdm_image_kind kind = tdm_code_image_kind(image, len);
+    if (kind == TDM_IMAGE_CUBIN || kind == TDM_IMAGE_PTX)
+        return 0;
     if (!image || len < FATBIN_HEADER_SIZE)
         return cudaErrorInvalidKernelImage;
     memcpy(&magic, p, 4);
@@ -60,7 +65,7 @@ int sim_module_load(tdm_backend *b, const void *image, size_t len, tdm_bmodule *
     *out = NULL;
     err = check_image(image, len);
     if (err) {
-        sim_log("module image of %zu bytes is not a fat binary", len);
+        sim_log("module image of %zu bytes is not a fat binary, cubin or PTX", len);
         return err;
     }
     m = calloc(1, sizeof(*m));
