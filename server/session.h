@@ -112,6 +112,8 @@ typedef struct tdm_session {
     /* ---- conditional graph nodes (issue 14) ---- */
     struct tdm_cond_handle *cond_handles; /* session_graph_cond.c: the handles made, with their graphs */
     size_t ncond_handles, cond_handles_cap;
+    /* ---- mipmapped arrays (issue 14) ---- */
+    struct tdm_session_mipmap *mipmap; /* session_layout_mipmap.c; NULL until the first */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -570,5 +572,29 @@ int tdm_session_callbacks_launch_graph(tdm_session *s, tdm_bgexec *bx, tdm_bstre
  * *got 0 once all were taken. */
 int tdm_session_graph_host_fetch_now(tdm_session *s, uint64_t cursor, int *got, uint64_t *dst, const void **data,
                                      uint64_t *n);
+
+
+/* ---- mipmapped arrays (issue 14): session_layout_mipmap.c ---- */
+/* cudaMallocMipmappedArray: counted against TDM_SESSION_MAX_ARRAYS with the
+ * session's arrays, every level's bytes in its quota; *levels the levels
+ * it has (CUDA's clamp). */
+int tdm_session_mipmap_create(tdm_session *s, const int bits[4], int kind, tdm_extent ext, unsigned flags,
+                              unsigned asked, uint64_t *out, unsigned *levels);
+int tdm_session_mipmap_destroy(tdm_session *s, uint64_t mipmap);
+/* The level as an array of the session (the same handle each time) and its
+ * extent in elements, as cudaArrayGetInfo gives it. */
+int tdm_session_mipmap_level(tdm_session *s, uint64_t mipmap, unsigned level, uint64_t *array, tdm_extent *ext);
+/* The backend's mipmapped array behind a handle of the session; NULL if none. */
+tdm_bmipmap *tdm_session_mipmap_backend(tdm_session *s, uint64_t mipmap);
+/* Destroys every mipmapped array of the session (layout release). */
+void tdm_session_mipmap_release(tdm_session *s);
+/* session_layout.c, for the levels: cudaChannelFormatDesc's rules; the
+ * arrays held; a level becomes an array of the session that array_destroy
+ * refuses and whose bytes are its owner's (adopt), and stops being one
+ * (disown). */
+int tdm_session_array_channels(const int bits[4], int kind, int *channels);
+size_t tdm_session_array_count(tdm_session *s);
+int tdm_session_array_adopt(tdm_session *s, tdm_barray *ba, const tdm_array_desc *d, uint64_t *out);
+void tdm_session_array_disown(tdm_session *s, uint64_t handle);
 
 #endif

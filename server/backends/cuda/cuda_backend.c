@@ -338,4 +338,8 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     /* ---- graph host nodes (issue 14) ---- */
     .stream_capture_host = tdm_cuda_stream_capture_host,
     .graph_launch_hosts = tdm_cuda_graph_launch_hosts,
+    /* ---- mipmapped arrays (issue 14) ---- */
+    .mipmap_create = tdm_cuda_mipmap_create,
+    .mipmap_level = tdm_cuda_mipmap_level,
+    .mipmap_destroy = tdm_cuda_mipmap_destroy,
 };

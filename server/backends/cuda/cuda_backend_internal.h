@@ -231,4 +231,10 @@ int tdm_cuda_hostnodes_scan(tdm_backend *b, CUgraphExec x, CUgraph g);
 void tdm_cuda_hostnodes_forget(tdm_backend *b, CUgraphExec x);
 int tdm_cuda_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb);
 
+
+/* ---- mipmapped arrays (issue 14): cuda_mipmap.c ---- */
+int tdm_cuda_mipmap_create(tdm_backend *b, const tdm_array_desc *d, unsigned levels, tdm_bmipmap **out);
+int tdm_cuda_mipmap_level(tdm_backend *b, tdm_bmipmap *m, unsigned level, tdm_barray **out);
+int tdm_cuda_mipmap_destroy(tdm_backend *b, tdm_bmipmap *m);
+
 #endif

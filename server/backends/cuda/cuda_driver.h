@@ -58,7 +58,9 @@
     X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuStreamBeginCaptureToGraph)          \
     X(cuStreamUpdateCaptureDependencies) \
     /* ---- graph host nodes (issue 14) ---- */                                        \
-    X(cuGraphAddHostNode) X(cuGraphHostNodeGetParams)
+    X(cuGraphAddHostNode) X(cuGraphHostNodeGetParams)                                 \
+    /* ---- mipmapped arrays (issue 14) ---- */                                        \
+    X(cuMipmappedArrayCreate) X(cuMipmappedArrayGetLevel) X(cuMipmappedArrayDestroy)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

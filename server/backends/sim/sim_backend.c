@@ -174,4 +174,8 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     /* ---- graph host nodes (issue 14) ---- */
     .stream_capture_host = sim_stream_capture_host,
     .graph_launch_hosts = sim_graph_launch_hosts,
+    /* ---- mipmapped arrays (issue 14) ---- */
+    .mipmap_create = sim_mipmap_create,
+    .mipmap_level = sim_mipmap_level,
+    .mipmap_destroy = sim_mipmap_destroy,
 };

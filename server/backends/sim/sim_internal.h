@@ -434,4 +434,10 @@ int sim_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const 
 /* A launch's copy of a host node (op) gets its own hold, bound by hb. */
 int sim_host_bind(sim_op *op, const tdm_bhost_binder *hb);
 
+
+/* ---- mipmapped arrays (issue 14): sim_mipmap.c ---- */
+int sim_mipmap_create(tdm_backend *b, const tdm_array_desc *d, unsigned levels, tdm_bmipmap **out);
+int sim_mipmap_level(tdm_backend *b, tdm_bmipmap *m, unsigned level, tdm_barray **out);
+int sim_mipmap_destroy(tdm_backend *b, tdm_bmipmap *m);
+
 #endif
