@@ -586,6 +586,8 @@ int tdm_session_mipmap_destroy(tdm_session *s, uint64_t mipmap);
 int tdm_session_mipmap_level(tdm_session *s, uint64_t mipmap, unsigned level, uint64_t *array, tdm_extent *ext);
 /* The backend's mipmapped array behind a handle of the session; NULL if none. */
 tdm_bmipmap *tdm_session_mipmap_backend(tdm_session *s, uint64_t mipmap);
+/* Mipmapped arrays the session holds (they share the arrays' bound). */
+size_t tdm_session_mipmap_count(tdm_session *s);
 /* Destroys every mipmapped array of the session (layout release). */
 void tdm_session_mipmap_release(tdm_session *s);
 /* session_layout.c, for the levels: cudaChannelFormatDesc's rules; the

@@ -263,8 +263,8 @@ int tdm_session_array_create(tdm_session *s, const int bits[4], int kind, tdm_ex
     }
     if (ext.width == 0 || (ext.height == 0 && ext.depth != 0 && !(flags & cudaArrayLayered)))
         return cudaErrorInvalidValue;
-    if (l->arrays.live >= TDM_SESSION_MAX_ARRAYS) {
-        tdm_log_session(s->id, "a session may hold %d CUDA arrays", TDM_SESSION_MAX_ARRAYS);
+    if (l->arrays.live + tdm_session_mipmap_count(s) >= TDM_SESSION_MAX_ARRAYS) {
+        tdm_log_session(s->id, "a session may hold %d CUDA arrays and mipmapped arrays", TDM_SESSION_MAX_ARRAYS);
         return cudaErrorMemoryAllocation;
     }
     if (!(a = calloc(1, sizeof(*a))))

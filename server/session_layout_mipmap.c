@@ -51,6 +51,11 @@ tdm_bmipmap *tdm_session_mipmap_backend(tdm_session *s, uint64_t mipmap)
     return m ? m->bm : NULL;
 }
 
+size_t tdm_session_mipmap_count(tdm_session *s)
+{
+    return s->mipmap ? s->mipmap->mipmaps.live : 0;
+}
+
 /* Bytes of every level, element by element (the driver's padding is its
  * own); false on overflow. */
 static bool mipmap_bytes(const tdm_array_desc *d, unsigned levels, uint64_t *total)
@@ -105,7 +110,7 @@ int tdm_session_mipmap_create(tdm_session *s, const int bits[4], int kind, tdm_e
     }
     if (!valid_shape(ext, flags))
         return cudaErrorInvalidValue;
-    if (tdm_session_array_count(s) + mm->mipmaps.live >= TDM_SESSION_MAX_ARRAYS) {
+    if (tdm_session_array_count(s) + tdm_session_mipmap_count(s) >= TDM_SESSION_MAX_ARRAYS) {
         tdm_log_session(s->id, "a session may hold %d CUDA arrays and mipmapped arrays", TDM_SESSION_MAX_ARRAYS);
         return cudaErrorMemoryAllocation;
     }
