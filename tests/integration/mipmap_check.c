@@ -254,8 +254,6 @@ static void array_to_array(void)
     check("cudaMemcpyArrayToArray whole rows", cudaMemcpyArrayToArray(a, 0, 6, a, 0, 0, SW * 4, cudaMemcpyDefault));
     check("read source", cudaMemcpy2DFromArray(back, SW, a, 0, 6, SW, 4, cudaMemcpyDeviceToHost));
     same("cudaMemcpyArrayToArray of whole rows", back, model, SW * 4);
-    refused("cudaMemcpyArrayToArray host to device", cudaMemcpyArrayToArray(b, 0, 0, a, 0, 0, 8, cudaMemcpyHostToDevice),
-            cudaErrorInvalidMemcpyDirection);
     {
         struct cudaArraySparseProperties sp;
         struct cudaArrayMemoryRequirements mr;
@@ -280,7 +278,8 @@ static void peer(void)
     struct cudaChannelFormatDesc desc = cudaCreateChannelDesc(16, 16, 0, 0, cudaChannelFormatKindSigned);
     unsigned char src[W * H * D * 4], back[W * H * D * 4];
     struct cudaMemcpy3DPeerParms p;
-    struct cudaPitchedPtr lin;
+    struct cudaMemcpy3DParms c;
+    struct cudaPitchedPtr lin, lin2;
     cudaArray_t arr = NULL;
     cudaStream_t st = NULL;
 
@@ -288,28 +287,56 @@ static void peer(void)
     memset(back, 0, sizeof(back));
     check("3D array", cudaMalloc3DArray(&arr, &desc, make_cudaExtent(W, H, D), 0));
     check("3D memory", cudaMalloc3D(&lin, make_cudaExtent(W * 4, H, D)));
+    check("3D memory 2", cudaMalloc3D(&lin2, make_cudaExtent(W * 4, H, D)));
     check("stream", cudaStreamCreate(&st));
-    /* host to linear, linear to array, array to host: all on device 0. */
-    memset(&p, 0, sizeof(p));
-    p.srcPtr = make_cudaPitchedPtr(src, W * 4, W * 4, H);
-    p.dstPtr = lin;
-    p.extent = make_cudaExtent(W * 4, H, D);
-    check("cudaMemcpy3DPeer host to device", cudaMemcpy3DPeer(&p));
+    /* Up with cudaMemcpy3D; then, peer copies on device 0: linear to
+     * array, array to linear on a stream, linear to linear at positions;
+     * down with cudaMemcpy3D. */
+    memset(&c, 0, sizeof(c));
+    c.srcPtr = make_cudaPitchedPtr(src, W * 4, W * 4, H);
+    c.dstPtr = lin;
+    c.extent = make_cudaExtent(W * 4, H, D);
+    c.kind = cudaMemcpyHostToDevice;
+    check("up", cudaMemcpy3D(&c));
     memset(&p, 0, sizeof(p));
     p.srcPtr = lin;
     p.dstArray = arr;
     p.extent = make_cudaExtent(W, H, D);
-    check("cudaMemcpy3DPeerAsync device to array", cudaMemcpy3DPeerAsync(&p, st));
+    check("cudaMemcpy3DPeer device to array", cudaMemcpy3DPeer(&p));
     memset(&p, 0, sizeof(p));
     p.srcArray = arr;
-    p.dstPtr = make_cudaPitchedPtr(back, W * 4, W, H);
+    p.dstPtr = lin2;
     p.extent = make_cudaExtent(W, H, D);
-    check("cudaMemcpy3DPeerAsync array to host", cudaMemcpy3DPeerAsync(&p, st));
+    check("cudaMemcpy3DPeerAsync array to device", cudaMemcpy3DPeerAsync(&p, st));
     check("synchronize", cudaStreamSynchronize(st));
-    same("cudaMemcpy3DPeer through linear memory and an array", back, src, sizeof(src));
+    memset(&c, 0, sizeof(c));
+    c.srcPtr = lin2;
+    c.dstPtr = make_cudaPitchedPtr(back, W * 4, W * 4, H);
+    c.extent = make_cudaExtent(W * 4, H, D);
+    c.kind = cudaMemcpyDeviceToHost;
+    check("down", cudaMemcpy3D(&c));
+    same("cudaMemcpy3DPeer through an array", back, src, sizeof(src));
+    /* A box at positions, linear to linear. */
+    memset(&p, 0, sizeof(p));
+    p.srcPtr = lin;
+    p.srcPos = (struct cudaPos){ 4, 1, 1 };
+    p.dstPtr = lin2;
+    p.dstPos = (struct cudaPos){ 8, 2, 0 };
+    p.extent = make_cudaExtent(W * 4 - 8, H - 2, D - 1);
+    check("cudaMemcpy3DPeer at positions", cudaMemcpy3DPeer(&p));
+    for (size_t z = 0; z < D - 1; z++)
+        for (size_t y = 0; y < H - 2; y++)
+            memcpy(src + ((z + 0) * H + y + 2) * W * 4 + 8, src + ((z + 1) * H + y + 1) * W * 4 + 4 + 0,
+                   W * 4 - 8);
+    check("down again", cudaMemcpy3D(&c));
+    same("cudaMemcpy3DPeer at positions", back, src, sizeof(src));
     p.dstDevice = 1;
     refused("cudaMemcpy3DPeer to device 1", cudaMemcpy3DPeer(&p), cudaErrorInvalidDevice);
+    p.dstDevice = 0;
+    p.srcDevice = -1;
+    refused("cudaMemcpy3DPeerAsync from device -1", cudaMemcpy3DPeerAsync(&p, st), cudaErrorInvalidDevice);
     check("free", cudaFree(lin.ptr));
+    check("free 2", cudaFree(lin2.ptr));
     check("free array", cudaFreeArray(arr));
     check("destroy stream", cudaStreamDestroy(st));
 }

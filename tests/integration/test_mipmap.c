@@ -60,12 +60,13 @@ static const char want[] =
     "3D level 2 (4 x 2 x 1) round trip: ok\n"
     "cudaMemcpyArrayToArray across rows of unequal width: ok\n"
     "cudaMemcpyArrayToArray of whole rows: ok\n"
-    "cudaMemcpyArrayToArray host to device: cudaErrorInvalidMemcpyDirection\n"
     "sparse properties of an array made without cudaArraySparse: cudaErrorInvalidValue\n"
     "memory requirements of an array made without cudaArrayDeferredMapping: cudaErrorInvalidValue\n"
     "plane 0 of a single-planar array: cudaErrorInvalidValue\n"
-    "cudaMemcpy3DPeer through linear memory and an array: ok\n"
+    "cudaMemcpy3DPeer through an array: ok\n"
+    "cudaMemcpy3DPeer at positions: ok\n"
     "cudaMemcpy3DPeer to device 1: cudaErrorInvalidDevice\n"
+    "cudaMemcpy3DPeerAsync from device -1: cudaErrorInvalidDevice\n"
     "all mipmap checks passed\n";
 
 static void expect_mipmap_check(const char *endpoint)
