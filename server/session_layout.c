@@ -447,8 +447,10 @@ void tdm_session_layout_release(tdm_session *s)
 {
     void *obj;
 
-    if (!s->layout)
+    if (!s->layout) {
+        tdm_session_mipmap_release(s);   /* ---- mipmapped arrays (issue 14): a session may hold only them ---- */
         return;
+    }
     /* Objects first: they read arrays. */
     for (size_t i = 0; i < s->layout->nobjects; i++)
         object_destroy(s, &s->layout->objects[i]);

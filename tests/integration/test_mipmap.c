@@ -219,3 +219,21 @@ Test(mipmap, handles_levels_shapes_and_the_quota_are_checked, .init = up_quota, 
     t->ops->close(t);
     other->ops->close(other);
 }
+
+/* A session that made only mipmapped arrays (no array, no level, no
+ * texture) gets their memory back at cudaDeviceReset, as every other. */
+Test(mipmap, device_reset_releases_mipmapped_arrays, .init = up_quota, .fini = down)
+{
+    tdm_transport *t = th_guest_open(srv.endpoint, "mipmap-reset");
+    tdm_mipmap_create_args big = { .x = 32, .kind = cudaChannelFormatKindFloat, .width = 512, .height = 512,
+                                   .levels = 3 };
+    uint64_t h;
+
+    for (int i = 0; i < 3; i++)
+        cr_assert_eq(g_mipmap(t, big, &h, NULL), 0);
+    cr_expect_eq(g_mipmap(t, big, &h, NULL), cudaErrorMemoryAllocation, "over the quota");
+    cr_expect_eq(call_err(t, TDM_DEVICE_RESET, (xdrproc_t)tdm_xdr_void, NULL), 0);
+    for (int i = 0; i < 3; i++)
+        cr_expect_eq(g_mipmap(t, big, &h, NULL), 0, "the reset gave the quota back");
+    t->ops->close(t);
+}
