@@ -8,7 +8,6 @@
  * the copies and cudaArrayGetInfo know it, and forgotten when its
  * mipmapped array is freed. */
 #include <pthread.h>
-#include <string.h>
 
 #include "api_layout.h"
 #include "grow.h"
@@ -67,7 +66,6 @@ cudaError_t cudaMallocMipmappedArray(cudaMipmappedArray_t *mipmappedArray, const
         err = (cudaError_t)r.err;
     if (err)
         return tdm_ret(err);
-    memset(&k, 0, sizeof(k));
     k = (known_mipmap){ .handle = r.handle, .desc = *desc, .flags = flags, .levels = r.levels };
     pthread_mutex_lock(&mipmaps_lock);
     if (tdm_grow(&mipmaps, &mipmaps_cap, nmipmaps + 1, sizeof(*mipmaps), 16) == 0)
