@@ -243,3 +243,44 @@ cudaError_t cudaMemset3DAsync_ptsz(struct cudaPitchedPtr p, int value, struct cu
 {
     return cudaMemset3DAsync(p, value, extent, per_thread(stream));
 }
+
+/* ---- peer 3D copies (issue 14, mipmapped arrays) ---- */
+
+/* cudaMemcpy3DPeer: a cudaMemcpy3D between devices.  On the one device a
+ * Tandem program has, a copy with both devices 0 is an ordinary copy
+ * (cudaMemcpyDefault); any other device is the runtime's
+ * cudaErrorInvalidDevice. */
+static cudaError_t copy3d_peer(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)
+{
+    struct cudaMemcpy3DParms c;
+    cudaError_t err;
+
+    if (!p)
+        return tdm_ret(cudaErrorInvalidValue);
+    if ((err = tdm_check_device(p->srcDevice)) != cudaSuccess || (err = tdm_check_device(p->dstDevice)) != cudaSuccess)
+        return tdm_ret(err);
+    c = (struct cudaMemcpy3DParms){ .srcArray = p->srcArray, .srcPos = p->srcPos, .srcPtr = p->srcPtr,
+                                    .dstArray = p->dstArray, .dstPos = p->dstPos, .dstPtr = p->dstPtr,
+                                    .extent = p->extent, .kind = cudaMemcpyDefault };
+    return copy3d(&c, stream);
+}
+
+cudaError_t cudaMemcpy3DPeer(const struct cudaMemcpy3DPeerParms *p)
+{
+    return copy3d_peer(p, NULL);
+}
+
+cudaError_t cudaMemcpy3DPeerAsync(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)
+{
+    return copy3d_peer(p, stream);
+}
+
+cudaError_t cudaMemcpy3DPeer_ptds(const struct cudaMemcpy3DPeerParms *p)
+{
+    return copy3d_peer(p, cudaStreamPerThread);
+}
+
+cudaError_t cudaMemcpy3DPeerAsync_ptsz(const struct cudaMemcpy3DPeerParms *p, cudaStream_t stream)
+{
+    return copy3d_peer(p, per_thread(stream));
+}

@@ -28,6 +28,13 @@ size_t tdm_layout_array_elem(uint64_t handle);
 /* True when ext (width in bytes) at (x bytes, y, z) lies inside the array. */
 bool tdm_layout_array_covers(uint64_t handle, size_t x, size_t y, size_t z, struct cudaExtent ext);
 
+/* ---- mipmapped arrays (issue 14) ---- */
+/* Records an array the process holds (a mipmapped array's level once the
+ * server named it; nothing if already known), and forgets one. */
+cudaError_t tdm_layout_array_remember(uint64_t handle, const struct cudaChannelFormatDesc *desc,
+                                      struct cudaExtent ext, unsigned flags);
+void tdm_layout_array_forget(uint64_t handle);
+
 cudaError_t tdm_layout_memset(tdm_layout_side dst, int value, struct cudaExtent ext, cudaStream_t stream);
 
 #endif

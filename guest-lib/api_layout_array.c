@@ -82,12 +82,38 @@ bool tdm_layout_array_covers(uint64_t handle, size_t x, size_t y, size_t z, stru
            e.height <= rows - y && z <= depth && e.depth <= depth - z;
 }
 
+cudaError_t tdm_layout_array_remember(uint64_t handle, const struct cudaChannelFormatDesc *desc,
+                                      struct cudaExtent ext, unsigned flags)
+{
+    known_array k = { .handle = handle, .desc = *desc, .extent = ext, .flags = flags,
+                      .elem = (size_t)(desc->x + desc->y + desc->z + desc->w) / 8 };
+    cudaError_t err = cudaSuccess;
+
+    pthread_mutex_lock(&arrays_lock);
+    if (!find_locked(handle)) {
+        if (tdm_grow(&arrays, &arrays_cap, narrays + 1, sizeof(*arrays), 16) == 0)
+            arrays[narrays++] = k;
+        else
+            err = cudaErrorMemoryAllocation;
+    }
+    pthread_mutex_unlock(&arrays_lock);
+    return err;
+}
+
+void tdm_layout_array_forget(uint64_t handle)
+{
+    pthread_mutex_lock(&arrays_lock);
+    known_array *k = find_locked(handle);
+    if (k)
+        *k = arrays[--narrays];
+    pthread_mutex_unlock(&arrays_lock);
+}
+
 static cudaError_t create(cudaArray_t *array, const struct cudaChannelFormatDesc *desc, struct cudaExtent ext,
                           unsigned flags)
 {
     tdm_array_create_args a;
     tdm_handle_res r = { 0 };
-    known_array k = { .desc = *desc, .extent = ext, .flags = flags };
     cudaError_t err;
 
     a = (tdm_array_create_args){ .x = desc->x, .y = desc->y, .z = desc->z, .w = desc->w, .kind = desc->f,
@@ -97,22 +123,12 @@ static cudaError_t create(cudaArray_t *array, const struct cudaChannelFormatDesc
         err = (cudaError_t)r.err;
     if (err)
         return err;
-    k.handle = r.handle;
-    k.elem = (size_t)(desc->x + desc->y + desc->z + desc->w) / 8;
-    pthread_mutex_lock(&arrays_lock);
-    if (tdm_grow(&arrays, &arrays_cap, narrays + 1, sizeof(*arrays), 16) == 0) {
-        arrays[narrays++] = k;
-        err = cudaSuccess;
-    } else {
-        err = cudaErrorMemoryAllocation;
-    }
-    pthread_mutex_unlock(&arrays_lock);
-    if (err) {
+    if ((err = tdm_layout_array_remember(r.handle, desc, ext, flags)) != cudaSuccess) {
         tdm_handle h = r.handle;
         tdm_call_err(TDM_ARRAY_DESTROY, &h);
         return err;
     }
-    *array = (cudaArray_t)(uintptr_t)k.handle;
+    *array = (cudaArray_t)(uintptr_t)r.handle;
     return cudaSuccess;
 }
 
@@ -144,13 +160,8 @@ cudaError_t cudaFreeArray(cudaArray_t array)
         return tdm_ret(cudaErrorInvalidValue);
     h = handle;
     err = tdm_call_err(TDM_ARRAY_DESTROY, &h);
-    if (!err) {
-        pthread_mutex_lock(&arrays_lock);
-        known_array *k = find_locked(handle);
-        if (k)
-            *k = arrays[--narrays];
-        pthread_mutex_unlock(&arrays_lock);
-    }
+    if (!err)
+        tdm_layout_array_forget(handle);
     return tdm_ret(err);
 }
 
@@ -428,4 +439,129 @@ cudaError_t cudaMemcpyFromArrayAsync_ptsz(void *dst, cudaArray_const_t src, size
                                           size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     return from_array_1d(dst, src, wOffset, hOffset, count, kind, per_thread(stream));
+}
+
+/* ---- the rest of the array surface (issue 14, mipmapped arrays) ---- */
+
+/* The process's array behind a, or cudaErrorInvalidResourceHandle. */
+static cudaError_t known(cudaArray_const_t a, known_array *k)
+{
+    return a && lookup((uint64_t)(uintptr_t)a, k) ? cudaSuccess : cudaErrorInvalidResourceHandle;
+}
+
+/* Planes are of multi-planar formats (NV12 and the like), which Tandem does
+ * not create (docs/memory-layouts.md): every array a program holds is
+ * single-planar, which the driver answers with cudaErrorInvalidValue. */
+cudaError_t cudaArrayGetPlane(cudaArray_t *pPlaneArray, cudaArray_t hArray, unsigned int planeIdx)
+{
+    known_array k;
+    cudaError_t err;
+
+    (void)planeIdx;
+    if (!pPlaneArray)
+        return tdm_ret(cudaErrorInvalidValue);
+    if ((err = known(hArray, &k)) != cudaSuccess)
+        return tdm_ret(err);
+    return tdm_ret(cudaErrorInvalidValue);
+}
+
+/* Sparse properties are of arrays made with cudaArraySparse, and memory
+ * requirements of those made with cudaArrayDeferredMapping; Tandem refuses
+ * both flags at creation, so every array a program holds gets the driver's
+ * answer for the others, cudaErrorInvalidValue. */
+cudaError_t cudaArrayGetSparseProperties(struct cudaArraySparseProperties *sparseProperties, cudaArray_t array)
+{
+    known_array k;
+    cudaError_t err;
+
+    if (!sparseProperties)
+        return tdm_ret(cudaErrorInvalidValue);
+    if ((err = known(array, &k)) != cudaSuccess)
+        return tdm_ret(err);
+    return tdm_ret(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaArrayGetMemoryRequirements(struct cudaArrayMemoryRequirements *memoryRequirements, cudaArray_t array,
+                                           int device)
+{
+    known_array k;
+    cudaError_t err;
+
+    if (!memoryRequirements)
+        return tdm_ret(cudaErrorInvalidValue);
+    if ((err = known(array, &k)) != cudaSuccess || (err = tdm_check_device(device)) != cudaSuccess)
+        return tdm_ret(err);
+    return tdm_ret(cudaErrorInvalidValue);
+}
+
+/* cudaMemcpyArrayToArray (deprecated, still exported): count bytes from
+ * (wOffsetSrc, hOffsetSrc) running on across the source's rows, into the
+ * destination from (wOffsetDst, hOffsetDst) across its rows, which may be
+ * of another width.  Each piece lies in one row of both; where both sides
+ * are at a row's start and rows are equally wide, whole rows go in one
+ * 2D copy. */
+static size_t bytes_from(const known_array *k, size_t x, size_t y)
+{
+    size_t row = k->extent.width * k->elem, rows = k->extent.height ? k->extent.height : 1;
+
+    return y < rows && x <= row ? (rows - y) * row - x : 0;
+}
+
+static cudaError_t array_to_array_1d(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src,
+                                     size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind,
+                                     cudaStream_t stream)
+{
+    known_array kd, ks;
+    tdm_layout_side d, s;
+    size_t drow, srow;
+    cudaError_t err;
+
+    if ((err = known(dst, &kd)) != cudaSuccess || (err = known(src, &ks)) != cudaSuccess)
+        return tdm_ret(err);
+    if (kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+        return tdm_ret(cudaErrorInvalidMemcpyDirection);
+    if (count > bytes_from(&kd, wOffsetDst, hOffsetDst) || count > bytes_from(&ks, wOffsetSrc, hOffsetSrc))
+        return tdm_ret(cudaErrorInvalidValue);
+    d = (tdm_layout_side){ .array = kd.handle, .x = wOffsetDst, .y = hOffsetDst };
+    s = (tdm_layout_side){ .array = ks.handle, .x = wOffsetSrc, .y = hOffsetSrc };
+    drow = kd.extent.width * kd.elem;
+    srow = ks.extent.width * ks.elem;
+    while (count > 0) {
+        size_t n = count, rows = 1;
+        if (d.x == 0 && s.x == 0 && drow == srow && count >= srow) {
+            rows = count / srow;
+            n = srow;
+        } else {
+            n = n < drow - d.x ? n : drow - d.x;
+            n = n < srow - s.x ? n : srow - s.x;
+        }
+        if ((err = tdm_layout_copy(d, s, flat(n, rows), cudaMemcpyDeviceToDevice, stream)) != cudaSuccess)
+            return err;
+        count -= n * rows;
+        d.x += n;
+        s.x += n;
+        if (d.x == drow) {
+            d.x = 0;
+            d.y += rows;
+        }
+        if (s.x == srow) {
+            s.x = 0;
+            s.y += rows;
+        }
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyArrayToArray(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst, cudaArray_const_t src,
+                                   size_t wOffsetSrc, size_t hOffsetSrc, size_t count, enum cudaMemcpyKind kind)
+{
+    return array_to_array_1d(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind, NULL);
+}
+
+cudaError_t cudaMemcpyArrayToArray_ptds(cudaArray_t dst, size_t wOffsetDst, size_t hOffsetDst,
+                                        cudaArray_const_t src, size_t wOffsetSrc, size_t hOffsetSrc, size_t count,
+                                        enum cudaMemcpyKind kind)
+{
+    return array_to_array_1d(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind,
+                             cudaStreamPerThread);
 }

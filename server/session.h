@@ -117,6 +117,8 @@ typedef struct tdm_session {
     size_t ncond_handles, cond_handles_cap;
     /* ---- tcp lanes (issue 14) ---- */
     struct tdm_lanes *lanes;         /* its connection's lanes (server/lanes.h); NULL over shm. The connection's */
+    /* ---- mipmapped arrays (issue 14) ---- */
+    struct tdm_session_mipmap *mipmap; /* session_layout_mipmap.c; NULL until the first */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -650,5 +652,31 @@ void tdm_library_names_free(char **names, uint32_t n);
 int tdm_session_library_unload(tdm_session *s, uint64_t library);
 /* A global of the library, in the session's ranges from then on (until unload). */
 int tdm_session_library_global(tdm_session *s, uint64_t library, const char *name, uint64_t *addr, uint64_t *size);
+
+
+/* ---- mipmapped arrays (issue 14): session_layout_mipmap.c ---- */
+/* cudaMallocMipmappedArray: counted against TDM_SESSION_MAX_ARRAYS with the
+ * session's arrays, every level's bytes in its quota; *levels the levels
+ * it has (CUDA's clamp). */
+int tdm_session_mipmap_create(tdm_session *s, const int bits[4], int kind, tdm_extent ext, unsigned flags,
+                              unsigned asked, uint64_t *out, unsigned *levels);
+int tdm_session_mipmap_destroy(tdm_session *s, uint64_t mipmap);
+/* The level as an array of the session (the same handle each time) and its
+ * extent in elements, as cudaArrayGetInfo gives it. */
+int tdm_session_mipmap_level(tdm_session *s, uint64_t mipmap, unsigned level, uint64_t *array, tdm_extent *ext);
+/* The backend's mipmapped array behind a handle of the session; NULL if none. */
+tdm_bmipmap *tdm_session_mipmap_backend(tdm_session *s, uint64_t mipmap);
+/* Mipmapped arrays the session holds (they share the arrays' bound). */
+size_t tdm_session_mipmap_count(tdm_session *s);
+/* Destroys every mipmapped array of the session (layout release). */
+void tdm_session_mipmap_release(tdm_session *s);
+/* session_layout.c, for the levels: cudaChannelFormatDesc's rules; the
+ * arrays held; a level becomes an array of the session that array_destroy
+ * refuses and whose bytes are its owner's (adopt), and stops being one
+ * (disown). */
+int tdm_session_array_channels(const int bits[4], int kind, int *channels);
+size_t tdm_session_array_count(tdm_session *s);
+int tdm_session_array_adopt(tdm_session *s, tdm_barray *ba, const tdm_array_desc *d, uint64_t *out);
+void tdm_session_array_disown(tdm_session *s, uint64_t handle);
 
 #endif

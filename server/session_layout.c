@@ -33,6 +33,7 @@ typedef struct layout_array {
     tdm_barray *ba;
     uint64_t row_bytes, rows, depth;   /* rows and depth at least 1 */
     uint64_t bytes;                    /* counted in the session's quota */
+    bool level;                        /* a mipmapped array's level: its owner frees it */
 } layout_array;
 
 static struct tdm_session_layout *layout_of(tdm_session *s)
@@ -262,8 +263,8 @@ int tdm_session_array_create(tdm_session *s, const int bits[4], int kind, tdm_ex
     }
     if (ext.width == 0 || (ext.height == 0 && ext.depth != 0 && !(flags & cudaArrayLayered)))
         return cudaErrorInvalidValue;
-    if (l->arrays.live >= TDM_SESSION_MAX_ARRAYS) {
-        tdm_log_session(s->id, "a session may hold %d CUDA arrays", TDM_SESSION_MAX_ARRAYS);
+    if (l->arrays.live + tdm_session_mipmap_count(s) >= TDM_SESSION_MAX_ARRAYS) {
+        tdm_log_session(s->id, "a session may hold %d CUDA arrays and mipmapped arrays", TDM_SESSION_MAX_ARRAYS);
         return cudaErrorMemoryAllocation;
     }
     if (!(a = calloc(1, sizeof(*a))))
@@ -295,7 +296,8 @@ int tdm_session_array_create(tdm_session *s, const int bits[4], int kind, tdm_ex
 
 static void array_free(tdm_session *s, layout_array *a)
 {
-    ops(s)->array_destroy(s->srv->be, a->ba);
+    if (!a->level)
+        ops(s)->array_destroy(s->srv->be, a->ba);
     s->mem_used -= a->bytes;
     free(a);
 }
@@ -306,6 +308,10 @@ int tdm_session_array_destroy(tdm_session *s, uint64_t array)
 
     if (!a)
         return cudaErrorInvalidValue;   /* what cudaFreeArray answers for an array it does not know */
+    if (a->level) {
+        tdm_log_session(s->id, "cudaFreeArray of a mipmapped array's level (the mipmapped array owns it)");
+        return cudaErrorInvalidValue;
+    }
     /* cudaFreeArray waits for the work that may use the array; an error of
      * that work stays deferred for the next synchronizing call. */
     (void)tdm_session_quiesce(s);
@@ -343,8 +349,16 @@ static int object_resource(tdm_session *s, const struct cudaResourceDesc *rd, bo
     }
     if (surface)   /* surfaces are of arrays only, as the driver's */
         return cudaErrorInvalidValue;
+    if (rd->resType == cudaResourceTypeMipmappedArray) {
+        r->mipmap = tdm_session_mipmap_backend(s, (uint64_t)(uintptr_t)rd->res.mipmap.mipmap);
+        if (!r->mipmap) {
+            tdm_log_session(s->id, "a texture object of an unknown mipmapped array");
+            return cudaErrorInvalidResourceHandle;
+        }
+        return 0;
+    }
     if (rd->resType != cudaResourceTypeLinear && rd->resType != cudaResourceTypePitch2D)
-        return cudaErrorInvalidValue;   /* mipmapped arrays are not remoted: no such handle exists */
+        return cudaErrorInvalidValue;
     const struct cudaChannelFormatDesc *d =
         rd->resType == cudaResourceTypeLinear ? &rd->res.linear.desc : &rd->res.pitch2D.desc;
     const int cb[4] = { d->x, d->y, d->z, d->w };
@@ -433,15 +447,56 @@ void tdm_session_layout_release(tdm_session *s)
 {
     void *obj;
 
-    if (!s->layout)
+    if (!s->layout) {
+        tdm_session_mipmap_release(s);   /* ---- mipmapped arrays (issue 14): a session may hold only them ---- */
         return;
+    }
     /* Objects first: they read arrays. */
     for (size_t i = 0; i < s->layout->nobjects; i++)
         object_destroy(s, &s->layout->objects[i]);
     free(s->layout->objects);
+    tdm_session_mipmap_release(s);   /* ---- mipmapped arrays (issue 14): forgets its levels ---- */
     while ((obj = tdm_handles_pop(&s->layout->arrays, NULL)))
         array_free(s, obj);
     tdm_handles_release(&s->layout->arrays);
     free(s->layout);
     s->layout = NULL;
+}
+
+/* ---- mipmapped arrays (issue 14): what session_layout_mipmap.c shares ---- */
+
+int tdm_session_array_channels(const int bits[4], int kind, int *channels)
+{
+    return channels_of(bits, kind, channels);
+}
+
+size_t tdm_session_array_count(tdm_session *s)
+{
+    return s->layout ? s->layout->arrays.live : 0;
+}
+
+int tdm_session_array_adopt(tdm_session *s, tdm_barray *ba, const tdm_array_desc *d, uint64_t *out)
+{
+    struct tdm_session_layout *l = layout_of(s);
+    layout_array *a;
+
+    *out = 0;
+    if (!l || !(a = calloc(1, sizeof(*a))))
+        return cudaErrorMemoryAllocation;
+    /* Its bytes are the mipmapped array's, counted once there. */
+    *a = (layout_array){ .ba = ba, .row_bytes = d->width * (uint64_t)(d->bits / 8 * d->channels),
+                         .rows = d->height ? d->height : 1, .depth = d->depth ? d->depth : 1, .level = true };
+    if (!(*out = tdm_handles_add(&l->arrays, a))) {
+        free(a);
+        return cudaErrorMemoryAllocation;
+    }
+    return 0;
+}
+
+void tdm_session_array_disown(tdm_session *s, uint64_t handle)
+{
+    layout_array *a = array_of(s, handle);
+
+    if (a && a->level)
+        free(tdm_handles_remove(&s->layout->arrays, handle));
 }

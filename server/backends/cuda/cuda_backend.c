@@ -353,4 +353,8 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .graph_exec_child_set = tdm_cuda_graph_exec_child_set,
     /* ---- libraries (issue 14) ---- */
     .module_kernel_names = tdm_cuda_module_kernel_names,
+    /* ---- mipmapped arrays (issue 14) ---- */
+    .mipmap_create = tdm_cuda_mipmap_create,
+    .mipmap_level = tdm_cuda_mipmap_level,
+    .mipmap_destroy = tdm_cuda_mipmap_destroy,
 };

@@ -258,4 +258,10 @@ int tdm_cuda_module_kernel_names(tdm_backend *b, tdm_bmodule *m, const void *ima
 /* The driver's module behind m (cuda_module.c). */
 CUmodule tdm_cuda_module_handle(const tdm_bmodule *m);
 
+
+/* ---- mipmapped arrays (issue 14): cuda_mipmap.c ---- */
+int tdm_cuda_mipmap_create(tdm_backend *b, const tdm_array_desc *d, unsigned levels, tdm_bmipmap **out);
+int tdm_cuda_mipmap_level(tdm_backend *b, tdm_bmipmap *m, unsigned level, tdm_barray **out);
+int tdm_cuda_mipmap_destroy(tdm_backend *b, tdm_bmipmap *m);
+
 #endif

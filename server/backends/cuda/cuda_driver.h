@@ -68,7 +68,9 @@
     X(cuGraphAddEventRecordNode) X(cuGraphAddEventWaitNode) X(cuGraphEventRecordNodeGetEvent)   \
     X(cuGraphEventWaitNodeGetEvent) X(cuGraphEventRecordNodeSetEvent) X(cuGraphEventWaitNodeSetEvent) \
     X(cuGraphExecEventRecordNodeSetEvent) X(cuGraphExecEventWaitNodeSetEvent) X(cuEventRecordWithFlags) \
-    X(cuGraphAddChildGraphNode) X(cuGraphChildGraphNodeGetGraph) X(cuGraphExecChildGraphNodeSetParams)
+    X(cuGraphAddChildGraphNode) X(cuGraphChildGraphNodeGetGraph) X(cuGraphExecChildGraphNodeSetParams) \
+    /* ---- mipmapped arrays (issue 14) ---- */                                        \
+    X(cuMipmappedArrayCreate) X(cuMipmappedArrayGetLevel) X(cuMipmappedArrayDestroy)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

@@ -18,6 +18,11 @@ static int resource(const tdm_tex_resource *r, CUDA_RESOURCE_DESC *rd)
         rd->res.array.hArray = (CUarray)r->array;
         return 0;
     }
+    if (r->type == cudaResourceTypeMipmappedArray) {
+        rd->resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY;
+        rd->res.mipmap.hMipmappedArray = (CUmipmappedArray)r->mipmap;
+        return 0;
+    }
     if ((err = tdm_cuda_array_format(r->kind, r->bits, &f)) != 0)
         return err;
     if (r->type == cudaResourceTypeLinear) {

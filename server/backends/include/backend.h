@@ -59,6 +59,7 @@ typedef struct tdm_dim3 { uint32_t x, y, z; } tdm_dim3;
 
 /* ---- layout (issue 14) ---- */
 typedef struct tdm_barray tdm_barray;   /* a CUDA array */
+typedef struct tdm_bmipmap tdm_bmipmap; /* a CUDA mipmapped array (issue 14, mipmapped arrays) */
 /* One side of a 2D/3D copy: device memory at `dev`, or host memory at
  * `host` when that is not NULL, row r of slice z starting at
  * (z * rows + r) * pitch, as in CUDA_MEMCPY3D; or, when `array` is not
@@ -83,10 +84,11 @@ typedef struct tdm_extent { uint64_t width, height, depth; } tdm_extent; /* widt
  * an array, or device memory (linear: size bytes; pitch2D: width x height
  * elements, rows pitch bytes apart) of a channel format as tdm_array_desc's. */
 typedef struct tdm_tex_resource {
-    int type;                       /* cudaResourceType: array, linear or pitch2D */
+    int type;                       /* cudaResourceType: array, mipmapped array, linear or pitch2D */
     tdm_barray *array;
     uint64_t dev, size, width, height, pitch;
     int kind, bits, channels;
+    tdm_bmipmap *mipmap;            /* cudaResourceTypeMipmappedArray */
 } tdm_tex_resource;
 struct cudaTextureDesc;
 struct cudaResourceViewDesc;
@@ -465,6 +467,15 @@ typedef struct tdm_backend_ops {
      * *names (*n of them; the caller frees each and the array). */
     int (*module_kernel_names)(tdm_backend *b, tdm_bmodule *m, const void *image, size_t len, char ***names,
                                uint32_t *n);
+    /* ---- mipmapped arrays (issue 14) ---- */
+    /* cuMipmappedArrayCreate: d is level 0, levels already clamped by the
+     * session layer (tdm_mipmap_levels). */
+    int (*mipmap_create)(tdm_backend *b, const tdm_array_desc *d, unsigned levels, tdm_bmipmap **out);
+    /* cuMipmappedArrayGetLevel: the level stays the mipmapped array's (never
+     * passed to array_destroy); usable in copy_3d and objects as any array. */
+    int (*mipmap_level)(tdm_backend *b, tdm_bmipmap *m, unsigned level, tdm_barray **out);
+    /* The session layer has waited for the session's work. */
+    int (*mipmap_destroy)(tdm_backend *b, tdm_bmipmap *m);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;
@@ -477,5 +488,40 @@ const tdm_backend_ops *tdm_backend_find(const char *name);
 /* tdm_device_info.attrs value of an attribute the driver rejects (the guest
  * refuses it as the driver does); proto's TDM_ATTR_UNSUPPORTED. */
 #define TDM_DEVICE_ATTR_UNSUPPORTED INT32_MIN
+
+/* ---- mipmapped arrays (issue 14) ---- */
+/* Level `level` of a mipmapped array whose level 0 is d: each dimension
+ * halved and at least 1, absent ones (0) stay absent; the layers of a
+ * layered or cubemap array (depth) are not levels' business. */
+static inline tdm_array_desc tdm_mipmap_level_desc(const tdm_array_desc *d, unsigned level)
+{
+    tdm_array_desc l = *d;
+    unsigned sh = level < 64 ? level : 63;
+
+    l.width = d->width >> sh ? d->width >> sh : 1;
+    if (d->height)
+        l.height = d->height >> sh ? d->height >> sh : 1;
+    if (d->depth && !(d->flags & (0x01u | 0x04u)))   /* cudaArrayLayered, cudaArrayCubemap */
+        l.depth = d->depth >> sh ? d->depth >> sh : 1;
+    return l;
+}
+
+/* cudaMallocMipmappedArray's level count: asked, clamped to
+ * [1, 1 + floor(log2(largest dimension that has levels))]. */
+static inline unsigned tdm_mipmap_levels(const tdm_array_desc *d, unsigned asked)
+{
+    uint64_t big = d->width > d->height ? d->width : d->height;
+    unsigned most = 0;
+
+    if (!(d->flags & (0x01u | 0x04u)) && d->depth > big)
+        big = d->depth;
+    while (big) {
+        most++;
+        big >>= 1;
+    }
+    if (most == 0)
+        most = 1;
+    return asked < 1 ? 1 : asked > most ? most : asked;
+}
 
 #endif

@@ -189,4 +189,8 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .graph_exec_child_set = sim_graph_exec_child_set,
     /* ---- libraries (issue 14) ---- */
     .module_kernel_names = sim_module_kernel_names,
+    /* ---- mipmapped arrays (issue 14) ---- */
+    .mipmap_create = sim_mipmap_create,
+    .mipmap_level = sim_mipmap_level,
+    .mipmap_destroy = sim_mipmap_destroy,
 };

@@ -456,4 +456,10 @@ int sim_graph_exec_child_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_b
 int sim_module_kernel_names(tdm_backend *b, tdm_bmodule *m, const void *image, size_t len, char ***names,
                             uint32_t *n);
 
+
+/* ---- mipmapped arrays (issue 14): sim_mipmap.c ---- */
+int sim_mipmap_create(tdm_backend *b, const tdm_array_desc *d, unsigned levels, tdm_bmipmap **out);
+int sim_mipmap_level(tdm_backend *b, tdm_bmipmap *m, unsigned level, tdm_barray **out);
+int sim_mipmap_destroy(tdm_backend *b, tdm_bmipmap *m);
+
 #endif
