@@ -112,6 +112,8 @@ typedef struct tdm_session {
     /* ---- conditional graph nodes (issue 14) ---- */
     struct tdm_cond_handle *cond_handles; /* session_graph_cond.c: the handles made, with their graphs */
     size_t ncond_handles, cond_handles_cap;
+    /* ---- peer and batch copies, pool selection and sharing (issue 14) ---- */
+    struct tdm_session_pool_share *pool_share; /* session_pool_share.c; NULL until used */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -570,5 +572,22 @@ int tdm_session_callbacks_launch_graph(tdm_session *s, tdm_bgexec *bx, tdm_bstre
  * *got 0 once all were taken. */
 int tdm_session_graph_host_fetch_now(tdm_session *s, uint64_t cursor, int *got, uint64_t *dst, const void **data,
                                      uint64_t *n);
+
+/* ---- peer and batch copies, pool selection and sharing (issue 14) ---- */
+/* session_memory.c: the pool the allocation starting at addr came from
+ * (cudaErrorInvalidValue: not a stream-ordered allocation, or its pool was
+ * destroyed). */
+int tdm_session_mem_pool_of(tdm_session *s, uint64_t addr, uint64_t *pool);
+/* session_pool_share.c (docs/ipc.md "Sharing memory pools"). */
+#define TDM_SESSION_MAX_POOL_IMPORTS 1024
+int tdm_session_pool_shareable(tdm_session *s, uint64_t pool, unsigned types);
+int tdm_session_pool_export(tdm_session *s, uint64_t pool, unsigned type, uint8_t handle[64]);
+int tdm_session_pool_import(tdm_session *s, const uint8_t handle[64], uint64_t *pool);
+int tdm_session_pool_share_release(tdm_session *s, uint64_t pool);
+int tdm_session_pool_export_ptr(tdm_session *s, uint64_t addr, uint8_t data[64]);
+int tdm_session_pool_import_ptr(tdm_session *s, uint64_t pool, const uint8_t data[64], uint64_t *addr,
+                                uint64_t *size);
+/* The session ends or resets: its pool exports and imports go. */
+void tdm_session_pool_share_ended(tdm_session *s);
 
 #endif
