@@ -1,6 +1,7 @@
 /* Pools by memory location (CUDA 13's cudaMemGetDefaultMemPool,
  * cudaMemGetMemPool, cudaMemSetMemPool) and, below, sharing pools between
  * processes (docs/memory-models.md, docs/ipc.md "Sharing memory pools"). */
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <string.h>
@@ -236,8 +237,13 @@ cudaError_t cudaMemPoolImportFromShareableHandle(cudaMemPool_t *memPool, void *s
 
     if (!memPool || flags != 0 || handleType != cudaMemHandleTypePosixFileDescriptor)
         return tdm_ret(cudaErrorInvalidValue);
-    /* Anything but a handle the server minted is refused there. */
-    if (pread(fd, h.bytes, TDM_IPC_HANDLE_BYTES, 0) != TDM_IPC_HANDLE_BYTES)
+    /* Anything but a handle the server minted is refused there (a file
+     * that cannot be read at an offset, such as a pipe, is read as it
+     * comes). */
+    ssize_t got = pread(fd, h.bytes, TDM_IPC_HANDLE_BYTES, 0);
+    if (got < 0 && errno == ESPIPE)
+        got = read(fd, h.bytes, TDM_IPC_HANDLE_BYTES);
+    if (got != TDM_IPC_HANDLE_BYTES)
         return tdm_ret(cudaErrorInvalidValue);
     memset(&r, 0, sizeof(r));
     err = tdm_call(TDM_MEM_POOL_IMPORT, &h, &r);
