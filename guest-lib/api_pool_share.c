@@ -95,8 +95,8 @@ typedef struct imported_ptr {
 } imported_ptr;
 
 static pthread_mutex_t share_lock = PTHREAD_MUTEX_INITIALIZER;
-static uint64_t *imported_pools;
-static size_t npools, cap_pools;
+static uint64_t *imported_pools, *shareable_pools;
+static size_t npools, cap_pools, nshareable, cap_shareable;
 static imported_ptr *imported_ptrs;
 static size_t nptrs, cap_ptrs;
 
@@ -111,19 +111,28 @@ cudaError_t tdm_pool_share_created(cudaMemPool_t pool, unsigned types)
     tdm_handle h = pool_id(pool);
     cudaError_t err = tdm_call_err(TDM_MEM_POOL_SHAREABLE, &a);
 
+    if (!err) {
+        pthread_mutex_lock(&share_lock);
+        if (tdm_grow(&shareable_pools, &cap_shareable, nshareable + 1, sizeof(*shareable_pools), 8) == 0)
+            shareable_pools[nshareable++] = a.pool;
+        else
+            err = cudaErrorMemoryAllocation;
+        pthread_mutex_unlock(&share_lock);
+    }
     if (err)
         tdm_call_err(TDM_MEM_POOL_DESTROY, &h);
     return err;
 }
 
-static bool take_pool(uint64_t pool)
+/* Takes pool out of a list; true if it was there. */
+static bool take_pool(uint64_t *list, size_t *n, uint64_t pool)
 {
     bool found = false;
 
     pthread_mutex_lock(&share_lock);
-    for (size_t i = 0; i < npools; i++)
-        if (imported_pools[i] == pool) {
-            imported_pools[i] = imported_pools[--npools];
+    for (size_t i = 0; i < *n; i++)
+        if (list[i] == pool) {
+            list[i] = list[--*n];
             found = true;
             break;
         }
@@ -135,14 +144,14 @@ bool tdm_pool_share_destroy(cudaMemPool_t pool, cudaError_t *err)
 {
     tdm_handle h = pool_id(pool);
 
-    if (take_pool(h)) {
+    if (take_pool(imported_pools, &npools, h)) {
         *err = tdm_call_err(TDM_MEM_POOL_SHARE_RELEASE, &h);
         return true;
     }
     /* One of the process's own: a shareable one's export goes with it
-     * (no new imports; the server answers cudaErrorInvalidValue for a
-     * pool that was never shareable, which is nothing to report). */
-    tdm_call_err(TDM_MEM_POOL_SHARE_RELEASE, &h);
+     * (no new imports), before the pool itself. */
+    if (take_pool(shareable_pools, &nshareable, h))
+        tdm_call_err(TDM_MEM_POOL_SHARE_RELEASE, &h);
     return false;
 }
 
