@@ -182,7 +182,7 @@ static void batch_3d(cudaStream_t s)
         grid[i] = (float)(i % 997) * 0.5f;
     CHECK(cudaMallocArray(&arr, &desc, W, H));
     CHECK(cudaMalloc(&dev, W * H * sizeof(float)));
-    CHECK(cudaMemset(dev, 0, W * H * sizeof(float)));
+    CHECK(cudaMemsetAsync(dev, 0, W * H * sizeof(float), s));   // s does not wait for the legacy stream
 
     cudaMemcpy3DBatchOp in[2] = {
         op3d(ptr_operand(grid, 0, 0), array_operand(arr, 0, 0), W, H),
@@ -301,6 +301,7 @@ static void pools_by_location(void)
 
     cudaMemLocation dev1 = location(cudaMemLocationTypeDevice, 1), bogus = location((cudaMemLocationType)99, 0);
     answer("default pool of device 1", cudaMemGetDefaultMemPool(&cur, &dev1, cudaMemAllocationTypePinned));
+    answer("current pool of device 1", cudaMemGetMemPool(&cur, &dev1, cudaMemAllocationTypePinned));
     answer("current pool of an unknown location type", cudaMemGetMemPool(&cur, &bogus, cudaMemAllocationTypePinned));
     answer("pool of an invalid allocation type",
            cudaMemGetMemPool(&cur, &dev, (cudaMemAllocationType)0));

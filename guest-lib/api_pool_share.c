@@ -20,16 +20,18 @@
  * stream order by the server, which no transport does yet, and managed
  * pools need concurrentManagedAccess, which Tandem reports 0 (the driver
  * answers cudaErrorNotSupported on such a device).  Other pairs are
- * cudaErrorInvalidValue, device ids past the device count
- * cudaErrorInvalidDevice, as the driver's cuMemGetDefaultMemPool. */
-static cudaError_t device_pinned(const struct cudaMemLocation *loc, enum cudaMemAllocationType type)
+ * cudaErrorInvalidValue; a device id past the device count is `no_device`,
+ * the error each driver call documents (cuMemGetDefaultMemPool: invalid
+ * device; cuMemGetMemPool and cuMemSetMemPool: invalid value only). */
+static cudaError_t device_pinned(const struct cudaMemLocation *loc, enum cudaMemAllocationType type,
+                                 cudaError_t no_device)
 {
     if (!loc)
         return cudaErrorInvalidValue;
     if (type == cudaMemAllocationTypePinned) {
         switch (loc->type) {
         case cudaMemLocationTypeDevice:
-            return tdm_check_device(loc->id);
+            return tdm_check_device(loc->id) == cudaSuccess ? cudaSuccess : no_device;
         case cudaMemLocationTypeHost:
         case cudaMemLocationTypeHostNuma:
         case cudaMemLocationTypeHostNumaCurrent:
@@ -56,7 +58,7 @@ static cudaError_t device_pinned(const struct cudaMemLocation *loc, enum cudaMem
 cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location,
                                      enum cudaMemAllocationType type)
 {
-    cudaError_t err = memPool ? device_pinned(location, type) : cudaErrorInvalidValue;
+    cudaError_t err = memPool ? device_pinned(location, type, cudaErrorInvalidDevice) : cudaErrorInvalidValue;
 
     if (err)
         return tdm_ret(err);
@@ -66,7 +68,7 @@ cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocat
 cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location,
                               enum cudaMemAllocationType type)
 {
-    cudaError_t err = memPool ? device_pinned(location, type) : cudaErrorInvalidValue;
+    cudaError_t err = memPool ? device_pinned(location, type, cudaErrorInvalidValue) : cudaErrorInvalidValue;
 
     if (err)
         return tdm_ret(err);
@@ -76,7 +78,7 @@ cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *lo
 cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type,
                               cudaMemPool_t memPool)
 {
-    cudaError_t err = device_pinned(location, type);
+    cudaError_t err = device_pinned(location, type, cudaErrorInvalidValue);
 
     if (err)
         return tdm_ret(err);

@@ -534,9 +534,10 @@ Test(examples, peer_and_batch_copies, .init = up, .fini = down)
                        "current pool is the default: yes\n"
                        "set pool is current: yes, for the device too: yes\n"
                        "default pool of device 1: cudaErrorInvalidDevice\n"
+                       "current pool of device 1: cudaErrorInvalidValue\n"
                        "current pool of an unknown location type: cudaErrorInvalidValue\n"
                        "pool of an invalid allocation type: cudaErrorInvalidValue\n"
-                       "set the pool of device 1: cudaErrorInvalidDevice\n"
+                       "set the pool of device 1: cudaErrorInvalidValue\n"
                        "done\n";
 
     expect_output_over_both(argv, 120, want);
