@@ -46,6 +46,8 @@ cudaError_t cudaFree(void *devPtr)
     err = tdm_managed_free(devPtr, &managed);
     if (managed)
         return tdm_ret(err);
+    if (tdm_pool_share_free(devPtr, &err))   /* a pointer imported from a shared pool (issue 14) */
+        return tdm_ret(err);
     err = tdm_call_err(TDM_FREE, &a);
     if (err != cudaErrorInvalidValue && err != cudaErrorDevicesUnavailable)
         tdm_allocs_remove(a);

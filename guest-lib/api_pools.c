@@ -40,6 +40,8 @@ cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t stream)
 
     if (!devPtr)
         return tdm_ret(cudaErrorInvalidValue);
+    if (tdm_pool_share_free(devPtr, &err))   /* a pointer imported from a shared pool (issue 14) */
+        return tdm_ret(err);
     err = tdm_call_err(TDM_FREE_ASYNC, &a);
     if (!err)
         tdm_allocs_remove(a.addr);
@@ -125,15 +127,20 @@ cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolPr
         err = (cudaError_t)r.err;
     if (!err)
         *memPool = (cudaMemPool_t)(uintptr_t)r.handle;
+    if (!err && poolProps->handleTypes != cudaMemHandleTypeNone)   /* shareable (issue 14) */
+        err = tdm_pool_share_created(*memPool, (unsigned)poolProps->handleTypes);
     return tdm_ret(err);
 }
 
 cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
 {
     tdm_handle h = pool_id(memPool);
+    cudaError_t err;
 
     if (!memPool)
         return tdm_ret(cudaErrorInvalidValue);
+    if (tdm_pool_share_destroy(memPool, &err))   /* an imported pool (issue 14) */
+        return tdm_ret(err);
     return tdm_ret(tdm_call_err(TDM_MEM_POOL_DESTROY, &h));
 }
 

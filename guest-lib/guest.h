@@ -432,4 +432,15 @@ tdm_function *tdm_library_kernel_record(const void *p);
  * stop being valid (tdm_registrations_reset). */
 void tdm_libraries_reset(void);
 
+/* ---- peer and batch copies, pool selection and sharing (issue 14): api_pool_share.c ---- */
+/* A pool was created with handle types (cudaMemPoolCreate): the server
+ * learns them; the pool is destroyed again if it cannot. */
+cudaError_t tdm_pool_share_created(cudaMemPool_t pool, unsigned types);
+/* cudaMemPoolDestroy: true when pool is an imported pool, released here
+ * (*err says how); false for the caller to destroy its own pool. */
+bool tdm_pool_share_destroy(cudaMemPool_t pool, cudaError_t *err);
+/* cudaFree/cudaFreeAsync: true when p is a pointer imported from a pool,
+ * closed here (*err says how). */
+bool tdm_pool_share_free(const void *p, cudaError_t *err);
+
 #endif

@@ -109,7 +109,8 @@ static void remove_locked(tdm_ipc_table *t, tdm_ipc_export *e)
         }
 }
 
-/* Under the lock: the owner's live export of this kind matching key. */
+/* Under the lock: the owner's live export of this kind matching key (addr
+ * is the pool handle for a pool). */
 static tdm_ipc_export *owned_locked_find(tdm_ipc_table *t, uint64_t owner, tdm_ipc_kind kind, uint64_t addr,
                                          const tdm_bevent *ev)
 {
@@ -117,7 +118,7 @@ static tdm_ipc_export *owned_locked_find(tdm_ipc_table *t, uint64_t owner, tdm_i
         tdm_ipc_export *e = t->v[i];
         if (e->owner != owner || !e->owner_holds || e->kind != kind)
             continue;
-        if (kind == TDM_IPC_MEM ? e->range.addr == addr : e->ev == ev)
+        if (kind == TDM_IPC_MEM ? e->range.addr == addr : kind == TDM_IPC_POOL ? e->pool == addr : e->ev == ev)
             return e;
     }
     return NULL;
@@ -126,7 +127,8 @@ static tdm_ipc_export *owned_locked_find(tdm_ipc_table *t, uint64_t owner, tdm_i
 static int export_locked(tdm_ipc_table *t, tdm_ipc_export *proto, uint8_t handle[TDM_IPC_HANDLE_LEN],
                          tdm_ipc_export **out)
 {
-    tdm_ipc_export *e = owned_locked_find(t, proto->owner, proto->kind, proto->range.addr, proto->ev);
+    uint64_t key = proto->kind == TDM_IPC_POOL ? proto->pool : proto->range.addr;
+    tdm_ipc_export *e = owned_locked_find(t, proto->owner, proto->kind, key, proto->ev);
     int err;
 
     if (e)
@@ -281,4 +283,40 @@ uint64_t tdm_ipc_kept_bytes(tdm_ipc_table *t, uint64_t owner)
     }
     pthread_mutex_unlock(&t->lock);
     return bytes;
+}
+
+/* ---- pool sharing (issue 14) ---- */
+
+int tdm_ipc_export_pool(tdm_ipc_table *t, uint64_t owner, uint64_t pool, uint8_t handle[TDM_IPC_HANDLE_LEN],
+                        tdm_ipc_export **out)
+{
+    tdm_ipc_export proto = { .kind = TDM_IPC_POOL, .owner = owner, .pool = pool };
+    int err;
+
+    pthread_mutex_lock(&t->lock);
+    err = export_locked(t, &proto, handle, out);
+    pthread_mutex_unlock(&t->lock);
+    return err;
+}
+
+tdm_ipc_export *tdm_ipc_owned_pool(tdm_ipc_table *t, uint64_t owner, uint64_t pool)
+{
+    tdm_ipc_export *e;
+
+    pthread_mutex_lock(&t->lock);
+    e = owned_locked_find(t, owner, TDM_IPC_POOL, pool, NULL);
+    pthread_mutex_unlock(&t->lock);
+    return e;
+}
+
+uint64_t tdm_ipc_mark_pool_ptr(tdm_ipc_table *t, tdm_ipc_export *e, uint64_t pool)
+{
+    uint64_t p;
+
+    pthread_mutex_lock(&t->lock);
+    if (!e->pool)
+        e->pool = pool;
+    p = e->pool;
+    pthread_mutex_unlock(&t->lock);
+    return p;
 }

@@ -28,7 +28,8 @@
 #define TDM_IPC_MAX_EXPORTS_PER_SESSION 1024
 #define TDM_IPC_MAX_EXPORTS 65536
 
-typedef enum { TDM_IPC_MEM = 1, TDM_IPC_EVENT = 2 } tdm_ipc_kind;
+typedef enum { TDM_IPC_MEM = 1, TDM_IPC_EVENT = 2,
+               TDM_IPC_POOL = 3 /* ---- pool sharing (issue 14): a memory pool ---- */ } tdm_ipc_kind;
 
 typedef struct tdm_ipc_export {
     tdm_ipc_kind kind;
@@ -42,6 +43,11 @@ typedef struct tdm_ipc_export {
     tdm_range range;             /* TDM_IPC_MEM: the owner's allocation */
     tdm_bevent *ev;              /* TDM_IPC_EVENT */
     unsigned ev_flags;
+    /* ---- pool sharing (issue 14) ---- */
+    /* TDM_IPC_POOL: the owner's pool handle.  TDM_IPC_MEM: the pool whose
+     * pointer export it is (0: a cudaIpcGetMemHandle export); set under
+     * the table's lock by tdm_ipc_mark_pool_ptr. */
+    uint64_t pool;
 } tdm_ipc_export;
 
 typedef struct tdm_ipc_table {
@@ -89,5 +95,16 @@ void tdm_ipc_owner_ended(tdm_ipc_table *t, uint64_t owner);
  * still count in its quota). */
 uint64_t tdm_ipc_kept_bytes(tdm_ipc_table *t, uint64_t owner);
 void tdm_ipc_export_free(tdm_ipc_export *e);
+
+/* ---- pool sharing (issue 14) ---- */
+/* The owner's export of its pool (docs/ipc.md "Sharing memory pools"):
+ * the existing one or a new one, as tdm_ipc_export_mem. */
+int tdm_ipc_export_pool(tdm_ipc_table *t, uint64_t owner, uint64_t pool, uint8_t handle[TDM_IPC_HANDLE_LEN],
+                        tdm_ipc_export **out);
+/* The owner's live export of its pool, or NULL. */
+tdm_ipc_export *tdm_ipc_owned_pool(tdm_ipc_table *t, uint64_t owner, uint64_t pool);
+/* Marks a memory export as a pointer export of `pool` (the first pool to
+ * claim it keeps it); the pool it belongs to, read under the lock. */
+uint64_t tdm_ipc_mark_pool_ptr(tdm_ipc_table *t, tdm_ipc_export *e, uint64_t pool);
 
 #endif

@@ -931,6 +931,7 @@ static void release_all(tdm_session *s)
     tdm_range r;
 
     tdm_session_ipc_release_imports(s); /* ---- ipc (issue 14): before its own memory ---- */
+    tdm_session_pool_share_ended(s);    /* ---- pool sharing (issue 14): before its pools ---- */
     tdm_session_memory_release(s);
     /* Graphs first: a capture ends on its stream, and a graph may hold
      * module references. */

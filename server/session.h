@@ -119,6 +119,8 @@ typedef struct tdm_session {
     struct tdm_lanes *lanes;         /* its connection's lanes (server/lanes.h); NULL over shm. The connection's */
     /* ---- mipmapped arrays (issue 14) ---- */
     struct tdm_session_mipmap *mipmap; /* session_layout_mipmap.c; NULL until the first */
+    /* ---- peer and batch copies, pool selection and sharing (issue 14) ---- */
+    struct tdm_session_pool_share *pool_share; /* session_pool_share.c; NULL until used */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -678,5 +680,22 @@ int tdm_session_array_channels(const int bits[4], int kind, int *channels);
 size_t tdm_session_array_count(tdm_session *s);
 int tdm_session_array_adopt(tdm_session *s, tdm_barray *ba, const tdm_array_desc *d, uint64_t *out);
 void tdm_session_array_disown(tdm_session *s, uint64_t handle);
+
+/* ---- peer and batch copies, pool selection and sharing (issue 14) ---- */
+/* session_memory.c: the pool the allocation starting at addr came from
+ * (cudaErrorInvalidValue: not a stream-ordered allocation, or its pool was
+ * destroyed). */
+int tdm_session_mem_pool_of(tdm_session *s, uint64_t addr, uint64_t *pool);
+/* session_pool_share.c (docs/ipc.md "Sharing memory pools"). */
+#define TDM_SESSION_MAX_POOL_IMPORTS 1024
+int tdm_session_pool_shareable(tdm_session *s, uint64_t pool, unsigned types);
+int tdm_session_pool_export(tdm_session *s, uint64_t pool, unsigned type, uint8_t handle[64]);
+int tdm_session_pool_import(tdm_session *s, const uint8_t handle[64], uint64_t *pool);
+int tdm_session_pool_share_release(tdm_session *s, uint64_t pool);
+int tdm_session_pool_export_ptr(tdm_session *s, uint64_t addr, uint8_t data[64]);
+int tdm_session_pool_import_ptr(tdm_session *s, uint64_t pool, const uint8_t data[64], uint64_t *addr,
+                                uint64_t *size);
+/* The session ends or resets: its pool exports and imports go. */
+void tdm_session_pool_share_ended(tdm_session *s);
 
 #endif

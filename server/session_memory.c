@@ -452,3 +452,36 @@ void tdm_session_shm_host_unmapping(tdm_session *s, uint64_t off, uint64_t size)
             return;
         }
 }
+
+/* ---- peer and batch copies, pool selection and sharing (issue 14) ---- */
+
+typedef struct pool_search {
+    const tdm_pool *p;
+    uint64_t id;
+} pool_search;
+
+static void match_pool(void *obj, uint64_t id, void *arg)
+{
+    pool_search *f = arg;
+
+    if (obj == f->p)
+        f->id = id;
+}
+
+int tdm_session_mem_pool_of(tdm_session *s, uint64_t addr, uint64_t *pool)
+{
+    tdm_session_memory *m = s->memory;
+    pool_alloc *a = m ? alloc_of(m, addr) : NULL;
+    pool_search f = { a ? a->pool : NULL, 0 };
+
+    *pool = 0;
+    if (!a)
+        return cudaErrorInvalidValue;
+    if (a->pool == &m->default_pool) {
+        *pool = TDM_DEFAULT_MEM_POOL;
+        return 0;
+    }
+    tdm_handles_each(&m->pools, match_pool, &f);
+    *pool = f.id;             /* 0: its pool was destroyed */
+    return f.id ? 0 : cudaErrorInvalidValue;
+}

@@ -492,3 +492,53 @@ Test(examples, stream_attributes_read_back_as_set, .init = up, .fini = down)
 
     expect_output_over_both(argv, 60, want);
 }
+
+/* ---- peer and batch copies, pool selection and sharing (issue 14) ---- */
+
+/* examples/mem_batch.cu over both transports: peer copies on the one
+ * device, a batch of copies in every direction (pageable and pinned host
+ * memory included) with its attributes, 3D batches between host rows, a
+ * CUDA array and pitched device memory, prefetch and discard batches of
+ * managed memory around kernels, pools chosen by location; and the
+ * driver's refusals of bad devices, attributes, flags and locations.  The
+ * same lines natively. */
+Test(examples, peer_and_batch_copies, .init = up, .fini = down)
+{
+    const char *argv[] = { th_example("mem_batch"), NULL };
+    const char *want =
+                       "peer copy: c[0]=5 c[8191]=8196 sum=33591296\n"
+                       "peer copy to device 1: cudaErrorInvalidDevice\n"
+                       "peer copy from device -1: cudaErrorInvalidDevice\n"
+                       "peer copy of 0 bytes: cudaSuccess\n"
+                       "batch: pageable->device sum=402628608 pinned->device sum=150593536\n"
+                       "batch: device->device d4[0]=7 d4[8191]=8198 d4[8192]=8201\n"
+                       "batch: device->pageable sum=134324224 device->pinned sum=100732928\n"
+                       "batch of 0 copies: cudaErrorInvalidValue\n"
+                       "batch with no attributes: cudaErrorInvalidValue\n"
+                       "batch whose attributes start at 1: cudaErrorInvalidValue\n"
+                       "batch with more attributes than copies: cudaErrorInvalidValue\n"
+                       "batch with an invalid access order: cudaErrorInvalidValue\n"
+                       "3D batch: array round trip equal sum=497221.5; window sum=201924.5 row 19 col 47=133.0\n"
+                       "3D batch with flags: cudaErrorInvalidValue\n"
+                       "3D batch of depth 0: cudaErrorInvalidValue\n"
+                       "3D batch with rows shorter than the width: cudaErrorInvalidValue\n"
+                       "3D batch with an unknown operand type: cudaErrorInvalidValue\n"
+                       "prefetch batch: m2[1]=2 m2[16383]=32766 sum=268419072\n"
+                       "discard batches: m1[2]=13 m2[2]=15 sum=268812288\n"
+                       "prefetch batch of cudaMalloc memory: cudaErrorInvalidValue\n"
+                       "prefetch batch with flags: cudaErrorInvalidValue\n"
+                       "prefetch batch with no locations: cudaErrorInvalidValue\n"
+                       "discard batch with flags: cudaErrorInvalidValue\n"
+                       "discard batch of 0 ranges: cudaErrorInvalidValue\n"
+                       "default pool of device 0 is the device's: yes\n"
+                       "current pool is the default: yes\n"
+                       "set pool is current: yes, for the device too: yes\n"
+                       "default pool of device 1: cudaErrorInvalidDevice\n"
+                       "current pool of device 1: cudaErrorInvalidValue\n"
+                       "current pool of an unknown location type: cudaErrorInvalidValue\n"
+                       "pool of an invalid allocation type: cudaErrorInvalidValue\n"
+                       "set the pool of device 1: cudaErrorInvalidValue\n"
+                       "done\n";
+
+    expect_output_over_both(argv, 120, want);
+}

@@ -155,3 +155,45 @@ Test(ipc_exports, exports_per_session_are_bounded)
     cr_expect_eq(tdm_ipc_export_mem(&t, OTHER, &more, h, &e), 0, "another session has its own bound");
     tdm_ipc_table_destroy(&t);
 }
+
+/* ---- pool sharing (issue 14) ---- */
+
+/* Pool exports: one per pool (the same handle again), of their own kind
+ * (a pool handle opens no memory, a memory handle no pool), never of
+ * another server; a pointer export is marked by the first pool that
+ * claims it; nothing of a pool export counts as kept memory. */
+Test(ipc_exports, pool_exports_are_their_own_kind)
+{
+    tdm_ipc_table t, u;
+    tdm_range a = { .addr = 0x1000, .size = 64, .mapped = 4096, .kind = TDM_RANGE_ALLOC };
+    uint8_t hp[TDM_IPC_HANDLE_LEN], hp2[TDM_IPC_HANDLE_LEN], hq[TDM_IPC_HANDLE_LEN], hm[TDM_IPC_HANDLE_LEN];
+    tdm_ipc_export *ep, *ep2, *eq, *em, *got;
+
+    cr_assert_eq(tdm_ipc_table_init(&t), 0);
+    cr_assert_eq(tdm_ipc_table_init(&u), 0);
+    cr_assert_eq(tdm_ipc_export_pool(&t, OWNER, 0x50aa, hp, &ep), 0);
+    cr_assert_eq(tdm_ipc_export_pool(&t, OWNER, 0x50aa, hp2, &ep2), 0);
+    cr_expect(ep == ep2 && memcmp(hp, hp2, sizeof(hp)) == 0, "the same pool gives the same handle");
+    cr_assert_eq(tdm_ipc_export_pool(&t, OWNER, 0x50bb, hq, &eq), 0);
+    cr_expect_neq(ep, eq, "another pool, another export");
+    cr_assert_eq(tdm_ipc_export_mem(&t, OWNER, &a, hm, &em), 0);
+    cr_expect_eq(tdm_ipc_owned_pool(&t, OWNER, 0x50aa), ep);
+    cr_expect_null(tdm_ipc_owned_pool(&t, OTHER, 0x50aa));
+    cr_expect_eq(tdm_ipc_open(&t, OTHER, hp, TDM_IPC_MEM, &got), cudaErrorInvalidResourceHandle, "pool as memory");
+    cr_expect_eq(tdm_ipc_open(&t, OTHER, hm, TDM_IPC_POOL, &got), cudaErrorInvalidResourceHandle, "memory as pool");
+    cr_expect_eq(tdm_ipc_open(&u, OTHER, hp, TDM_IPC_POOL, &got), cudaErrorInvalidResourceHandle, "another server");
+    cr_expect_eq(tdm_ipc_open(&t, OWNER, hp, TDM_IPC_POOL, &got), cudaErrorDeviceUninitialized, "its own pool");
+    cr_expect_eq(tdm_ipc_open(&t, OTHER, hp, TDM_IPC_POOL, &got), 0);
+    cr_expect_eq(got, ep);
+    cr_expect_eq(tdm_ipc_mark_pool_ptr(&t, em, 0x50aa), 0x50aa);
+    cr_expect_eq(tdm_ipc_mark_pool_ptr(&t, em, 0x50bb), 0x50aa, "the first pool keeps it");
+    cr_expect_eq(tdm_ipc_mark_pool_ptr(&t, em, 0), 0x50aa, "reading the mark");
+    /* The owner lets go of the pool: no new imports, the open one holds it. */
+    cr_expect_eq(tdm_ipc_owner_drops(&t, ep), false);
+    cr_expect_eq(tdm_ipc_open(&t, THIRD, hp, TDM_IPC_POOL, &got), cudaErrorInvalidResourceHandle, "let go");
+    cr_expect_eq(tdm_ipc_kept_bytes(&t, OWNER), 0, "a pool export keeps no memory");
+    cr_expect_eq(tdm_ipc_close(&t, ep), true, "the last holder");
+    tdm_ipc_export_free(ep);
+    tdm_ipc_table_destroy(&t);
+    tdm_ipc_table_destroy(&u);
+}
