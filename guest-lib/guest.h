@@ -18,6 +18,8 @@
 /* ---- errors (errors.c) ---- */
 /* Records err as the thread's last error when it is one, and returns it. */
 cudaError_t tdm_ret(cudaError_t err);
+/* Adds err to the process's error log, cudaLogs* (api_logs.c). */
+void tdm_logs_note(cudaError_t err);
 /* Prints one line naming an entry point Tandem does not implement. */
 cudaError_t tdm_unsupported(const char *name);
 
@@ -342,5 +344,18 @@ void tdm_callback_graph_launch_end(void);
 /* Sends a node to add (api_graph.c); a->kind and its fields are the caller's. */
 cudaError_t tdm_graph_add_node_call(cudaGraphNode_t *pNode, cudaGraph_t graph, const cudaGraphNode_t *deps,
                                     size_t ndeps, tdm_graph_add_node_args *a);
+
+/* ---- cluster launch (issue 14) ---- */
+/* A launch with thread block clusters: c's cluster, preferred, policy and
+ * cooperative are the caller's, its launch part is filled here (launch.c).
+ * One-way: the driver's errors come at the next synchronizing call. */
+cudaError_t tdm_launch_cluster(tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream,
+                               tdm_cluster_launch_args *c);
+/* The cluster launch attributes a configuration carries, as c's fields;
+ * *any true when a cluster or preferred cluster dimension is set
+ * (api_cluster.c). */
+cudaError_t tdm_cluster_attribute(const cudaLaunchAttribute *a, tdm_cluster_launch_args *c, bool *any);
+/* cudaFuncAttributes' cluster fields of f (api_cluster.c). */
+cudaError_t tdm_cluster_func_attrs(tdm_function *f, struct cudaFuncAttributes *attr);
 
 #endif

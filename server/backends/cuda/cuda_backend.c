@@ -338,4 +338,11 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     /* ---- graph host nodes (issue 14) ---- */
     .stream_capture_host = tdm_cuda_stream_capture_host,
     .graph_launch_hosts = tdm_cuda_graph_launch_hosts,
+    /* ---- cluster launch and device odds and ends (issue 14) ---- */
+    .launch_cluster = tdm_cuda_launch_cluster,
+    .occupancy_max_active_clusters = tdm_cuda_occupancy_max_active_clusters,
+    .occupancy_max_cluster_size = tdm_cuda_occupancy_max_cluster_size,
+    .func_cluster_attrs = tdm_cuda_func_cluster_attrs,
+    .tex1d_linear_max_width = tdm_cuda_tex1d_linear_max_width,
+    .host_atomic_caps = tdm_cuda_host_atomic_caps,
 };

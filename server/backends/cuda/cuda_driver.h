@@ -58,7 +58,10 @@
     X(cuGraphConditionalHandleCreate) X(cuGraphAddNode) X(cuStreamBeginCaptureToGraph)          \
     X(cuStreamUpdateCaptureDependencies) \
     /* ---- graph host nodes (issue 14) ---- */                                        \
-    X(cuGraphAddHostNode) X(cuGraphHostNodeGetParams)
+    X(cuGraphAddHostNode) X(cuGraphHostNodeGetParams)                                     \
+    /* ---- cluster launch and device odds and ends (issue 14) ---- */                   \
+    X(cuLaunchKernelEx) X(cuOccupancyMaxActiveClusters) X(cuOccupancyMaxPotentialClusterSize) \
+    X(cuDeviceGetTexture1DLinearMaxWidth) X(cuDeviceGetHostAtomicCapabilities)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

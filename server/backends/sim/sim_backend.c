@@ -174,4 +174,11 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     /* ---- graph host nodes (issue 14) ---- */
     .stream_capture_host = sim_stream_capture_host,
     .graph_launch_hosts = sim_graph_launch_hosts,
+    /* ---- cluster launch and device odds and ends (issue 14) ---- */
+    .launch_cluster = sim_launch_cluster,
+    .occupancy_max_active_clusters = sim_occupancy_max_active_clusters,
+    .occupancy_max_cluster_size = sim_occupancy_max_cluster_size,
+    .func_cluster_attrs = sim_func_cluster_attrs,
+    .tex1d_linear_max_width = sim_tex1d_linear_max_width,
+    .host_atomic_caps = sim_host_atomic_caps,
 };

@@ -186,6 +186,10 @@ struct tdm_bfunc {
     uint32_t params_len;
     uint64_t *globals;       /* addresses of k->globals in m */
     struct tdm_bfunc *next;
+    /* ---- cluster launch (issue 14): sim_cluster.c ---- */
+    /* Set with cudaFuncSetAttribute: cudaFuncAttribute 10..15 minus 10;
+     * the required dimensions only where k has none of its own. */
+    int cluster_attr[6];
 };
 
 struct tdm_backend {
@@ -433,5 +437,15 @@ int sim_stream_capture_host(tdm_backend *b, tdm_bstream *s, uint64_t host_key);
 int sim_graph_launch_hosts(tdm_backend *b, tdm_bgexec *x, tdm_bstream *s, const tdm_bhost_binder *hb);
 /* A launch's copy of a host node (op) gets its own hold, bound by hb. */
 int sim_host_bind(sim_op *op, const tdm_bhost_binder *hb);
+
+/* ---- cluster launch and device odds and ends (issue 14): sim_cluster.c ---- */
+int sim_func_set_cluster_attribute(tdm_backend *b, tdm_bfunc *f, int attr, int value);
+int sim_launch_cluster(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, tdm_bstream *s, const void *params,
+                       size_t params_len);
+int sim_occupancy_max_active_clusters(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, int *clusters);
+int sim_occupancy_max_cluster_size(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, int *size);
+int sim_func_cluster_attrs(tdm_backend *b, tdm_bfunc *f, tdm_func_cluster_attrs *out);
+int sim_tex1d_linear_max_width(tdm_backend *b, int kind, int bits, int channels, uint64_t *width);
+int sim_host_atomic_caps(tdm_backend *b, unsigned caps[TDM_BACKEND_ATOMIC_OPS]);
 
 #endif
