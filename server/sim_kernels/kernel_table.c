@@ -64,6 +64,9 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_cond_set,
     &sim_kernel_cond_count_down,
     &sim_kernel_cond_record,
+    /* ---- cluster launch (issue 14): examples/clusters.cu ---- */
+    &sim_kernel_cluster_sum_fixed,
+    &sim_kernel_cluster_sum_any,
 };
 
 static const sim_global_desc *const globals[] = {
