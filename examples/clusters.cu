@@ -203,6 +203,8 @@ int main(void)
     a = cluster_attr(4, 1, 1);
     c = config(dim3(16), &a, 1);
     printf("%s\n", outcome(cudaLaunchKernelEx(&c, cluster_sum_fixed, (const unsigned *)d_in, d_out, 4, 1)));
+    cluster_sum_fixed<<<15, THREADS>>>(d_in, d_out, 2, 1);
+    printf("__cluster_dims__(2,1,1), <<<15>>> (not a multiple): %s\n", outcome(cudaGetLastError()));
     printf("set required width on __cluster_dims__ kernel: %s\n",
            cudaGetErrorName(cudaFuncSetAttribute(cluster_sum_fixed, cudaFuncAttributeRequiredClusterWidth, 4)));
     cudaGetLastError();

@@ -518,6 +518,7 @@ Test(examples, thread_block_clusters_run_and_refuse_as_the_driver, .init = up, .
                        "attribute 3x1x1, grid 16 (not a multiple): cudaErrorInvalidClusterSize\n"
                        "attribute 16x1x1 without non-portable: cudaErrorInvalidClusterSize\n"
                        "attribute 4x1x1 on __cluster_dims__(2,1,1): cudaErrorInvalidClusterSize\n"
+                       "__cluster_dims__(2,1,1), <<<15>>> (not a multiple): cudaErrorInvalidClusterSize\n"
                        "set required width on __cluster_dims__ kernel: cudaErrorNotPermitted\n"
                        "usable after the refusals: cudaSuccess\n"
                        "plain kernel after the attribute: non-portable 1\n"

@@ -109,7 +109,7 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .memcpy_dtoh_async = sim_memcpy_dtoh_async,
     .memcpy_dtod = sim_memcpy_dtod,
     .memset_d8 = sim_memset_d8,
-    .launch = sim_launch_kernel,
+    .launch = sim_launch_plain, /* ---- cluster launch (issue 14): sim_cluster.c ---- */
     .device_synchronize = sim_device_synchronize,
     /* ---- health (issue 14) ---- */
     .stream_lost_context = sim_stream_lost_context,

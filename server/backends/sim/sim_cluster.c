@@ -26,6 +26,12 @@ static bool dims_set(tdm_dim3 d)
     return d.x || d.y || d.z;
 }
 
+/* What sim_launch_kernel refuses first (cudaErrorInvalidConfiguration). */
+static bool bad_dims(tdm_dim3 grid, tdm_dim3 block)
+{
+    return !grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z;
+}
+
 int sim_func_cluster_attrs(tdm_backend *b, tdm_bfunc *f, tdm_func_cluster_attrs *out)
 {
     const sim_kernel *k = f->k;
@@ -108,8 +114,8 @@ static int active_clusters(int per_sm, uint64_t size)
     return size ? (int)(SIM_GPCS * ((uint64_t)SIM_SMS_PER_GPC * (uint64_t)per_sm / size)) : 0;
 }
 
-int sim_launch_cluster(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, tdm_bstream *s, const void *params,
-                       size_t params_len)
+/* The driver's checks of a launch's clusters: c's own, else the kernel's. */
+static int check_clusters(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c)
 {
     tdm_dim3 d;
     uint64_t size;
@@ -136,9 +142,31 @@ int sim_launch_cluster(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c
     } else if (dims_set(c->preferred)) {
         return cudaErrorInvalidClusterSize; /* a substitute for no cluster */
     }
+    return 0;
+}
+
+int sim_launch_cluster(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, tdm_bstream *s, const void *params,
+                       size_t params_len)
+{
+    int err = check_clusters(b, f, c);
+
+    if (err)
+        return err;
     if (c->cooperative)
         return sim_launch_cooperative(b, f, c->grid, c->block, c->shared_mem, s, params, params_len);
     return sim_launch_kernel(b, f, c->grid, c->block, c->shared_mem, s, params, params_len);
+}
+
+/* A plain launch (<<<>>>, cudaLaunchKernel) runs in the kernel's own
+ * clusters, __cluster_dims__ or set with cudaFuncSetAttribute, and is
+ * refused as a cluster launch is when they do not fit the grid. */
+int sim_launch_plain(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem, tdm_bstream *s,
+                     const void *params, size_t params_len)
+{
+    tdm_cluster_config c = { .grid = grid, .block = block, .shared_mem = shared_mem };
+    int err = f && !bad_dims(grid, block) ? check_clusters(b, f, &c) : 0;
+
+    return err ? err : sim_launch_kernel(b, f, grid, block, shared_mem, s, params, params_len);
 }
 
 int sim_occupancy_max_active_clusters(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, int *clusters)

@@ -440,6 +440,10 @@ int sim_host_bind(sim_op *op, const tdm_bhost_binder *hb);
 
 /* ---- cluster launch and device odds and ends (issue 14): sim_cluster.c ---- */
 int sim_func_set_cluster_attribute(tdm_backend *b, tdm_bfunc *f, int attr, int value);
+/* The backend's launch op: sim_launch_kernel after the kernel's own
+ * cluster dimensions are checked against the grid. */
+int sim_launch_plain(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem, tdm_bstream *s,
+                     const void *params, size_t params_len);
 int sim_launch_cluster(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, tdm_bstream *s, const void *params,
                        size_t params_len);
 int sim_occupancy_max_active_clusters(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, int *clusters);
