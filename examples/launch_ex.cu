@@ -4,8 +4,9 @@
 // ask for a plain launch, cooperative, with a launch completion event, by
 // cudaKernel_t, on the per-thread stream; and bad input.  Prints the same
 // lines natively and through Tandem (docs/runtime-api.md, "Extensible
-// launch").  With --tandem-limits it also prints what Tandem refuses and a
-// GPU would run (clusters of more than one block), for the CI test only.
+// launch").  With --tandem-limits it also prints a cluster launch (which
+// examples/clusters.cu checks fully) and refused configurations, for the CI
+// test only.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -162,8 +163,8 @@ int main(int argc, char **argv)
     printf("still usable: %s\n", cudaGetErrorName(cudaDeviceSynchronize()));
 
     if (tandem_limits) {
-        // A GPU with clusters runs these; Tandem does not remote cluster
-        // launches and refuses them (docs/runtime-api.md).
+        // A cluster launch goes the driver's cluster launch (one-way
+        // through Tandem: a bad shape would show at the next sync).
         memset(a, 0, sizeof(a));
         a[0].id = cudaLaunchAttributeClusterDimension;
         a[0].val.clusterDim.x = 2;

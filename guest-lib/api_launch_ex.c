@@ -1,8 +1,9 @@
 /* cudaLaunchKernelExC (docs/runtime-api.md, "Extensible launch"): the
  * configuration's grid, block, dynamic shared memory and stream go the
  * existing launch path; each attribute is either honoured by what that path
- * already does (a plain launch, or the cooperative one), a hint Tandem may
- * drop without changing any result, or refused. */
+ * already does (a plain launch, the cooperative one, or the cluster launch,
+ * "Thread block clusters"), a hint Tandem may drop without changing any
+ * result, or refused. */
 #include "guest.h"
 
 /* What the attributes ask of the launch, once checked. */
@@ -10,12 +11,10 @@ typedef struct launch_ex_plan {
     int cooperative;
     cudaEvent_t event; /* recorded after the launch, NULL for none */
     unsigned int event_flags;
+    /* ---- cluster launch (issue 14) ---- */
+    bool clusters;                  /* a cluster dimension is set: LAUNCH_CLUSTER */
+    tdm_cluster_launch_args cluster; /* its cluster fields */
 } launch_ex_plan;
-
-static int dims_at_most_one(unsigned int x, unsigned int y, unsigned int z)
-{
-    return x <= 1 && y <= 1 && z <= 1;
-}
 
 /* Records in *plan what attribute `a` asks; cudaErrorInvalidValue for what
  * cannot be honoured on this path (the runtime's error for an attribute
@@ -31,14 +30,11 @@ static cudaError_t plan_attribute(const cudaLaunchAttribute *a, launch_ex_plan *
         plan->cooperative = v->cooperative != 0;
         return cudaSuccess;
     case cudaLaunchAttributeClusterDimension:
-        /* {1,1,1} (or 0s, "unset") is a plain launch; real clusters need
-         * the driver's cluster launch, which is not remoted. */
-        return dims_at_most_one(v->clusterDim.x, v->clusterDim.y, v->clusterDim.z) ? cudaSuccess
-                                                                                    : cudaErrorInvalidValue;
     case cudaLaunchAttributePreferredClusterDimension:
-        return dims_at_most_one(v->preferredClusterDim.x, v->preferredClusterDim.y, v->preferredClusterDim.z)
-                   ? cudaSuccess
-                   : cudaErrorInvalidValue;
+    case cudaLaunchAttributeClusterSchedulingPolicyPreference:
+        /* Dimensions (0s: unset) go to the driver's cluster launch, which
+         * judges them; the policy rides along with them. */
+        return tdm_cluster_attribute(a, &plan->cluster, &plan->clusters);
     case cudaLaunchAttributeProgrammaticStreamSerialization:
         /* "Allowed" to overlap the previous kernel: running it after the
          * previous one completes is one of the allowed orders, and a
@@ -46,7 +42,6 @@ static cudaError_t plan_attribute(const cudaLaunchAttribute *a, launch_ex_plan *
         return cudaSuccess;
     case cudaLaunchAttributePriority:
     case cudaLaunchAttributePreferredSharedMemoryCarveout:
-    case cudaLaunchAttributeClusterSchedulingPolicyPreference:
     case cudaLaunchAttributeNvlinkUtilCentricScheduling:
         /* Scheduling and cache hints: no result depends on them. */
         return cudaSuccess;
@@ -97,8 +92,14 @@ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *fu
     f = tdm_function_for_stub_or_kernel(func, &err);
     if (!f)
         return tdm_ret(err);
-    err = tdm_launch_as(plan.cooperative ? TDM_LAUNCH_COOPERATIVE : TDM_LAUNCH, f, config->gridDim, config->blockDim,
-                        args, config->dynamicSmemBytes, config->stream);
+    if (plan.clusters) {
+        plan.cluster.cooperative = plan.cooperative;
+        err = tdm_launch_cluster(f, config->gridDim, config->blockDim, args, config->dynamicSmemBytes, config->stream,
+                                 &plan.cluster);
+    } else {
+        err = tdm_launch_as(plan.cooperative ? TDM_LAUNCH_COOPERATIVE : TDM_LAUNCH, f, config->gridDim,
+                            config->blockDim, args, config->dynamicSmemBytes, config->stream);
+    }
     if (!err && plan.event)
         err = cudaEventRecordWithFlags(plan.event, config->stream, plan.event_flags);
     return err;

@@ -7,8 +7,10 @@ static _Thread_local cudaError_t last_error = cudaSuccess;
 
 cudaError_t tdm_ret(cudaError_t err)
 {
-    if (err != cudaSuccess)
+    if (err != cudaSuccess) {
         last_error = err;
+        tdm_logs_note(err); /* the program's error log (api_logs.c) */
+    }
     return err;
 }
 

@@ -18,6 +18,8 @@
 /* ---- errors (errors.c) ---- */
 /* Records err as the thread's last error when it is one, and returns it. */
 cudaError_t tdm_ret(cudaError_t err);
+/* Adds err to the process's error log, cudaLogs* (api_logs.c). */
+void tdm_logs_note(cudaError_t err);
 /* Prints one line naming an entry point Tandem does not implement. */
 cudaError_t tdm_unsupported(const char *name);
 cudaError_t tdm_not_carried(const char *name, const char *why);
@@ -442,5 +444,18 @@ bool tdm_pool_share_destroy(cudaMemPool_t pool, cudaError_t *err);
 /* cudaFree/cudaFreeAsync: true when p is a pointer imported from a pool,
  * closed here (*err says how). */
 bool tdm_pool_share_free(const void *p, cudaError_t *err);
+
+/* ---- cluster launch (issue 14) ---- */
+/* A launch with thread block clusters: c's cluster, preferred, policy and
+ * cooperative are the caller's, its launch part is filled here (launch.c).
+ * One-way: the driver's errors come at the next synchronizing call. */
+cudaError_t tdm_launch_cluster(tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream,
+                               tdm_cluster_launch_args *c);
+/* The cluster launch attributes a configuration carries, as c's fields;
+ * *any true when a cluster or preferred cluster dimension is set
+ * (api_cluster.c). */
+cudaError_t tdm_cluster_attribute(const cudaLaunchAttribute *a, tdm_cluster_launch_args *c, bool *any);
+/* cudaFuncAttributes' cluster fields of f (api_cluster.c). */
+cudaError_t tdm_cluster_func_attrs(tdm_function *f, struct cudaFuncAttributes *attr);
 
 #endif

@@ -50,8 +50,10 @@ cudaError_t tdm_launch(tdm_function *f, dim3 grid, dim3 block, void **args, size
     return tdm_launch_as(TDM_LAUNCH, f, grid, block, args, shmem, stream);
 }
 
-cudaError_t tdm_launch_as(uint32_t proc, tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem,
-                          cudaStream_t stream)
+/* Packs and sends one launch (LAUNCH, LAUNCH_COOPERATIVE), or with cluster
+ * (LAUNCH_CLUSTER), whose cluster fields the caller set. */
+static cudaError_t launch_packed(uint32_t proc, tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem,
+                                 cudaStream_t stream, tdm_cluster_launch_args *cluster)
 {
     tdm_launch_args a;
     char small[512];
@@ -82,12 +84,36 @@ cudaError_t tdm_launch_as(uint32_t proc, tdm_function *f, dim3 grid, dim3 block,
     a.stream = tdm_stream_id(stream);
     a.params.params_val = buf;
     a.params.params_len = f->params_len;
-    /* A plain launch is one-way; another kind is answered (its errors are
-     * the launch call's, as the driver gives them at once). */
-    err = proc == TDM_LAUNCH ? tdm_post(proc, &a) : tdm_call_err(proc, &a);
+    /* A plain or cluster launch is one-way; another kind is answered (its
+     * errors are the launch call's, as the driver gives them at once). */
+    if (cluster) {
+        cluster->func = a.func;
+        cluster->grid = a.grid;
+        cluster->block = a.block;
+        cluster->shared_mem = a.shared_mem;
+        cluster->stream = a.stream;
+        cluster->params.params_val = buf;
+        cluster->params.params_len = f->params_len;
+        err = tdm_post(proc, cluster);
+    } else {
+        err = proc == TDM_LAUNCH ? tdm_post(proc, &a) : tdm_call_err(proc, &a);
+    }
     if (buf != small)
         free(buf);
     return tdm_ret(err);
+}
+
+cudaError_t tdm_launch_as(uint32_t proc, tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem,
+                          cudaStream_t stream)
+{
+    return launch_packed(proc, f, grid, block, args, shmem, stream, NULL);
+}
+
+/* ---- cluster launch (issue 14) ---- */
+cudaError_t tdm_launch_cluster(tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream,
+                               tdm_cluster_launch_args *c)
+{
+    return launch_packed(TDM_LAUNCH_CLUSTER, f, grid, block, args, shmem, stream, c);
 }
 
 cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
@@ -147,6 +173,7 @@ cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *f
         attr->cacheModeCA = r.cache_mode_ca;
         attr->maxDynamicSharedSizeBytes = r.max_dynamic_shared_size_bytes;
         attr->preferredShmemCarveout = r.preferred_shmem_carveout;
+        err = tdm_cluster_func_attrs(f, attr); /* ---- cluster launch (issue 14) ---- */
     }
     return tdm_ret(err);
 }

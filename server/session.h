@@ -698,4 +698,18 @@ int tdm_session_pool_import_ptr(tdm_session *s, uint64_t pool, const uint8_t dat
 /* The session ends or resets: its pool exports and imports go. */
 void tdm_session_pool_share_ended(tdm_session *s);
 
+/* ---- cluster launch and device odds and ends (issue 14): session_cluster.c ---- */
+/* A launch with thread block clusters, one-way as tdm_session_launch. */
+int tdm_session_launch_cluster(tdm_session *s, uint64_t func, const tdm_cluster_config *c, uint64_t stream,
+                               const void *params, uint32_t params_len);
+/* what: TDM_CLUSTER_MAX_ACTIVE or TDM_CLUSTER_MAX_POTENTIAL_SIZE (proto). */
+int tdm_session_cluster_occupancy(tdm_session *s, int what, uint64_t func, const tdm_cluster_config *c, int *value);
+int tdm_session_func_cluster_attrs(tdm_session *s, uint64_t func, tdm_func_cluster_attrs *out);
+/* kind and bits[4] of a cudaChannelFormatDesc. */
+int tdm_session_tex1d_linear_max_width(tdm_session *s, int kind, const int bits[4], uint64_t *width);
+int tdm_session_host_atomic_caps(tdm_session *s, unsigned caps[TDM_BACKEND_ATOMIC_OPS]);
+/* session_layout.c: the channel count of a format CUDA arrays and
+ * textures take, else cudaErrorInvalidChannelDescriptor. */
+int tdm_session_channel_format(const int bits[4], int kind, int *channels);
+
 #endif

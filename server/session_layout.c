@@ -220,7 +220,7 @@ int tdm_session_memset3d(tdm_session *s, tdm_session_box dst, uint8_t value, tdm
 /* cudaChannelFormatDesc's rules for an array: 1, 2 or 4 channels of equal
  * width from x on, 8, 16 or 32 bits (floats 16 or 32), signed, unsigned or
  * float; what the driver's CUarray_format can express. */
-static int channels_of(const int bits[4], int kind, int *channels)
+int tdm_session_channel_format(const int bits[4], int kind, int *channels)
 {
     int n = 0;
 
@@ -254,7 +254,7 @@ int tdm_session_array_create(tdm_session *s, const int bits[4], int kind, tdm_ex
     *out = 0;
     if (!l)
         return cudaErrorMemoryAllocation;
-    if ((err = channels_of(bits, kind, &d.channels)) != 0)
+    if ((err = tdm_session_channel_format(bits, kind, &d.channels)) != 0)
         return err;
     d.bits = bits[0];
     if (flags & ~known) {
@@ -362,7 +362,7 @@ static int object_resource(tdm_session *s, const struct cudaResourceDesc *rd, bo
     const struct cudaChannelFormatDesc *d =
         rd->resType == cudaResourceTypeLinear ? &rd->res.linear.desc : &rd->res.pitch2D.desc;
     const int cb[4] = { d->x, d->y, d->z, d->w };
-    if ((err = channels_of(cb, d->f, &r->channels)) != 0)
+    if ((err = tdm_session_channel_format(cb, d->f, &r->channels)) != 0)
         return err;
     r->kind = d->f;
     r->bits = d->x;

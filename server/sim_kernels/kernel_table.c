@@ -71,6 +71,9 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_lib_axpb,
     &sim_kernel_lib_fill,
     &sim_kernel_registered_store,
+    /* ---- cluster launch (issue 14): examples/clusters.cu ---- */
+    &sim_kernel_cluster_sum_fixed,
+    &sim_kernel_cluster_sum_any,
 };
 
 static const sim_global_desc *const globals[] = {

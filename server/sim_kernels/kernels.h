@@ -57,6 +57,9 @@ extern const sim_global_desc sim_global_gn_table;
 /* ---- conditional graph nodes (issue 14) ---- */
 /* graph_conditional.c (examples/graph_conditional.cu) */
 extern const sim_kernel sim_kernel_cond_set, sim_kernel_cond_count_down, sim_kernel_cond_record;
+/* ---- cluster launch (issue 14) ---- */
+/* clusters.c (examples/clusters.cu) */
+extern const sim_kernel sim_kernel_cluster_sum_fixed, sim_kernel_cluster_sum_any;
 
 /* ---- event nodes, child graphs, user objects (issue 14) ---- */
 /* graph_events.c (examples/graph_events.cu) */

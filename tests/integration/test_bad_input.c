@@ -938,3 +938,55 @@ Test(bad_input, host_map_needs_a_pinned_block_of_the_region, .init = up, .fini =
     cr_expect(th_server_log_has(&srv, "not a pinned block of the region"));
     t->ops->close(t);
 }
+
+/* ---- cluster launch and device odds and ends (issue 14) ---- */
+/* A cluster launch of a function the session does not have, or with an
+ * empty grid or an unknown scheduling policy, fails at the next sync; the
+ * cluster queries refuse unknown functions and an unknown question; the
+ * 1D texture width refuses formats no texture has. */
+Test(bad_input, cluster_calls_refuse_unknown_functions_and_bad_values, .init = up, .fini = down)
+{
+    tdm_transport *t = guest_open();
+    tdm_handle funcs[] = { 0, 1, 0x4600000100000001ull, 0x5300000100000007ull, UINT64_MAX };
+
+    for (size_t i = 0; i < sizeof(funcs) / sizeof(funcs[0]); i++) {
+        tdm_cluster_launch_args l = { .func = funcs[i], .grid = { 2, 1, 1 }, .block = { 32, 1, 1 },
+                                      .cluster = { 2, 1, 1 } };
+        tdm_cluster_occupancy_args o = { .what = TDM_CLUSTER_MAX_ACTIVE, .func = funcs[i], .grid = { 2, 1, 1 },
+                                         .block = { 32, 1, 1 }, .cluster = { 2, 1, 1 } };
+        tdm_func_cluster_res fr;
+        tdm_u64_res r;
+
+        cr_assert_eq(t->ops->post(t, TDM_LAUNCH_CLUSTER, (xdrproc_t)xdr_tdm_cluster_launch_args, &l), 0);
+        cr_expect_eq(dev_sync(t), cudaErrorInvalidDeviceFunction, "launch of func %#llx",
+                     (unsigned long long)funcs[i]);
+        memset(&r, 0, sizeof(r));
+        cr_assert_eq(t->ops->call(t, TDM_CLUSTER_OCCUPANCY, (xdrproc_t)xdr_tdm_cluster_occupancy_args, &o,
+                                  (xdrproc_t)xdr_tdm_u64_res, &r), 0);
+        cr_expect_eq(r.err, cudaErrorInvalidDeviceFunction);
+        cr_expect_eq(r.value, 0);
+        memset(&fr, 0, sizeof(fr));
+        cr_assert_eq(t->ops->call(t, TDM_FUNC_GET_CLUSTER_ATTRS, (xdrproc_t)xdr_tdm_handle, &funcs[i],
+                                  (xdrproc_t)xdr_tdm_func_cluster_res, &fr), 0);
+        cr_expect_eq(fr.err, cudaErrorInvalidDeviceFunction);
+    }
+
+    /* Formats: 12-bit channels, 3 channels, 8-bit floats, channels with holes. */
+    tdm_tex1d_width_args bad[] = {
+        { cudaChannelFormatKindUnsigned, { 12, 0, 0, 0 } },
+        { cudaChannelFormatKindFloat, { 32, 32, 32, 0 } },
+        { cudaChannelFormatKindFloat, { 8, 0, 0, 0 } },
+        { cudaChannelFormatKindSigned, { 16, 0, 16, 0 } },
+        { 99, { 32, 0, 0, 0 } },
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        tdm_u64_res r;
+        memset(&r, 0, sizeof(r));
+        cr_assert_eq(t->ops->call(t, TDM_DEVICE_TEX1D_LINEAR_MAX_WIDTH, (xdrproc_t)xdr_tdm_tex1d_width_args, &bad[i],
+                                  (xdrproc_t)xdr_tdm_u64_res, &r), 0);
+        cr_expect_eq(r.err, cudaErrorInvalidChannelDescriptor, "format %zu", i);
+        cr_expect_eq(r.value, 0);
+    }
+    cr_expect_eq(dev_sync(t), 0, "the session is unharmed");
+    t->ops->close(t);
+}

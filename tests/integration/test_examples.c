@@ -436,8 +436,8 @@ Test(examples, a_wild_write_beside_managed_memory_still_faults, .init = up, .fin
  * that cannot be resident, in the call) with cooperative = 1, record a
  * launch completion event, take a cudaKernel_t and the per-thread stream;
  * an unknown kernel, an empty block and an unknown attribute are refused
- * as the runtime refuses them; what Tandem does not remote (clusters) is
- * refused with cudaErrorInvalidValue. */
+ * as the runtime refuses them; a cluster dimension goes the cluster
+ * launch. */
 Test(examples, extensible_launch_behaves_as_the_runtime, .init = up, .fini = down)
 {
     const char *argv[] = { th_bin("launch-ex"), "--tandem-limits", NULL };
@@ -453,7 +453,7 @@ Test(examples, extensible_launch_behaves_as_the_runtime, .init = up, .fini = dow
                        "empty block: cudaErrorInvalidConfiguration\n"
                        "unknown attribute: cudaErrorInvalidValue\n"
                        "still usable: cudaSuccess\n"
-                       "cluster 2x1x1: cudaErrorInvalidValue\n"
+                       "cluster 2x1x1: cudaSuccess\n"
                        "attributes NULL: cudaErrorInvalidValue\n"
                        "NULL config: cudaErrorInvalidValue\n"
                        "usable after the refusals: cudaSuccess\n";
@@ -541,4 +541,93 @@ Test(examples, peer_and_batch_copies, .init = up, .fini = down)
                        "done\n";
 
     expect_output_over_both(argv, 120, want);
+}
+
+/* ---- cluster launch and device odds and ends (issue 14) ---- */
+/* clusters (examples/clusters.cu): a __cluster_dims__ kernel by <<<>>> and
+ * cudaLaunchKernelEx, the cluster dimension attribute in 1D and 2D and a
+ * non-portable 16-block cluster give the right sums (the sim's twin adds a
+ * cluster's slices directly); function attributes, cluster occupancy, and
+ * bad shapes refused with the H100 driver's errors at the next sync. */
+Test(examples, thread_block_clusters_run_and_refuse_as_the_driver, .init = up, .fini = down)
+{
+    const char *argv[] = { th_bin("clusters"), NULL };
+    const char *want =
+                       "cluster launch supported: 1\n"
+                       "fixed kernel: required cluster 2x1x1, non-portable 0\n"
+                       "plain kernel: required cluster 0x0x0, non-portable 0\n"
+                       "__cluster_dims__(2,1,1), <<<16>>>: correct\n"
+                       "__cluster_dims__(2,1,1), cudaLaunchKernelEx grid 32: correct\n"
+                       "attribute 2x1x1, grid 16: correct\n"
+                       "attribute 4x1x1, grid 32: correct\n"
+                       "attribute 8x1x1, grid 64: correct\n"
+                       "attribute 2x2x1, grid 8x4: correct\n"
+                       "max potential cluster size, fixed kernel: 2\n"
+                       "max potential cluster size, plain kernel: 8\n"
+                       "max active clusters of 2, plain kernel: some\n"
+                       "attribute 3x1x1, grid 16 (not a multiple): cudaErrorInvalidClusterSize\n"
+                       "attribute 16x1x1 without non-portable: cudaErrorInvalidClusterSize\n"
+                       "attribute 4x1x1 on __cluster_dims__(2,1,1): cudaErrorInvalidClusterSize\n"
+                       "__cluster_dims__(2,1,1), <<<15>>> (not a multiple): cudaErrorInvalidClusterSize\n"
+                       "set required width on __cluster_dims__ kernel: cudaErrorNotPermitted\n"
+                       "usable after the refusals: cudaSuccess\n"
+                       "plain kernel after the attribute: non-portable 1\n"
+                       "max potential cluster size, non-portable: 16\n"
+                       "attribute 16x1x1, grid 64, non-portable: correct\n"
+                       "attribute 32x1x1, grid 64, non-portable: cudaErrorInvalidClusterSize\n"
+                       "still usable: cudaSuccess\n";
+
+    expect_output_over_both(argv, 60, want);
+}
+
+/* device-misc (examples/device_misc.cu): cudaInitDevice, cudaSetValidDevices,
+ * the 1D linear texture width, atomic capabilities (the sim's: none), async
+ * notification and error log registration, an error's message in the
+ * guest's own log and its callback, cudaStreamCopyAttributes, and their
+ * refusals on a one-device machine. */
+Test(examples, device_odds_and_ends_behave_as_the_runtime, .init = up, .fini = down)
+{
+    const char *argv[] = { th_bin("device-misc"), "--values", "--tandem-logs", NULL };
+    const char *want =
+                       "init device 0: cudaSuccess\n"
+                       "init no device: cudaErrorInvalidDevice\n"
+                       "init device 0 with blocking sync: cudaSuccess\n"
+                       "device flags include blocking sync: yes\n"
+                       "valid devices: none: cudaSuccess\n"
+                       "valid devices: {0}: cudaSuccess\n"
+                       "valid devices: {no device}: cudaErrorInvalidDevice\n"
+                       "valid devices: NULL list of 1: cudaErrorInvalidValue\n"
+                       "texture 1D linear width, float: cudaSuccess\n"
+                       "  float: 268435456 elements\n"
+                       "texture 1D linear width, uchar4: cudaSuccess\n"
+                       "  uchar4: 268435456 elements\n"
+                       "texture 1D linear width, NULL format: cudaErrorInvalidValue\n"
+                       "texture 1D linear width, no device: cudaErrorInvalidDevice\n"
+                       "host atomic capabilities: cudaSuccess\n"
+                       "  add 0, cas 0, float add 0\n"
+                       "host atomic capabilities, count 0: cudaErrorInvalidValue\n"
+                       "host atomic capabilities, no device: cudaErrorInvalidDevice\n"
+                       "peer atomic capabilities 0 -> 0: cudaErrorInvalidDevice\n"
+                       "register notification: cudaSuccess\n"
+                       "register notification, NULL callback: cudaErrorInvalidValue\n"
+                       "register notification, no device: cudaErrorInvalidDevice\n"
+                       "unregister notification: cudaSuccess\n"
+                       "register log callback: cudaSuccess\n"
+                       "register log callback, NULL: cudaErrorInvalidValue\n"
+                       "logs current: cudaSuccess\n"
+                       "logs current, NULL: cudaErrorInvalidValue\n"
+                       "logs current, flags 1: cudaErrorInvalidValue\n"
+                       "logs dump with nothing new: cudaSuccess, 0 bytes\n"
+                       "logs dump, flags 1: cudaErrorInvalidValue\n"
+                       "logs dump, NULL size: cudaErrorInvalidValue\n"
+                       "logs dump to file, NULL path: cudaErrorInvalidValue\n"
+                       "log after an error: cudaSuccess, callback called 1 time(s), [CUDA][E] Returning 101 (cudaErrorInvalidDevice)\n"
+                       "log into 8 bytes: cudaErrorInvalidValue, 0 bytes\n"
+                       "unregister log callback: cudaSuccess\n"
+                       "copy stream attributes: cudaSuccess\n"
+                       "copied sync policy: 3\n"
+                       "copied mem sync domain: 1\n"
+                       "still usable: cudaSuccess\n";
+
+    expect_output_over_both(argv, 60, want);
 }

@@ -810,3 +810,98 @@ Test(sim_shutdown, with_work_pending)
     be = NULL;
     cr_expect_lt(now_s() - t0, 5.0, "shutdown ran the queued work instead of dropping it");
 }
+
+/* ---- cluster launch (issue 14) ---- */
+#define K_CLUSTER_FIXED "_Z17cluster_sum_fixedPKjPjii" /* __cluster_dims__(2,1,1) */
+#define K_CLUSTER_ANY "_Z15cluster_sum_anyPKjPjii"
+
+/* The H100 driver's checks of cluster shapes, as the sim makes them: a
+ * launch's own dimensions, else the kernel's; the grid a whole number of
+ * clusters; at most 8 blocks, 16 when the kernel allows non-portable
+ * sizes; a preferred cluster a multiple of the regular one. */
+Test(sim_cluster, shapes_are_checked_as_the_driver_checks_them, .init = up, .fini = down)
+{
+    static const struct {
+        const char *kernel;
+        tdm_dim3 grid, cluster, preferred;
+        int policy, non_portable, must_be_set;
+        bool plain; /* through the launch op, not launch_cluster */
+        int want;
+    } cases[] = {
+        { K_CLUSTER_ANY, { 16, 1, 1 }, { 2, 1, 1 }, { 0, 0, 0 }, 0, 0, 0, false, 0 },
+        { K_CLUSTER_ANY, { 8, 4, 1 }, { 2, 2, 1 }, { 0, 0, 0 }, 0, 0, 0, false, 0 },
+        { K_CLUSTER_ANY, { 16, 1, 1 }, { 3, 1, 1 }, { 0, 0, 0 }, 0, 0, 0, false, cudaErrorInvalidClusterSize },
+        { K_CLUSTER_ANY, { 16, 1, 1 }, { 2, 0, 1 }, { 0, 0, 0 }, 0, 0, 0, false, cudaErrorInvalidClusterSize },
+        { K_CLUSTER_ANY, { 16, 1, 1 }, { 8, 1, 1 }, { 0, 0, 0 }, 0, 0, 0, false, 0 },
+        { K_CLUSTER_ANY, { 16, 1, 1 }, { 16, 1, 1 }, { 0, 0, 0 }, 0, 0, 0, false, cudaErrorInvalidClusterSize },
+        { K_CLUSTER_ANY, { 16, 1, 1 }, { 16, 1, 1 }, { 0, 0, 0 }, 0, 1, 0, false, 0 },
+        { K_CLUSTER_ANY, { 32, 1, 1 }, { 32, 1, 1 }, { 0, 0, 0 }, 0, 1, 0, false, cudaErrorInvalidClusterSize },
+        { K_CLUSTER_ANY, { 16, 1, 1 }, { 2, 1, 1 }, { 4, 1, 1 }, 0, 0, 0, false, 0 },
+        { K_CLUSTER_ANY, { 16, 1, 1 }, { 2, 1, 1 }, { 3, 1, 1 }, 0, 0, 0, false, cudaErrorInvalidClusterSize },
+        { K_CLUSTER_ANY, { 16, 1, 1 }, { 0, 0, 0 }, { 2, 1, 1 }, 0, 0, 0, false, cudaErrorInvalidClusterSize },
+        { K_CLUSTER_ANY, { 16, 1, 1 }, { 2, 1, 1 }, { 0, 0, 0 }, 3, 0, 0, false, cudaErrorInvalidValue },
+        { K_CLUSTER_ANY, { 16, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, 0, 0, 1, false, cudaErrorInvalidClusterSize },
+        { K_CLUSTER_ANY, { 15, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, 0, 0, 0, true, 0 },
+        { K_CLUSTER_ANY, { 16, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, 0, 0, 1, true, cudaErrorInvalidClusterSize },
+        { K_CLUSTER_FIXED, { 16, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, 0, 0, 0, false, 0 },
+        { K_CLUSTER_FIXED, { 16, 1, 1 }, { 2, 1, 1 }, { 0, 0, 0 }, 0, 0, 0, false, 0 },
+        { K_CLUSTER_FIXED, { 16, 1, 1 }, { 4, 1, 1 }, { 0, 0, 0 }, 0, 0, 0, false, cudaErrorInvalidClusterSize },
+        { K_CLUSTER_FIXED, { 16, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, 0, 0, 0, true, 0 },
+        { K_CLUSTER_FIXED, { 15, 1, 1 }, { 0, 0, 0 }, { 0, 0, 0 }, 0, 0, 0, true, cudaErrorInvalidClusterSize },
+    };
+    tdm_bmodule *m = load_module();
+    uint8_t params[24] = { 0 };
+    tdm_bstream *s = NULL;
+
+    /* Accepted launches run their twin, which faults on these parameters:
+     * on a stream of their own. */
+    cr_assert_eq(ops->stream_create(be, 0, 0, &s), 0);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        tdm_bfunc *f = get_func(m, cases[i].kernel, NULL);
+        tdm_cluster_config c = { .grid = cases[i].grid, .block = { 32, 1, 1 }, .cluster = cases[i].cluster,
+                                 .preferred = cases[i].preferred, .policy = cases[i].policy };
+
+        cr_assert_eq(ops->func_set_attribute(be, f, cudaFuncAttributeNonPortableClusterSizeAllowed,
+                                             cases[i].non_portable), 0);
+        cr_assert_eq(ops->func_set_attribute(be, f, cudaFuncAttributeClusterDimMustBeSet, cases[i].must_be_set), 0);
+        int got = cases[i].plain ? ops->launch(be, f, c.grid, c.block, 0, s, params, sizeof(params))
+                                 : ops->launch_cluster(be, f, &c, s, params, sizeof(params));
+        cr_expect_eq(got, cases[i].want, "case %zu: %d, want %d", i, got, cases[i].want);
+    }
+    ops->stream_destroy(be, s);
+    cr_assert_eq(ops->module_unload(be, m), 0);
+}
+
+/* The kernel's cluster attributes: compiled-in dimensions cannot change;
+ * the others read back as set; values out of range are refused. */
+Test(sim_cluster, function_attributes_read_back_as_set, .init = up, .fini = down)
+{
+    tdm_bmodule *m = load_module();
+    tdm_bfunc *fixed = get_func(m, K_CLUSTER_FIXED, NULL), *any = get_func(m, K_CLUSTER_ANY, NULL);
+    tdm_func_cluster_attrs a;
+    tdm_cluster_config c = { .grid = { 64, 1, 1 }, .block = { 128, 1, 1 }, .cluster = { 2, 1, 1 } };
+    int v = 0;
+
+    cr_assert_eq(ops->func_cluster_attrs(be, fixed, &a), 0);
+    cr_expect(a.width == 2 && a.height == 1 && a.depth == 1 && a.non_portable == 0);
+    cr_expect_eq(ops->func_set_attribute(be, fixed, cudaFuncAttributeRequiredClusterWidth, 4), cudaErrorNotPermitted);
+    cr_expect_eq(ops->occupancy_max_cluster_size(be, fixed, &c, &v), 0);
+    cr_expect_eq(v, 2);
+
+    cr_expect_eq(ops->occupancy_max_cluster_size(be, any, &c, &v), 0);
+    cr_expect_eq(v, 8);
+    cr_expect_eq(ops->func_set_attribute(be, any, cudaFuncAttributeNonPortableClusterSizeAllowed, 1), 0);
+    cr_expect_eq(ops->func_set_attribute(be, any, cudaFuncAttributeClusterSchedulingPolicyPreference, 2), 0);
+    cr_expect_eq(ops->func_set_attribute(be, any, cudaFuncAttributeClusterSchedulingPolicyPreference, 3),
+                 cudaErrorInvalidValue);
+    cr_expect_eq(ops->func_set_attribute(be, any, cudaFuncAttributeRequiredClusterWidth, -1), cudaErrorInvalidValue);
+    cr_assert_eq(ops->func_cluster_attrs(be, any, &a), 0);
+    cr_expect(a.width == 0 && a.non_portable == 1 && a.policy == 2);
+    cr_expect_eq(ops->occupancy_max_cluster_size(be, any, &c, &v), 0);
+    cr_expect_eq(v, 16);
+    cr_expect_eq(ops->occupancy_max_active_clusters(be, any, &c, &v), 0);
+    cr_expect_gt(v, 0);
+    c.cluster = (tdm_dim3){ 0, 0, 0 };
+    cr_expect_eq(ops->occupancy_max_active_clusters(be, any, &c, &v), cudaErrorInvalidClusterSize);
+    cr_assert_eq(ops->module_unload(be, m), 0);
+}

@@ -357,4 +357,11 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .mipmap_create = tdm_cuda_mipmap_create,
     .mipmap_level = tdm_cuda_mipmap_level,
     .mipmap_destroy = tdm_cuda_mipmap_destroy,
+    /* ---- cluster launch and device odds and ends (issue 14) ---- */
+    .launch_cluster = tdm_cuda_launch_cluster,
+    .occupancy_max_active_clusters = tdm_cuda_occupancy_max_active_clusters,
+    .occupancy_max_cluster_size = tdm_cuda_occupancy_max_cluster_size,
+    .func_cluster_attrs = tdm_cuda_func_cluster_attrs,
+    .tex1d_linear_max_width = tdm_cuda_tex1d_linear_max_width,
+    .host_atomic_caps = tdm_cuda_host_atomic_caps,
 };

@@ -264,4 +264,13 @@ int tdm_cuda_mipmap_create(tdm_backend *b, const tdm_array_desc *d, unsigned lev
 int tdm_cuda_mipmap_level(tdm_backend *b, tdm_bmipmap *m, unsigned level, tdm_barray **out);
 int tdm_cuda_mipmap_destroy(tdm_backend *b, tdm_bmipmap *m);
 
+/* ---- cluster launch and device odds and ends (issue 14): cuda_cluster.c ---- */
+int tdm_cuda_launch_cluster(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, tdm_bstream *s,
+                            const void *params, size_t params_len);
+int tdm_cuda_occupancy_max_active_clusters(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, int *clusters);
+int tdm_cuda_occupancy_max_cluster_size(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, int *size);
+int tdm_cuda_func_cluster_attrs(tdm_backend *b, tdm_bfunc *f, tdm_func_cluster_attrs *out);
+int tdm_cuda_tex1d_linear_max_width(tdm_backend *b, int kind, int bits, int channels, uint64_t *width);
+int tdm_cuda_host_atomic_caps(tdm_backend *b, unsigned caps[TDM_BACKEND_ATOMIC_OPS]);
+
 #endif

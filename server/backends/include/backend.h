@@ -157,6 +157,24 @@ typedef struct tdm_bstream_attr {
     int value, value2;
 } tdm_bstream_attr;
 
+/* ---- cluster launch and device odds and ends (issue 14) ---- */
+/* A launch with thread block clusters (cuLaunchKernelEx): cluster 0s for
+ * none (the kernel's compile-time dimensions apply), preferred 0s for none,
+ * policy a cudaClusterSchedulingPolicy. */
+typedef struct tdm_cluster_config {
+    tdm_dim3 grid, block;
+    uint32_t shared_mem;
+    tdm_dim3 cluster, preferred;
+    int policy;
+    bool cooperative;
+} tdm_cluster_config;
+/* cudaFuncAttributes' cluster fields, as cuFuncGetAttribute gives them. */
+typedef struct tdm_func_cluster_attrs {
+    int32_t dim_must_be_set, width, height, depth, non_portable, policy;
+} tdm_func_cluster_attrs;
+/* cudaAtomicOperation values 0..TDM_BACKEND_ATOMIC_OPS-1. */
+#define TDM_BACKEND_ATOMIC_OPS 13
+
 typedef struct tdm_backend_ops {
     const char *name;        /* "cuda" or "sim" */
     bool simulated;
@@ -476,6 +494,21 @@ typedef struct tdm_backend_ops {
     int (*mipmap_level)(tdm_backend *b, tdm_bmipmap *m, unsigned level, tdm_barray **out);
     /* The session layer has waited for the session's work. */
     int (*mipmap_destroy)(tdm_backend *b, tdm_bmipmap *m);
+    /* ---- cluster launch and device odds and ends (issue 14) ---- */
+    /* As launch, with clusters (cuLaunchKernelEx): bad cluster shapes are
+     * refused with the driver's errors. */
+    int (*launch_cluster)(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, tdm_bstream *s,
+                          const void *params, size_t params_len);
+    /* cuOccupancyMaxActiveClusters (c->cluster 0s: f's own) and
+     * cuOccupancyMaxPotentialClusterSize (c->cluster ignored). */
+    int (*occupancy_max_active_clusters)(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, int *clusters);
+    int (*occupancy_max_cluster_size)(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, int *size);
+    int (*func_cluster_attrs)(tdm_backend *b, tdm_bfunc *f, tdm_func_cluster_attrs *out);
+    /* cuDeviceGetTexture1DLinearMaxWidth for a format the session layer
+     * checked (kind and bits as tdm_array_desc's, 1, 2 or 4 channels). */
+    int (*tex1d_linear_max_width)(tdm_backend *b, int kind, int bits, int channels, uint64_t *width);
+    /* cuDeviceGetHostAtomicCapabilities for every cudaAtomicOperation. */
+    int (*host_atomic_caps)(tdm_backend *b, unsigned caps[TDM_BACKEND_ATOMIC_OPS]);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

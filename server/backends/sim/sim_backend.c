@@ -109,7 +109,7 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .memcpy_dtoh_async = sim_memcpy_dtoh_async,
     .memcpy_dtod = sim_memcpy_dtod,
     .memset_d8 = sim_memset_d8,
-    .launch = sim_launch_kernel,
+    .launch = sim_launch_plain, /* ---- cluster launch (issue 14): sim_cluster.c ---- */
     .device_synchronize = sim_device_synchronize,
     /* ---- health (issue 14) ---- */
     .stream_lost_context = sim_stream_lost_context,
@@ -193,4 +193,11 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .mipmap_create = sim_mipmap_create,
     .mipmap_level = sim_mipmap_level,
     .mipmap_destroy = sim_mipmap_destroy,
+    /* ---- cluster launch and device odds and ends (issue 14) ---- */
+    .launch_cluster = sim_launch_cluster,
+    .occupancy_max_active_clusters = sim_occupancy_max_active_clusters,
+    .occupancy_max_cluster_size = sim_occupancy_max_cluster_size,
+    .func_cluster_attrs = sim_func_cluster_attrs,
+    .tex1d_linear_max_width = sim_tex1d_linear_max_width,
+    .host_atomic_caps = sim_host_atomic_caps,
 };

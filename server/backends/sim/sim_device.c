@@ -69,7 +69,7 @@ static const struct {
     { cudaDevAttrMaxAccessPolicyWindowSize, 0 },
     { cudaDevAttrReservedSharedMemoryPerBlock, 1024 },
     { cudaDevAttrMemoryPoolsSupported, 1 },   /* stream-ordered allocation is served (session_memory.c) */
-    { cudaDevAttrClusterLaunch, 0 },
+    { cudaDevAttrClusterLaunch, 1 },   /* issue 14: sim_cluster.c */
 };
 
 int sim_device_info(tdm_backend *b, tdm_device_info *out)

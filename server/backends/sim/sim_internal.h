@@ -188,6 +188,10 @@ struct tdm_bfunc {
     uint32_t params_len;
     uint64_t *globals;       /* addresses of k->globals in m */
     struct tdm_bfunc *next;
+    /* ---- cluster launch (issue 14): sim_cluster.c ---- */
+    /* Set with cudaFuncSetAttribute: cudaFuncAttribute 10..15 minus 10;
+     * the required dimensions only where k has none of its own. */
+    int cluster_attr[6];
 };
 
 struct tdm_backend {
@@ -461,5 +465,19 @@ int sim_module_kernel_names(tdm_backend *b, tdm_bmodule *m, const void *image, s
 int sim_mipmap_create(tdm_backend *b, const tdm_array_desc *d, unsigned levels, tdm_bmipmap **out);
 int sim_mipmap_level(tdm_backend *b, tdm_bmipmap *m, unsigned level, tdm_barray **out);
 int sim_mipmap_destroy(tdm_backend *b, tdm_bmipmap *m);
+
+/* ---- cluster launch and device odds and ends (issue 14): sim_cluster.c ---- */
+int sim_func_set_cluster_attribute(tdm_backend *b, tdm_bfunc *f, int attr, int value);
+/* The backend's launch op: sim_launch_kernel after the kernel's own
+ * cluster dimensions are checked against the grid. */
+int sim_launch_plain(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem, tdm_bstream *s,
+                     const void *params, size_t params_len);
+int sim_launch_cluster(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, tdm_bstream *s, const void *params,
+                       size_t params_len);
+int sim_occupancy_max_active_clusters(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, int *clusters);
+int sim_occupancy_max_cluster_size(tdm_backend *b, tdm_bfunc *f, const tdm_cluster_config *c, int *size);
+int sim_func_cluster_attrs(tdm_backend *b, tdm_bfunc *f, tdm_func_cluster_attrs *out);
+int sim_tex1d_linear_max_width(tdm_backend *b, int kind, int bits, int channels, uint64_t *width);
+int sim_host_atomic_caps(tdm_backend *b, unsigned caps[TDM_BACKEND_ATOMIC_OPS]);
 
 #endif

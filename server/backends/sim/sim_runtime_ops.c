@@ -167,8 +167,8 @@ int sim_func_set_attribute(tdm_backend *b, tdm_bfunc *f, int attr, int value)
     case cudaFuncAttributePreferredSharedMemoryCarveout:
         return value < -1 || value > 100 ? cudaErrorInvalidValue : 0;
     default:
-        /* The cluster attributes: the sim has no cluster launch. */
-        return cudaErrorInvalidValue;
+        /* The cluster attributes (sim_cluster.c). */
+        return sim_func_set_cluster_attribute(b, f, attr, value);
     }
 }
 

@@ -35,6 +35,8 @@ typedef struct sim_kernel {
     const char *const *globals;         /* names of the globals it uses */
     uint32_t static_shared;             /* bytes of __shared__ arrays, for attributes */
     void (*run)(const sim_launch *l);
+    /* ---- cluster launch (issue 14) ---- */
+    uint32_t cluster_dims[3];           /* __cluster_dims__, 0s for none */
 } sim_kernel;
 
 /* NULL if no kernel of that name is simulated. */
