@@ -2,7 +2,10 @@
 # in this order, proto/calls.def (mode=calls), the guest library's sources
 # (mode=src), the toolkit's exported entry points (mode=exports) and the
 # build's list of refused ones (mode=refused).
-function visit(root, f,    n, i, parts) {
+# A function is known by its name, or by "file:name" when it is static, so
+# that two files' static helpers of one name are not taken for each other;
+# a reference resolves to the static one of the referring file first.
+function visit(root, f,    n, i, parts, t) {
     if ((root SUBSEP f) in seen)
         return
     seen[root, f] = 1
@@ -14,9 +17,13 @@ function visit(root, f,    n, i, parts) {
     }
     if (f in refs) {
         n = split(refs[f], parts, " ")
-        for (i = 1; i <= n; i++)
-            if (parts[i] in defined)
+        for (i = 1; i <= n; i++) {
+            t = fnfile[f] ":" parts[i]
+            if (t in defined)
+                visit(root, t)
+            else if (parts[i] in defined)
                 visit(root, parts[i])
+        }
     }
 }
 mode == "calls" && /^TDM_CALL\(/ {
@@ -44,13 +51,17 @@ mode == "src" {
         next
     }
     # A definition: its head (possibly over several lines), then "{" alone.
-    if ($0 ~ /^{/ && pending != "") { fn = pending; defined[fn] = 1; infn = 1; pending = ""; next }
+    if ($0 ~ /^{/ && pending != "") {
+        fn = pending_static ? FILENAME ":" pending : pending
+        defined[fn] = 1; fnfile[fn] = FILENAME; infn = 1; pending = ""; next
+    }
     if ($0 ~ /;[ \t]*$/ || $0 ~ /^[ \t]*$/ || $0 ~ /^#/) { pending = ""; next }
     if ($0 ~ /^[A-Za-z_].*[ *][A-Za-z_][A-Za-z0-9_]*\(/ && $0 !~ /^(return|if|for|while|switch|static const|typedef)/) {
         head = $0
         sub(/\(.*/, "", head)
         sub(/.*[ *]/, "", head)
         pending = head
+        pending_static = $0 ~ /^static /
     }
     next
 }

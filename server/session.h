@@ -676,7 +676,6 @@ void tdm_session_mipmap_release(tdm_session *s);
  * arrays held; a level becomes an array of the session that array_destroy
  * refuses and whose bytes are its owner's (adopt), and stops being one
  * (disown). */
-int tdm_session_array_channels(const int bits[4], int kind, int *channels);
 size_t tdm_session_array_count(tdm_session *s);
 int tdm_session_array_adopt(tdm_session *s, tdm_barray *ba, const tdm_array_desc *d, uint64_t *out);
 void tdm_session_array_disown(tdm_session *s, uint64_t handle);

@@ -465,11 +465,6 @@ void tdm_session_layout_release(tdm_session *s)
 
 /* ---- mipmapped arrays (issue 14): what session_layout_mipmap.c shares ---- */
 
-int tdm_session_array_channels(const int bits[4], int kind, int *channels)
-{
-    return channels_of(bits, kind, channels);
-}
-
 size_t tdm_session_array_count(tdm_session *s)
 {
     return s->layout ? s->layout->arrays.live : 0;

@@ -100,7 +100,7 @@ int tdm_session_mipmap_create(tdm_session *s, const int bits[4], int kind, tdm_e
     *levels = 0;
     if (!mm)
         return cudaErrorMemoryAllocation;
-    if ((err = tdm_session_array_channels(bits, kind, &d.channels)) != 0)
+    if ((err = tdm_session_channel_format(bits, kind, &d.channels)) != 0)
         return err;
     d.bits = bits[0];
     if (flags & ~known) {
