@@ -180,6 +180,9 @@ int main(void)
     CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     CHECK(cudaMalloc(&d_x, BYTES));
     CHECK(cudaMemset(d_x, 0, BYTES));
+    // cudaMemset runs on the legacy stream, which st (non-blocking) does
+    // not wait for: without this the zeros could land after a launch.
+    CHECK(cudaDeviceSynchronize());
     CHECK(cudaMalloc(&d_scratch, BYTES));
     CHECK(cudaMallocHost(&pinned, BYTES));
     CHECK(cudaMallocHost(&pinned_in, BYTES));

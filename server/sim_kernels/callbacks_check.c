@@ -3,7 +3,6 @@
  *   cb_spin(unsigned int ms)                          runs for ms milliseconds
  *   cb_fault(unsigned int *p, unsigned int ms)        runs ms milliseconds, then
  *                                                     writes *p (no memory there) */
-#include <time.h>
 
 #include "kernels.h"
 
@@ -18,10 +17,8 @@ static void run_stamp(const sim_launch *l)
 /* In steps of a millisecond, so a shutdown does not wait for the rest. */
 static void spin_ms(const sim_launch *l, uint32_t ms)
 {
-    struct timespec step = { 0, 1000000 };
-
-    for (uint32_t i = 0; i < ms && !sim_launch_stopped(l); i++)
-        nanosleep(&step, NULL);
+    for (uint32_t i = 0; i < ms && sim_launch_wait_step(l, 1000000); i++)
+        ;
 }
 
 static void run_spin(const sim_launch *l)

@@ -1,7 +1,6 @@
 /* Twins of examples/graph_events.cu (one thread each):
  *   ge_slow_store(unsigned *p, unsigned v, unsigned ms)   runs ms milliseconds, then *p = v
  *   ge_scale(unsigned *dst, const unsigned *src, unsigned k)   *dst = *src * k */
-#include <time.h>
 
 #include "kernels.h"
 
@@ -11,11 +10,10 @@ static const sim_param_desc scale_params[] = { SIM_PARAM_PTR, SIM_PARAM_PTR, SIM
 /* In steps of a millisecond, so a shutdown does not wait for the rest. */
 static void run_slow_store(const sim_launch *l)
 {
-    struct timespec step = { 0, 1000000 };
     uint32_t ms = sim_param_u32(l, 2), *p;
 
-    for (uint32_t i = 0; i < ms && !sim_launch_stopped(l); i++)
-        nanosleep(&step, NULL);
+    for (uint32_t i = 0; i < ms && sim_launch_wait_step(l, 1000000); i++)
+        ;
     if ((p = sim_u32(l, sim_param_ptr(l, 0))))
         *p = sim_param_u32(l, 1);
 }

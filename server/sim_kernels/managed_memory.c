@@ -1,7 +1,6 @@
 /* Twins of examples/managed_memory.cu:
  *   managed_scale(unsigned int *p, int n)               p[i] = 3 * p[i] + 1   for i < n
  *   managed_fill(unsigned int *p, int n, unsigned k)    p[i] = i * k + 7      for i < n */
-#include <sched.h>
 
 #include "kernels.h"
 
@@ -186,12 +185,15 @@ const sim_kernel sim_kernel_mm_vector_add = {
  * volatile loads do, until it is set or the launch is stopped. */
 static void run_spin(const sim_launch *l)
 {
-    uint32_t *latch = sim_mem_ptr_aligned(l, sim_param_ptr(l, 0), 4, 4), *seen, v = 0;
+    uint32_t *latch, *seen, v = 0;
 
-    if (!latch)
+    /* The latch is resolved again after each step: its memory may have
+     * been freed meanwhile (then the launch faults, as on the GPU). */
+    while ((latch = sim_mem_ptr_aligned(l, sim_param_ptr(l, 0), 4, 4)) &&
+           (v = __atomic_load_n(latch, __ATOMIC_ACQUIRE)) == 0 && sim_launch_wait_step(l, 0))
+        ;
+    if (!latch || !v)
         return;
-    while ((v = __atomic_load_n(latch, __ATOMIC_ACQUIRE)) == 0 && !sim_launch_stopped(l))
-        sched_yield();
     seen = sim_u32(l, sim_param_ptr(l, 1));
     if (seen)
         *seen = v;

@@ -32,6 +32,7 @@
 #define K_TRANSFORM "_Z12se_transformPjijj"
 #define K_COMBINE "_Z10se_combinePKjS0_Pji"
 #define K_MATMUL "_Z12matmul_tiledPKfS0_Pfi"
+#define K_SPIN "_Z17mm_spin_until_setPVjPj"
 
 static const tdm_backend_ops *ops = &tdm_backend_sim_ops;
 static tdm_backend *be;
@@ -325,6 +326,51 @@ Test(sim_stream, work_is_asynchronous_and_ordered, .init = up, .fini = down)
     cr_assert_eq(ops->mem_unmap(be, x, (uint64_t)n * 4, mem), 0);
     cr_assert_eq(ops->module_unload(be, m), 0);
     free(out);
+}
+
+/* Guards the CI hang of 2026-11-24 (integration_test_hostmem): a kernel
+ * spinning on a latch held the memory table's lock for as long as it spun,
+ * so another session's unmap waited for it, and every copy of every
+ * session after that unmap waited too: the host write that would end the
+ * spin never reached the device.  Now a map and an unmap return while the
+ * kernel spins, and the latch set afterwards still ends it. */
+Test(sim_kernel, a_spinning_kernel_does_not_hold_up_maps_and_unmaps, .init = up, .fini = down, .timeout = 30)
+{
+    tdm_bmodule *m = load_module();
+    tdm_param_info pi;
+    tdm_bfunc *f = get_func(m, K_SPIN, &pi);
+    tdm_bstream *spinner = NULL, *other = NULL;
+    tdm_bmem *mem = NULL, *more = NULL;
+    uint64_t latch = map(0, GRAN, &mem), seen = latch + 64, extra;
+    uint32_t set = 7, got = 0;
+    packed p = { .len = 0 };
+    tdm_dim3 one = { 1, 1, 1 };
+    double t0;
+
+    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &spinner), 0);
+    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &other), 0);
+    cr_assert_eq(ops->memset_d8(be, latch, 0, GRAN, spinner), 0);
+    pack(&p, &pi, 0, &latch);
+    pack(&p, &pi, 1, &seen);
+    cr_assert_eq(ops->launch(be, f, one, one, 0, spinner, p.buf, p.len), 0);
+    /* Until the kernel runs, a map would not race it: wait for the worker. */
+    for (int i = 0; i < 1000 && ops->stream_query(be, spinner) == 0; i++)
+        nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+    t0 = now_s();
+    extra = map(GRAN, GRAN, &more);
+    cr_assert_eq(ops->mem_unmap(be, extra, GRAN, more), 0);
+    cr_expect_lt(now_s() - t0, 5.0, "a map and an unmap waited %.1fs for a spinning kernel", now_s() - t0);
+    cr_expect_eq(ops->stream_query(be, spinner), cudaErrorNotReady, "the kernel stopped spinning on its own");
+    /* The host's write, as a copy on another stream, ends the spin. */
+    cr_assert_eq(ops->memcpy_htod(be, latch, &set, sizeof(set), other), 0);
+    cr_assert_eq(ops->stream_synchronize(be, other), 0);
+    cr_assert_eq(ops->stream_synchronize(be, spinner), 0);
+    cr_assert_eq(ops->memcpy_dtoh_sync(be, &got, seen, sizeof(got), spinner), 0);
+    cr_expect_eq(got, set, "the kernel saw %u", got);
+    cr_assert_eq(ops->stream_destroy(be, other), 0);
+    cr_assert_eq(ops->stream_destroy(be, spinner), 0);
+    cr_assert_eq(ops->mem_unmap(be, latch, GRAN, mem), 0);
+    cr_assert_eq(ops->module_unload(be, m), 0);
 }
 
 Test(sim_stream, destroy_finishes_queued_work, .init = up, .fini = down)

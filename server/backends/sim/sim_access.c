@@ -1,7 +1,9 @@
 /* Checked device-memory access for simulated kernels (sim_kernel.h).  The
  * stream worker running the launch holds the memory table's lock shared, so
  * these search it without locking. */
+#include <sched.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "sim_internal.h"
 
@@ -56,4 +58,20 @@ void *sim_mem_ptr_aligned(const sim_launch *l, uint64_t addr, size_t bytes, size
 bool sim_launch_stopped(const sim_launch *l)
 {
     return l->exec->err || atomic_load_explicit(l->exec->stopping, memory_order_relaxed);
+}
+
+bool sim_launch_wait_step(const sim_launch *l, long ns)
+{
+    sim_exec *x = l->exec;
+    struct timespec step = { 0, ns };
+
+    /* The table may change while the lock is out: the cached range too. */
+    x->last = NULL;
+    sim_mapped_read_unlock(x->mapped);
+    if (ns > 0)
+        nanosleep(&step, NULL);
+    else
+        sched_yield();
+    sim_mapped_read_lock(x->mapped);
+    return !sim_launch_stopped(l);
 }

@@ -224,7 +224,7 @@ struct tdm_backend {
 
 /* The per-launch state behind sim_launch.exec. */
 struct sim_exec {
-    const sim_mapped *mapped;
+    sim_mapped *mapped;
     const atomic_bool *stopping;
     const sim_range *last;   /* the range of the previous access: most hit it */
     int err;
