@@ -2,15 +2,23 @@
  * session's staging buffers, decoded into by MEMCPY_HTOD and read out by
  * MEMCPY_DTOH_STREAM's reply.
  *
- * Two buffers of TDM_MAX_CHUNK bytes per session for uploads (a whole
- * MEMCPY_HTOD is decoded into one) and two of DOWN_CHUNK for downloads,
- * page-aligned and registered with the backend where it can (cuda: pinned,
- * so copies to and from them are asynchronous DMA), each with an event
- * recorded after the last copy that uses it.  With two per direction, the
- * device copy of one chunk overlaps the network transfer of the next; with
- * separate ones, a download never waits for an upload queued on another
- * stream.  Made on first use, released with the session: whatever a session
- * copies, its staging is bounded by these 24 MiB. */
+ * Upload buffers of TDM_MAX_CHUNK bytes (a whole MEMCPY_HTOD is decoded
+ * into one) and two download buffers of DOWN_CHUNK, page-aligned and
+ * registered with the backend where it can (cuda: pinned, so copies to and
+ * from them are asynchronous DMA), each with an event recorded after the
+ * last copy that uses it.  Two upload buffers at first: the device copy of
+ * one chunk overlaps the network transfer of the next.  When every upload
+ * buffer is still queued behind work on its stream (copies queued behind a
+ * kernel that waits for something the program does later, as
+ * UnifiedMemoryPerf's latch), one more is made, up to UP_MAX: a copy from
+ * pageable memory would not do, because the driver performs a large one
+ * synchronously, in pieces through its own staging, each piece waiting for
+ * the stream, and so would hold the session's thread behind the kernel (and
+ * the program's next call, the one the kernel waits for, would never be
+ * read: pinned_latch over TCP hung on the H100).  With separate download
+ * buffers, a download never waits for an upload queued on another stream.
+ * Made on first use, released with the session: whatever a session copies,
+ * its staging is bounded by UP_MAX * 8 + 8 MiB. */
 #include "session.h"
 
 #include <stdlib.h>
@@ -22,21 +30,26 @@
 #include "log.h"
 #include "tandem_rpc.h"
 
-#define NBUF 2                    /* per direction */
-#define UP(i) (i)                 /* buffer indices: uploads... */
-#define DOWN(i) (NBUF + (i))      /* ...and downloads */
-#define NSTAGE (2 * NBUF)
+#define UP_FIRST 2                /* upload buffers made with the staging */
+#define UP_MAX 16                 /* at most: 128 MiB of uploads queued behind work */
+#define NDOWN 2                   /* download buffers */
 /* Download chunks: enough to hide a chunk's fixed costs (an event, a
  * socket write), small enough to start sending early. */
 #define DOWN_CHUNK ((uint64_t)4 << 20)
 
+typedef struct stage_buf {
+    void *p;
+    void *reg;                /* backend registration handle; NULL where not registered */
+    tdm_bevent *done;         /* recorded after the last copy that uses p */
+} stage_buf;
+
 typedef struct tdm_copy_staging {
-    void *buf[NSTAGE];
-    void *reg[NSTAGE];        /* backend registration handles; NULL where not registered */
-    tdm_bevent *done[NSTAGE]; /* recorded after the last copy that uses buf[i] */
+    stage_buf up[UP_MAX];
+    unsigned nup;             /* upload buffers made so far */
     unsigned next;            /* the upload buffer htod_space tries first */
+    stage_buf down[NDOWN];
     /* The streamed device-to-host copy being encoded: chunk k lies in
-     * buf[DOWN(k % NBUF)]; `queued` chunks are queued so far. */
+     * down[k % NDOWN]; `queued` chunks are queued so far. */
     uint64_t src, size, stream, queued_bytes;
     unsigned queued;
 } tdm_copy_staging;
@@ -46,10 +59,53 @@ static const tdm_backend_ops *ops_of(tdm_session *s)
     return s->srv->ops;
 }
 
-/* Waits until no queued copy uses buffer i. */
-static int drain(tdm_session *s, tdm_copy_staging *st, unsigned i)
+/* Waits until no queued copy uses b. */
+static int drain(tdm_session *s, stage_buf *b)
 {
-    return ops_of(s)->event_synchronize(s->srv->be, st->done[i]);
+    return ops_of(s)->event_synchronize(s->srv->be, b->done);
+}
+
+static void buf_release(tdm_session *s, stage_buf *b)
+{
+    if (b->done) {
+        drain(s, b);   /* the device must be done with the memory before it goes */
+        ops_of(s)->event_destroy(s->srv->be, b->done);
+    }
+    if (b->reg)
+        ops_of(s)->host_unregister(s->srv->be, b->reg);
+    free(b->p);
+    *b = (stage_buf){ 0 };
+}
+
+/* must_pin: a buffer the backend cannot pin is no use (the extra upload
+ * buffers exist only to be copied from asynchronously). */
+static int buf_make(tdm_session *s, stage_buf *b, size_t bytes, bool must_pin)
+{
+    int err;
+
+    if (posix_memalign(&b->p, 4096, bytes) != 0) {
+        b->p = NULL;
+        return cudaErrorMemoryAllocation;
+    }
+    err = ops_of(s)->event_create(s->srv->be, cudaEventDisableTiming, &b->done);
+    if (err) {
+        b->done = NULL;
+        goto fail;
+    }
+    /* Unregistered staging still works (the backend then copies from
+     * pageable memory, synchronously), only slower: logged, not fatal. */
+    if (ops_of(s)->host_register && ops_of(s)->host_register(s->srv->be, b->p, bytes, &b->reg) != 0) {
+        b->reg = NULL;
+        if (must_pin) {
+            err = cudaErrorMemoryAllocation;
+            goto fail;
+        }
+        tdm_log_session(s->id, "cannot pin a copy staging buffer: bulk copies over TCP go slower");
+    }
+    return 0;
+fail:
+    buf_release(s, b);
+    return err;
 }
 
 void tdm_session_copy_staging_release(tdm_session *s)
@@ -58,15 +114,10 @@ void tdm_session_copy_staging_release(tdm_session *s)
 
     if (!st)
         return;
-    for (unsigned i = 0; i < NSTAGE; i++) {
-        if (st->done[i]) {
-            drain(s, st, i);   /* the device must be done with the memory before it goes */
-            ops_of(s)->event_destroy(s->srv->be, st->done[i]);
-        }
-        if (st->reg[i])
-            ops_of(s)->host_unregister(s->srv->be, st->reg[i]);
-        free(st->buf[i]);
-    }
+    for (unsigned i = 0; i < st->nup; i++)
+        buf_release(s, &st->up[i]);
+    for (unsigned i = 0; i < NDOWN; i++)
+        buf_release(s, &st->down[i]);
     free(st);
     s->copy_staging = NULL;
 }
@@ -83,24 +134,12 @@ static tdm_copy_staging *staging(tdm_session *s, int *err)
         return NULL;
     }
     s->copy_staging = st;
-    for (unsigned i = 0; i < NSTAGE; i++) {
-        size_t bytes = i < NBUF ? TDM_MAX_CHUNK : DOWN_CHUNK;
-        if (posix_memalign(&st->buf[i], 4096, bytes) != 0) {
-            st->buf[i] = NULL;
-            *err = cudaErrorMemoryAllocation;
+    for (; st->nup < UP_FIRST; st->nup++)
+        if ((*err = buf_make(s, &st->up[st->nup], TDM_MAX_CHUNK, false)) != 0)
             goto fail;
-        }
-        *err = ops_of(s)->event_create(s->srv->be, cudaEventDisableTiming, &st->done[i]);
-        if (*err)
+    for (unsigned i = 0; i < NDOWN; i++)
+        if ((*err = buf_make(s, &st->down[i], DOWN_CHUNK, false)) != 0)
             goto fail;
-        /* Unregistered staging still works (the backend then copies from
-         * pageable memory, synchronously), only slower: logged, not fatal. */
-        if (ops_of(s)->host_register &&
-            ops_of(s)->host_register(s->srv->be, st->buf[i], bytes, &st->reg[i]) != 0) {
-            tdm_log_session(s->id, "cannot pin a copy staging buffer: bulk copies over TCP go slower");
-            st->reg[i] = NULL;
-        }
-    }
     return st;
 fail:
     tdm_session_copy_staging_release(s);
@@ -110,31 +149,40 @@ fail:
 /* ---- host to device ---- */
 
 /* Never waits: a buffer whose last copy is still queued (behind a long
- * kernel on its stream, say) is not handed out, and the upload is decoded
- * into a fresh allocation as before staging existed (the backend then
- * copies it from pageable memory).  Waiting instead would hold up every
- * later call of the session, on every stream, until that stream's work is
- * done.  When the device keeps up with the network, as for a large copy in
- * TDM_MAX_CHUNK calls, the buffers alternate. */
+ * kernel on its stream, say) is not handed out; when all are, one more is
+ * made (see the top), and past UP_MAX the upload is decoded into a fresh
+ * allocation as before staging existed (the backend then copies it from
+ * pageable memory, which may wait for the stream: the bound's price).
+ * Waiting here instead would hold up every later call of the session, on
+ * every stream, until that stream's work is done.  When the device keeps
+ * up with the network, as for a large copy in TDM_MAX_CHUNK calls, the
+ * first two buffers alternate. */
 void *tdm_session_htod_space(tdm_session *s)
 {
     int err = 0;
     tdm_copy_staging *st = staging(s, &err);
 
-    for (unsigned k = 0; st && k < NBUF; k++) {
-        unsigned i = UP((st->next + k) % NBUF);
-        if (ops_of(s)->event_query(s->srv->be, st->done[i]) == 0)
-            return st->buf[i];
+    for (unsigned k = 0; st && k < st->nup; k++) {
+        unsigned i = (st->next + k) % st->nup;
+        if (ops_of(s)->event_query(s->srv->be, st->up[i].done) == 0)
+            return st->up[i].p;
     }
-    return NULL;
+    if (!st || st->nup == UP_MAX)
+        return NULL;
+    if (buf_make(s, &st->up[st->nup], TDM_MAX_CHUNK, true) != 0)
+        return NULL;
+    if (st->nup == UP_FIRST)
+        tdm_log_session(s->id, "uploads queue behind unfinished device work: more upload staging (up to %u MiB)",
+                        (unsigned)(UP_MAX * (TDM_MAX_CHUNK >> 20)));
+    return st->up[st->nup++].p;
 }
 
 bool tdm_session_is_staging(const tdm_session *s, const void *p)
 {
     const tdm_copy_staging *st = s->copy_staging;
 
-    for (unsigned i = 0; p && st && i < NBUF; i++)
-        if (p == st->buf[UP(i)])
+    for (unsigned i = 0; p && st && i < st->nup; i++)
+        if (p == st->up[i].p)
             return true;
     return false;
 }
@@ -143,10 +191,10 @@ int tdm_session_memcpy_htod_bulk(tdm_session *s, uint64_t dst, const void *src, 
 {
     tdm_copy_staging *st = s->copy_staging;
 
-    for (unsigned i = 0; st && i < NBUF; i++)
-        if (src == st->buf[UP(i)]) {
-            st->next = (i + 1) % NBUF;
-            return tdm_session_memcpy_htod_fenced(s, dst, src, n, stream, st->done[UP(i)]);
+    for (unsigned i = 0; st && i < st->nup; i++)
+        if (src == st->up[i].p) {
+            st->next = (i + 1) % st->nup;
+            return tdm_session_memcpy_htod_fenced(s, dst, src, n, stream, st->up[i].done);
         }
     return tdm_session_memcpy_htod(s, dst, src, n, stream);
 }
@@ -157,12 +205,12 @@ int tdm_session_memcpy_htod_bulk(tdm_session *s, uint64_t dst, const void *src, 
  * is done with what that buffer held. */
 static int queue_next(tdm_session *s, tdm_copy_staging *st)
 {
-    unsigned i = DOWN(st->queued % NBUF);
+    stage_buf *b = &st->down[st->queued % NDOWN];
     uint64_t left = st->size - st->queued_bytes;
     uint64_t n = left < DOWN_CHUNK ? left : DOWN_CHUNK;
     int err;
 
-    err = tdm_session_memcpy_dtoh_queue(s, st->buf[i], st->src + st->queued_bytes, n, st->stream, st->done[i]);
+    err = tdm_session_memcpy_dtoh_queue(s, b->p, st->src + st->queued_bytes, n, st->stream, b->done);
     if (err)
         return err;
     st->queued++;
@@ -179,7 +227,7 @@ static const void *next_chunk(void *source, uint64_t off, size_t max, size_t *go
     tdm_session *s = source;
     tdm_copy_staging *st = s->copy_staging;
     uint64_t k = off / DOWN_CHUNK;
-    unsigned i = DOWN((unsigned)(k % NBUF));
+    stage_buf *b = &st->down[k % NDOWN];
     uint64_t n = st->size - off < DOWN_CHUNK ? st->size - off : DOWN_CHUNK;
     int e = 0;
 
@@ -189,14 +237,14 @@ static const void *next_chunk(void *source, uint64_t off, size_t max, size_t *go
     }
     if (st->queued_bytes < st->size && (e = queue_next(s, st)) != 0)
         goto fail;
-    if ((e = drain(s, st, i)) != 0)
+    if ((e = drain(s, b)) != 0)
         goto fail;
     /* The last chunk: the copies' own errors (a fault shows as the
      * stream's error, not the event's) and any deferred one. */
     if (off + n == st->size && (e = tdm_session_stream_synchronize(s, st->stream)) != 0)
         goto fail;
     *got = (size_t)n;
-    return st->buf[i];
+    return b->p;
 fail:
     *err = e;
     return NULL;
@@ -219,8 +267,8 @@ int tdm_session_dtoh_stream_begin(tdm_session *s, uint64_t src, uint64_t n, uint
         return err;
     /* An earlier streamed copy that failed half way may have left a copy
      * queued into a buffer. */
-    for (unsigned i = 0; i < NBUF; i++)
-        if ((err = drain(s, st, DOWN(i))) != 0)
+    for (unsigned i = 0; i < NDOWN; i++)
+        if ((err = drain(s, &st->down[i])) != 0)
             return tdm_session_sync_result(s, err);
     st->src = src;
     st->size = n;
@@ -234,7 +282,7 @@ int tdm_session_dtoh_stream_begin(tdm_session *s, uint64_t src, uint64_t n, uint
     /* Wait for the first chunk here rather than while the reply is sent:
      * the work it waits for may have printed (device printf), and that must
      * be known before the reply's err is written (device_output.h). */
-    err = drain(s, st, DOWN(0));
+    err = drain(s, &st->down[0]);
     if (err)
         return tdm_session_sync_result(s, err);
     r->size = n;
@@ -263,8 +311,9 @@ int tdm_session_htod_lanes(tdm_session *s, uint64_t dst, uint64_t n, uint64_t st
         return TDM_ERR_LANE_FAILED;
     }
     /* As for MEMCPY_HTOD: a staging buffer the device is done with, else
-     * (both still queued behind work on their streams) a fresh allocation,
-     * so that the session's other streams are not held up. */
+     * a new one, else (UP_MAX of them queued behind work on their streams)
+     * a fresh allocation, so that the session's other streams are not held
+     * up. */
     buf = tdm_session_htod_space(s);
     if (!buf) {
         buf = malloc(n);
@@ -298,8 +347,8 @@ void tdm_session_dtoh_lanes(tdm_session *s, uint64_t src, uint64_t n, uint64_t s
         st = staging(s, &e);
     if (e || !st)
         goto end;
-    for (unsigned i = 0; i < NBUF; i++)
-        if ((e = drain(s, st, DOWN(i))) != 0) {
+    for (unsigned i = 0; i < NDOWN; i++)
+        if ((e = drain(s, &st->down[i])) != 0) {
             e = tdm_session_sync_result(s, e);
             goto end;
         }
@@ -310,17 +359,17 @@ void tdm_session_dtoh_lanes(tdm_session *s, uint64_t src, uint64_t n, uint64_t s
     st->queued_bytes = 0;
     if ((e = queue_next(s, st)) != 0)
         goto end;
-    /* Piece k in buf[DOWN(k % NBUF)]: piece k+1 is queued before piece k is
+    /* Piece k in down[k % NDOWN]: piece k+1 is queued before piece k is
      * sent, so its device copy overlaps the sending.  Each send returns
      * once the bytes are in the sockets, freeing the buffer. */
     for (unsigned k = 0; (off = (uint64_t)k * DOWN_CHUNK) < n; k++) {
-        unsigned i = DOWN(k % NBUF);
+        stage_buf *b = &st->down[k % NDOWN];
         uint64_t len = n - off < DOWN_CHUNK ? n - off : DOWN_CHUNK;
         if (st->queued_bytes < n && (*copy_err = queue_next(s, st)) != 0)
             break;
-        if ((*copy_err = drain(s, st, i)) != 0)
+        if ((*copy_err = drain(s, b)) != 0)
             break;
-        if (tdm_lanes_send(s->lanes, nlanes, xfer, st->buf[i], off, len) != 0) {
+        if (tdm_lanes_send(s->lanes, nlanes, xfer, b->p, off, len) != 0) {
             *err = TDM_ERR_LANE_FAILED;
             return;
         }

@@ -143,6 +143,14 @@ Test(hostmem, a_kernel_waits_on_pinned_memory_by_its_host_pointer_over_both, .in
         free(r);
     }
     cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
+    /* Guards the H100 hang of 2026-11-24: the 48 MiB queued behind the
+     * spinning kernel over TCP fill both upload buffers, and the next one
+     * must be more pinned staging, not a copy from pageable memory (which
+     * the driver performs synchronously, behind the kernel, holding the
+     * session's thread).  The sim copies either asynchronously, so the log
+     * line is what shows the path taken (server/session_copy.c). */
+    cr_expect(th_server_log_has(&srv, "more upload staging"), "uploads behind the kernel took no new staging; see %s",
+              srv.log);
 }
 
 /* The managed-memory example's latch (a kernel spins on a cudaMallocHost
