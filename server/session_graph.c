@@ -556,7 +556,6 @@ int tdm_session_graph_add_node(tdm_session *s, uint64_t graph, const uint64_t *d
     graph_entry *g = tdm_handles_get(&s->graphs, graph);
     tdm_bgnode **bdeps = NULL, *bn = NULL;
     tdm_gnode_desc d;
-    node_entry *e = NULL;
     int err;
 
     if (!g)
@@ -572,9 +571,16 @@ int tdm_session_graph_add_node(tdm_session *s, uint64_t graph, const uint64_t *d
     if (err)
         return err;
     /* The backend's node stays in the graph even if no handle can name it. */
-    if (!(e = malloc(sizeof(*e))))
+    return tdm_graph_node_name(s, graph, bn, req->type, node);
+}
+
+int tdm_graph_node_name(tdm_session *s, uint64_t graph, tdm_bgnode *bn, int type, uint64_t *node)
+{
+    node_entry *e = malloc(sizeof(*e));
+
+    if (!e)
         return cudaErrorMemoryAllocation;
-    *e = (node_entry){ graph, bn, req->type };
+    *e = (node_entry){ graph, bn, type };
     if (!(*node = tdm_handles_add(&s->graph_nodes, e))) {
         free(e);
         return cudaErrorMemoryAllocation;
@@ -723,7 +729,6 @@ int tdm_session_graph_add_cond_node(tdm_session *s, uint64_t graph, const uint64
     graph_entry *g = tdm_handles_get(&s->graphs, graph);
     tdm_bgraph *bb[TDM_SESSION_MAX_COND_BODIES];
     tdm_bgnode **bdeps = NULL, *bn = NULL;
-    node_entry *e;
     int err;
 
     if (!g)
@@ -745,13 +750,8 @@ int tdm_session_graph_add_cond_node(tdm_session *s, uint64_t graph, const uint64
         return err;
     /* The node and its bodies stay in the backend's graph even if no
      * handle can name them (they go with the graph). */
-    if (!(e = malloc(sizeof(*e))))
-        return cudaErrorMemoryAllocation;
-    *e = (node_entry){ graph, bn, cudaGraphNodeTypeConditional };
-    if (!(*node = tdm_handles_add(&s->graph_nodes, e))) {
-        free(e);
-        return cudaErrorMemoryAllocation;
-    }
+    if ((err = tdm_graph_node_name(s, graph, bn, cudaGraphNodeTypeConditional, node)) != 0)
+        return err;
     for (unsigned i = 0; i < size; i++) {
         graph_entry *b = calloc(1, sizeof(*b));
         if (!b || !(bodies[i] = tdm_handles_add(&s->graphs, b))) {
@@ -799,19 +799,13 @@ static void find_node(void *obj, uint64_t id, void *arg)
 static int node_handle(tdm_session *s, uint64_t graph, tdm_bgnode *bn, int type, uint64_t *out)
 {
     node_find_ctx c = { graph, bn, 0 };
-    node_entry *e;
 
     tdm_handles_each(&s->graph_nodes, find_node, &c);
     if ((*out = c.found))
         return 0;
-    if (s->graph_nodes.live >= TDM_SESSION_MAX_GRAPH_NODES || !(e = malloc(sizeof(*e))))
+    if (s->graph_nodes.live >= TDM_SESSION_MAX_GRAPH_NODES)
         return cudaErrorMemoryAllocation;
-    *e = (node_entry){ graph, bn, type };
-    if (!(*out = tdm_handles_add(&s->graph_nodes, e))) {
-        free(e);
-        return cudaErrorMemoryAllocation;
-    }
-    return 0;
+    return tdm_graph_node_name(s, graph, bn, type, out);
 }
 
 int tdm_session_capture_graph(tdm_session *s, uint64_t stream, int *status, uint64_t *id, uint64_t *graph,

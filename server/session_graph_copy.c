@@ -144,7 +144,6 @@ int tdm_session_graph_add_memcpy_node(tdm_session *s, uint64_t graph, const uint
     tdm_gnode_desc d;
     tdm_host_io *io = NULL;
     tdm_kept_bytes *k;
-    node_entry *e;
     int err = 0;
 
     if (!g)
@@ -179,16 +178,8 @@ int tdm_session_graph_add_memcpy_node(tdm_session *s, uint64_t graph, const uint
     /* A failed add leaves the staging with the graph: freed with it. */
     if ((err = ops(s)->graph_add_node(be(s), g->bg, &d, bdeps, ndeps, &bn)) != 0)
         goto out;
-    if (!(e = malloc(sizeof(*e)))) {
-        err = cudaErrorMemoryAllocation;
+    if ((err = tdm_graph_node_name(s, graph, bn, cudaGraphNodeTypeMemcpy, node)) != 0)
         goto out;
-    }
-    *e = (node_entry){ graph, bn, cudaGraphNodeTypeMemcpy };
-    if (!(*node = tdm_handles_add(&s->graph_nodes, e))) {
-        free(e);
-        err = cudaErrorMemoryAllocation;
-        goto out;
-    }
     if (io)   /* io still points into g->kept->io: nothing grew it since */
         io->key = *node;
 out:

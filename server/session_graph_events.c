@@ -162,7 +162,6 @@ int tdm_session_graph_add_child_node(tdm_session *s, uint64_t graph, const uint6
     graph_entry *g = tdm_handles_get(&s->graphs, graph), *c = tdm_handles_get(&s->graphs, child);
     tdm_bgnode **bdeps = NULL, *bn = NULL;
     tdm_bgraph *embedded = NULL;
-    node_entry *e;
     int err;
 
     *node = 0;
@@ -187,14 +186,7 @@ int tdm_session_graph_add_child_node(tdm_session *s, uint64_t graph, const uint6
     if (err)
         return err;
     /* The node stays in the backend's graph even if no handle can name it. */
-    if (!(e = malloc(sizeof(*e))))
-        return cudaErrorMemoryAllocation;
-    *e = (node_entry){ graph, bn, cudaGraphNodeTypeGraph };
-    if (!(*node = tdm_handles_add(&s->graph_nodes, e))) {
-        free(e);
-        return cudaErrorMemoryAllocation;
-    }
-    return 0;
+    return tdm_graph_node_name(s, graph, bn, cudaGraphNodeTypeGraph, node);
 }
 
 typedef struct find_graph {

@@ -60,6 +60,11 @@ typedef struct node_entry {
     int type;                /* cudaGraphNodeType */
 } node_entry;
 
+/* A handle naming backend node bn of graph `graph` (type: a
+ * cudaGraphNodeType), in *node; cudaErrorMemoryAllocation when none can be
+ * made (the backend's node stays in its graph, unnamed). */
+int tdm_graph_node_name(tdm_session *s, uint64_t graph, tdm_bgnode *bn, int type, uint64_t *node);
+
 typedef struct exec_entry {
     tdm_bgexec *bx;
     tdm_kept_bytes *kept;

@@ -43,7 +43,6 @@ static void collect(void *obj, uint64_t id, void *arg)
 /* bn's handle: the known one, else a new one (bounded as added nodes). */
 static int handle_of(tdm_session *s, known_nodes *k, tdm_bgnode *bn, uint64_t *id)
 {
-    node_entry *e;
     int type = 0, err;
 
     for (size_t i = 0; i < k->n; i++)
@@ -55,13 +54,8 @@ static int handle_of(tdm_session *s, known_nodes *k, tdm_bgnode *bn, uint64_t *i
         return cudaErrorMemoryAllocation;
     if ((err = ops(s)->graph_node_type(be(s), bn, &type)) != 0)
         return err;
-    if (!(e = malloc(sizeof(*e))))
-        return cudaErrorMemoryAllocation;
-    *e = (node_entry){ k->graph, bn, type };
-    if (!(*id = tdm_handles_add(&s->graph_nodes, e))) {
-        free(e);
-        return cudaErrorMemoryAllocation;
-    }
+    if ((err = tdm_graph_node_name(s, k->graph, bn, type, id)) != 0)
+        return err;
     /* Known from now on (k has room: one slot per live handle plus the graph's nodes). */
     k->ids[k->n] = *id;
     k->bns[k->n++] = bn;

@@ -136,6 +136,8 @@ int tdm_cuda_array_create(tdm_backend *b, const tdm_array_desc *d, tdm_barray **
 int tdm_cuda_array_destroy(tdm_backend *b, tdm_barray *a);
 /* The driver's format of channels of `bits` of a cudaChannelFormatKind. */
 int tdm_cuda_array_format(int kind, int bits, CUarray_format *f);
+/* The driver's descriptor of an array (or mipmapped array) described by d. */
+int tdm_cuda_array_desc(const tdm_array_desc *d, CUDA_ARRAY3D_DESCRIPTOR *desc);
 /* cuda_texture.c */
 int tdm_cuda_tex_object_create(tdm_backend *b, const tdm_tex_resource *r, const struct cudaTextureDesc *tex,
                          const struct cudaResourceViewDesc *view, uint64_t *value);

@@ -52,6 +52,21 @@ int tdm_cuda_array_format(int kind, int bits, CUarray_format *f)
     return cudaErrorInvalidChannelDescriptor;
 }
 
+int tdm_cuda_array_desc(const tdm_array_desc *d, CUDA_ARRAY3D_DESCRIPTOR *desc)
+{
+    int err;
+
+    memset(desc, 0, sizeof(*desc));
+    if ((err = tdm_cuda_array_format(d->kind, d->bits, &desc->Format)) != 0)
+        return err;
+    desc->Width = d->width;
+    desc->Height = d->height;
+    desc->Depth = d->depth;
+    desc->NumChannels = (unsigned)d->channels;
+    desc->Flags = d->flags;
+    return 0;
+}
+
 int tdm_cuda_array_create(tdm_backend *b, const tdm_array_desc *d, tdm_barray **out)
 {
     CUDA_ARRAY3D_DESCRIPTOR desc;
@@ -60,14 +75,8 @@ int tdm_cuda_array_create(tdm_backend *b, const tdm_array_desc *d, tdm_barray **
 
     if (err)
         return err;
-    memset(&desc, 0, sizeof(desc));
-    if ((err = tdm_cuda_array_format(d->kind, d->bits, &desc.Format)) != 0)
+    if ((err = tdm_cuda_array_desc(d, &desc)) != 0)
         return err;
-    desc.Width = d->width;
-    desc.Height = d->height;
-    desc.Depth = d->depth;
-    desc.NumChannels = (unsigned)d->channels;
-    desc.Flags = d->flags;
     err = tdm_cuda_err(tdm_cu.cuArray3DCreate(&a, &desc), "cuArray3DCreate");
     if (!err)
         *out = (tdm_barray *)a;

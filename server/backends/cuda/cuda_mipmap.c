@@ -2,7 +2,6 @@
  * arrays"): the driver's own, a level the driver's CUarray for it. */
 #include "cuda_backend_internal.h"
 
-#include <string.h>
 
 /* tdm_bmipmap is the driver's CUmipmappedArray, cast, as arrays are. */
 int tdm_cuda_mipmap_create(tdm_backend *b, const tdm_array_desc *d, unsigned levels, tdm_bmipmap **out)
@@ -13,14 +12,8 @@ int tdm_cuda_mipmap_create(tdm_backend *b, const tdm_array_desc *d, unsigned lev
 
     if (err)
         return err;
-    memset(&desc, 0, sizeof(desc));
-    if ((err = tdm_cuda_array_format(d->kind, d->bits, &desc.Format)) != 0)
+    if ((err = tdm_cuda_array_desc(d, &desc)) != 0)
         return err;
-    desc.Width = d->width;
-    desc.Height = d->height;
-    desc.Depth = d->depth;
-    desc.NumChannels = (unsigned)d->channels;
-    desc.Flags = d->flags;
     err = tdm_cuda_err(tdm_cu.cuMipmappedArrayCreate(&m, &desc, levels), "cuMipmappedArrayCreate");
     if (!err)
         *out = (tdm_bmipmap *)m;
