@@ -2,7 +2,6 @@
  * arrays"): the driver's own, a level the driver's CUarray for it. */
 #include "cuda_backend_internal.h"
 
-
 /* tdm_bmipmap is the driver's CUmipmappedArray, cast, as arrays are. */
 int tdm_cuda_mipmap_create(tdm_backend *b, const tdm_array_desc *d, unsigned levels, tdm_bmipmap **out)
 {
