@@ -89,9 +89,18 @@ cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *fu
         if (err)
             return tdm_ret(err);
     }
-    f = tdm_function_for_stub_or_kernel(func, &err);
+    /* cudaLaunchKernelExC is cuLaunchKernelEx, whose answers the runtime
+     * passes on (the H100 run of 2026-11-24): an unknown func is taken for
+     * a kernel handle, cudaErrorInvalidResourceHandle, and an empty grid or
+     * block is cudaErrorInvalidValue, where cudaLaunchKernel and <<<>>>
+     * answer cudaErrorInvalidDeviceFunction and
+     * cudaErrorInvalidConfiguration (launch_packed). */
+    f = tdm_function_for_func(func, &err);
     if (!f)
         return tdm_ret(err);
+    if (!config->gridDim.x || !config->gridDim.y || !config->gridDim.z || !config->blockDim.x ||
+        !config->blockDim.y || !config->blockDim.z)
+        return tdm_ret(cudaErrorInvalidValue);
     if (plan.clusters) {
         plan.cluster.cooperative = plan.cooperative;
         err = tdm_launch_cluster(f, config->gridDim, config->blockDim, args, config->dynamicSmemBytes, config->stream,

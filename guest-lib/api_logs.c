@@ -136,7 +136,8 @@ cudaError_t cudaLogsUnregisterCallback(cudaLogsCallbackHandle callback)
 
 cudaError_t cudaLogsCurrent(cudaLogIterator *iterator_out, unsigned int flags)
 {
-    if (!iterator_out || flags)
+    (void)flags; /* reserved: the driver ignores it (flags 1 succeeds natively) */
+    if (!iterator_out)
         return tdm_ret(cudaErrorInvalidValue);
     pthread_mutex_lock(&logs_lock);
     *iterator_out = next_seq;
@@ -169,7 +170,8 @@ cudaError_t cudaLogsDumpToFile(cudaLogIterator *iterator, const char *pathToFile
     unsigned int from;
     int bad = 0;
 
-    if (!pathToFile || flags)
+    (void)flags; /* reserved and ignored, as cudaLogsCurrent's */
+    if (!pathToFile)
         return tdm_ret(cudaErrorInvalidValue);
     if (!(f = fopen(pathToFile, "a")))
         return tdm_ret(cudaErrorInvalidValue);
@@ -196,7 +198,8 @@ cudaError_t cudaLogsDumpToMemory(cudaLogIterator *iterator, char *buffer, size_t
     size_t need = 0, cap, at = 0;
     cudaError_t err = cudaSuccess;
 
-    if (!buffer || !size || flags)
+    (void)flags; /* reserved: the driver ignores it (flags 1 succeeds natively) */
+    if (!buffer || !size)
         return tdm_ret(cudaErrorInvalidValue);
     cap = *size;
     pthread_mutex_lock(&logs_lock);

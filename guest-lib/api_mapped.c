@@ -157,6 +157,10 @@ cudaError_t cudaHostUnregister(void *ptr)
         reg = regs[i];
         regs[i] = regs[--nregs];
         err = cudaSuccess;
+    } else if (i >= 0) {
+        /* Inside a range, not its start: the driver's answer (H100 run
+         * of 2026-11-24), not "not registered". */
+        err = cudaErrorInvalidValue;
     }
     /* Under reg_lock: a registration of the same pages waits until they
      * are private again. */

@@ -19,25 +19,28 @@
  * memory of a host pool would be the guest's pinned memory handed out in
  * stream order by the server, which no transport does yet, and managed
  * pools need concurrentManagedAccess, which Tandem reports 0 (the driver
- * answers cudaErrorNotSupported on such a device).  Other pairs are
- * cudaErrorInvalidValue; a device id past the device count is `no_device`,
- * the error each driver call documents (cuMemGetDefaultMemPool: invalid
- * device; cuMemGetMemPool and cuMemSetMemPool: invalid value only). */
-static cudaError_t device_pinned(const struct cudaMemLocation *loc, enum cudaMemAllocationType type,
-                                 cudaError_t no_device)
+ * answers cudaErrorNotSupported on such a device).  A device id past the
+ * device count is cudaErrorInvalidValue for all three calls, and a pinned
+ * pool at a location type the header does not name is
+ * cudaErrorNotSupported: both what the driver answered on the H100 run of
+ * 2026-11-24 (cuMemGetDefaultMemPool documents invalid device, but does
+ * not return it).  Other pairs are cudaErrorInvalidValue. */
+static cudaError_t device_pinned(const struct cudaMemLocation *loc, enum cudaMemAllocationType type)
 {
     if (!loc)
         return cudaErrorInvalidValue;
     if (type == cudaMemAllocationTypePinned) {
         switch (loc->type) {
         case cudaMemLocationTypeDevice:
-            return tdm_check_device(loc->id) == cudaSuccess ? cudaSuccess : no_device;
+            return tdm_check_device(loc->id) == cudaSuccess ? cudaSuccess : cudaErrorInvalidValue;
         case cudaMemLocationTypeHost:
         case cudaMemLocationTypeHostNuma:
         case cudaMemLocationTypeHostNumaCurrent:
             return cudaErrorNotSupported;
-        default:
+        case cudaMemLocationTypeNone:
             return cudaErrorInvalidValue;
+        default:
+            return cudaErrorNotSupported;
         }
     }
     if (type == cudaMemAllocationTypeManaged) {
@@ -58,7 +61,7 @@ static cudaError_t device_pinned(const struct cudaMemLocation *loc, enum cudaMem
 cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location,
                                      enum cudaMemAllocationType type)
 {
-    cudaError_t err = memPool ? device_pinned(location, type, cudaErrorInvalidDevice) : cudaErrorInvalidValue;
+    cudaError_t err = memPool ? device_pinned(location, type) : cudaErrorInvalidValue;
 
     if (err)
         return tdm_ret(err);
@@ -68,7 +71,7 @@ cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocat
 cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location,
                               enum cudaMemAllocationType type)
 {
-    cudaError_t err = memPool ? device_pinned(location, type, cudaErrorInvalidValue) : cudaErrorInvalidValue;
+    cudaError_t err = memPool ? device_pinned(location, type) : cudaErrorInvalidValue;
 
     if (err)
         return tdm_ret(err);
@@ -78,7 +81,7 @@ cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *lo
 cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type,
                               cudaMemPool_t memPool)
 {
-    cudaError_t err = device_pinned(location, type, cudaErrorInvalidValue);
+    cudaError_t err = device_pinned(location, type);
 
     if (err)
         return tdm_ret(err);
