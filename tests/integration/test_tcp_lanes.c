@@ -190,7 +190,7 @@ Test(tcp_lanes, forged_and_surplus_lanes_are_refused, .init = up, .fini = down)
     close(fd);
     for (int i = 0; i < TDM_LANES_MAX; i++)
         cr_expect_eq(raw_lane(r.session_id, (unsigned char *)r.secret, &fds[i]), i);
-    cr_expect_eq(raw_lane(r.session_id, (unsigned char *)r.secret, &fds[TDM_LANES_MAX]), -1, "a ninth lane was admitted");
+    cr_expect_eq(raw_lane(r.session_id, (unsigned char *)r.secret, &fds[TDM_LANES_MAX]), -1, "a lane past TDM_LANES_MAX was admitted");
     close(fds[TDM_LANES_MAX]);
     for (int i = 0; i < 50 && !th_server_log_has(&srv, "incomplete preamble"); i++)
         usleep(100000);
