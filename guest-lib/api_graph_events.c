@@ -5,9 +5,11 @@
  * External semaphores: a cudaExternalSemaphore_t comes only from
  * cudaImportExternalSemaphore, which is not remoted (the Vulkan or D3D
  * object it imports lives in the guest's own VM), so no value a program
- * can pass here names a semaphore: these calls answer as the driver
- * answers a graph call given an invalid handle, and no node of a graph is
- * ever an external semaphore node. */
+ * can pass here names a semaphore.  A node whose semaphores are all NULL
+ * is added, as the driver adds it (H100 run of 2026-11-24); any other
+ * value is refused as an invalid handle.  Such a node names nothing, so
+ * the server refuses to instantiate a graph holding one
+ * (docs/graphs.md). */
 #include <string.h>
 
 #include "guest.h"
@@ -159,21 +161,49 @@ cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cud
 
 /* ---- external semaphore nodes ---- */
 
+/* A node of n semaphores, each of which must be NULL (see above); the
+ * server learns only their number. */
+static cudaError_t add_extsem_node(cudaGraphNode_t *pNode, cudaGraph_t graph, const cudaGraphNode_t *deps,
+                                   size_t ndeps, cudaExternalSemaphore_t *sems, const void *params, unsigned n,
+                                   int type)
+{
+    tdm_graph_add_node_args a;
+
+    if (!pNode || !graph || (n && (!sems || !params)))
+        return cudaErrorInvalidValue;
+    for (unsigned i = 0; i < n; i++)
+        if (sems[i])
+            return cudaErrorInvalidValue;
+    memset(&a, 0, sizeof(a));
+    a.kind = type;
+    a.size = n;
+    return tdm_graph_add_node_call(pNode, graph, deps, ndeps, &a);
+}
+
 cudaError_t cudaGraphAddExternalSemaphoresSignalNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
                                                      const cudaGraphNode_t *pDependencies, size_t numDependencies,
                                                      const struct cudaExternalSemaphoreSignalNodeParams *nodeParams)
 {
-    return tdm_ret(cudaErrorInvalidValue);
+    if (!nodeParams)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(add_extsem_node(pGraphNode, graph, pDependencies, numDependencies, nodeParams->extSemArray,
+                                   nodeParams->paramsArray, nodeParams->numExtSems,
+                                   cudaGraphNodeTypeExtSemaphoreSignal));
 }
 
 cudaError_t cudaGraphAddExternalSemaphoresWaitNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph,
                                                    const cudaGraphNode_t *pDependencies, size_t numDependencies,
                                                    const struct cudaExternalSemaphoreWaitNodeParams *nodeParams)
 {
-    return tdm_ret(cudaErrorInvalidValue);
+    if (!nodeParams)
+        return tdm_ret(cudaErrorInvalidValue);
+    return tdm_ret(add_extsem_node(pGraphNode, graph, pDependencies, numDependencies, nodeParams->extSemArray,
+                                   nodeParams->paramsArray, nodeParams->numExtSems,
+                                   cudaGraphNodeTypeExtSemaphoreWait));
 }
 
-/* No node is an external semaphore node. */
+/* Parameters of a node of NULL semaphores are not kept: refused as for a
+ * node that is none (docs/graphs.md). */
 cudaError_t cudaGraphExternalSemaphoresSignalNodeGetParams(cudaGraphNode_t hNode,
                                                            struct cudaExternalSemaphoreSignalNodeParams *params_out)
 {

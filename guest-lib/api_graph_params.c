@@ -571,10 +571,15 @@ static cudaError_t attr_keep(uint64_t node, int id, const cudaLaunchAttributeVal
 
 /* Checks v for id and sends what changes how the node runs on the device:
  * cooperative and priority.  The others are hints Tandem keeps without
- * effect, as for cudaLaunchKernelExC (docs/runtime-api.md). */
-static cudaError_t attr_apply(uint64_t node, int id, const cudaLaunchAttributeValue *v)
+ * effect, as for cudaLaunchKernelExC (docs/runtime-api.md).  A priority is
+ * clamped into the device's range, as kept and read back: natively a node
+ * given 1 where the range is [-5, 0] reads back 0 (H100 run of 2026-11-24,
+ * examples/graph_params.cu). */
+static cudaError_t attr_apply(uint64_t node, int id, cudaLaunchAttributeValue *v)
 {
     tdm_kernel_node_attr_args a = { node, id, 0 };
+    int least, greatest;
+    cudaError_t err;
 
     switch (id) {
     case cudaLaunchAttributeAccessPolicyWindow:
@@ -597,6 +602,12 @@ static cudaError_t attr_apply(uint64_t node, int id, const cudaLaunchAttributeVa
         a.value = v->cooperative;
         return tdm_call_err(TDM_GRAPH_KERNEL_NODE_ATTR, &a);
     case cudaLaunchAttributePriority:
+        if ((err = cudaDeviceGetStreamPriorityRange(&least, &greatest)))
+            return err;
+        if (v->priority > least)
+            v->priority = least;
+        else if (v->priority < greatest)
+            v->priority = greatest;
         a.value = v->priority;
         return tdm_call_err(TDM_GRAPH_KERNEL_NODE_ATTR, &a);
     default:
@@ -608,13 +619,15 @@ cudaError_t cudaGraphKernelNodeSetAttribute(cudaGraphNode_t hNode, cudaKernelNod
                                             const cudaKernelNodeAttrValue *value)
 {
     uint64_t node = (uint64_t)(uintptr_t)hNode;
+    cudaLaunchAttributeValue v;
     cudaError_t err;
 
     if (!hNode || !value || !node_attribute((int)attr))
         return tdm_ret(cudaErrorInvalidValue);
-    if ((err = kernel_node(hNode)) || (err = attr_apply(node, (int)attr, value)))
+    v = *value;   /* as the node keeps it (attr_apply clamps a priority) */
+    if ((err = kernel_node(hNode)) || (err = attr_apply(node, (int)attr, &v)))
         return tdm_ret(err);
-    return tdm_ret(attr_keep(node, (int)attr, value));
+    return tdm_ret(attr_keep(node, (int)attr, &v));
 }
 
 cudaError_t cudaGraphKernelNodeGetAttribute(cudaGraphNode_t hNode, cudaKernelNodeAttrID attr,

@@ -335,6 +335,8 @@ int tdm_session_graph_instantiate(tdm_session *s, uint64_t graph, uint64_t flags
         return cudaErrorInvalidValue;
     if (s->graph_execs.live >= TDM_SESSION_MAX_GRAPHS)
         return cudaErrorMemoryAllocation;
+    if ((err = tdm_graph_extsem_check(s, g->bg, 0)) != 0)   /* ---- external semaphore nodes (issue 14) ---- */
+        return err;
     err = ops(s)->graph_instantiate(be(s), g->bg, flags, &bx);
     if (err)
         return err;
@@ -437,6 +439,12 @@ int tdm_session_graph_exec_update(tdm_session *s, uint64_t exec, uint64_t graph,
     *result = cudaGraphExecUpdateError;
     if (!x || !g)
         return cudaErrorInvalidValue;
+    /* ---- external semaphore nodes (issue 14): no exec has one (refused at
+     * instantiation), so one in the graph is a node of another type ---- */
+    if (tdm_graph_extsem_check(s, g->bg, 0) != 0) {
+        *result = cudaGraphExecUpdateErrorNodeTypeChanged;
+        return cudaErrorGraphExecUpdateFailure;
+    }
     err = ops(s)->graph_exec_update(be(s), x->bx, g->bg, result);
     if (err)
         return err;
@@ -545,6 +553,9 @@ static int describe_node(tdm_session *s, graph_entry *g, const tdm_node_request 
     case cudaGraphNodeTypeEventRecord:   /* ---- event nodes (issue 14): src is the event ---- */
     case cudaGraphNodeTypeWaitEvent:
         return tdm_graph_event_describe(s, q, d);
+    case cudaGraphNodeTypeExtSemaphoreSignal:   /* ---- external semaphore nodes (issue 14): n semaphores ---- */
+    case cudaGraphNodeTypeExtSemaphoreWait:
+        return tdm_graph_extsem_describe(s, q, d);
     default:
         return cudaErrorInvalidValue;
     }

@@ -122,10 +122,12 @@ int tdm_graph_child_refuse(tdm_session *s, const char *what)
     return cudaErrorNotSupported;
 }
 
-/* Whether child may be embedded: as the driver, no conditional or memory
- * nodes (cudaErrorInvalidValue); nor, here, host nodes or copies of host
- * memory, which the guest's and the server's launch bookkeeping know only
- * at the top of a graph (cudaErrorNotSupported, logged). */
+/* Whether child may be embedded: as the driver, no memory nodes
+ * (cudaErrorNotSupported, as the H100 answered on 2026-11-24) nor
+ * conditional nodes (cudaErrorInvalidValue); nor, here, host nodes or
+ * copies of host memory, which the guest's and the server's launch
+ * bookkeeping know only at the top of a graph (cudaErrorNotSupported,
+ * logged). */
 static int child_check(tdm_session *s, uint64_t child, graph_entry *c)
 {
     tdm_bgnode **nodes = NULL;
@@ -133,7 +135,7 @@ static int child_check(tdm_session *s, uint64_t child, graph_entry *c)
     int err;
 
     if (tdm_session_graph_mem_has_nodes(s, child))
-        return cudaErrorInvalidValue;
+        return cudaErrorNotSupported;
     if (c->kept && (c->kept->n || c->kept->nio))
         return tdm_graph_child_refuse(s, "a copy from or to host memory");
     if ((err = ops(s)->graph_nodes(be(s), c->bg, NULL, 0, &n)) != 0)
@@ -146,9 +148,10 @@ static int child_check(tdm_session *s, uint64_t child, graph_entry *c)
         int type = 0;
         if ((err = ops(s)->graph_node_type(be(s), nodes[i], &type)) != 0)
             break;
-        if (type == cudaGraphNodeTypeConditional || type == cudaGraphNodeTypeMemAlloc ||
-            type == cudaGraphNodeTypeMemFree)
+        if (type == cudaGraphNodeTypeConditional)
             err = cudaErrorInvalidValue;
+        else if (type == cudaGraphNodeTypeMemAlloc || type == cudaGraphNodeTypeMemFree)
+            err = cudaErrorNotSupported;
         else if (type == cudaGraphNodeTypeHost)
             err = tdm_graph_child_refuse(s, "a host node");
     }
@@ -267,4 +270,54 @@ int tdm_session_graph_exec_child_set(tdm_session *s, uint64_t exec, uint64_t nod
     if ((err = child_check(s, child, c)) != 0)
         return err;
     return ops(s)->graph_exec_child_set(be(s), x->bx, e->bn, c->bg);
+}
+
+/* ---- external semaphore nodes (issue 14) ---- */
+
+/* A node of n semaphores, each naming none: no cudaExternalSemaphore_t can
+ * reach the server (cudaImportExternalSemaphore is out of reach), and the
+ * guest sends only NULL ones, which the driver accepts at add time (H100
+ * run of 2026-11-24). n bounds what the cuda backend allocates. */
+int tdm_graph_extsem_describe(tdm_session *s, const tdm_node_request *q, tdm_gnode_desc *d)
+{
+    if (q->n > TDM_SESSION_MAX_EXTSEMS) {
+        tdm_log_session(s->id, "an external semaphore node of %llu semaphores is beyond the session's bound",
+                        (unsigned long long)q->n);
+        return cudaErrorMemoryAllocation;
+    }
+    *d = (tdm_gnode_desc){ .kind = q->type == cudaGraphNodeTypeExtSemaphoreSignal ? TDM_GNODE_EXTSEM_SIGNAL
+                                                                                   : TDM_GNODE_EXTSEM_WAIT,
+                           .n = q->n };
+    return 0;
+}
+
+int tdm_graph_extsem_check(tdm_session *s, tdm_bgraph *bg, int depth)
+{
+    tdm_bgnode **nodes = NULL;
+    size_t n = 0, got = 0;
+    int err;
+
+    if (depth > TDM_SESSION_MAX_COND_DEPTH)   /* nesting is bounded where child nodes are added */
+        return cudaErrorInvalidValue;
+    if ((err = ops(s)->graph_nodes(be(s), bg, NULL, 0, &n)) != 0 || !n)
+        return err;
+    if (!(nodes = malloc(n * sizeof(*nodes))))
+        return cudaErrorMemoryAllocation;
+    err = ops(s)->graph_nodes(be(s), bg, nodes, n, &got);
+    for (size_t i = 0; !err && i < got && i < n; i++) {
+        tdm_bgraph *child = NULL;
+        int type = 0;
+
+        if ((err = ops(s)->graph_node_type(be(s), nodes[i], &type)) != 0)
+            break;
+        if (type == cudaGraphNodeTypeExtSemaphoreSignal || type == cudaGraphNodeTypeExtSemaphoreWait) {
+            tdm_log_session(s->id, "a graph's external semaphore node names no semaphore: it cannot run");
+            err = cudaErrorInvalidValue;
+        } else if (type == cudaGraphNodeTypeGraph && ops(s)->graph_child_graph &&
+                   (err = ops(s)->graph_child_graph(be(s), nodes[i], &child)) == 0) {
+            err = tdm_graph_extsem_check(s, child, depth + 1);
+        }
+    }
+    free(nodes);
+    return err;
 }

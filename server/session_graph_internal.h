@@ -102,6 +102,13 @@ int tdm_graph_event_describe(tdm_session *s, const tdm_node_request *q, tdm_gnod
 /* A child graph node's embedded graph may not get what a child graph may
  * not have (docs/graphs.md): refused with a log line naming what. */
 int tdm_graph_child_refuse(tdm_session *s, const char *what);
+/* ---- external semaphore nodes (issue 14): session_graph_events.c ---- */
+#define TDM_SESSION_MAX_EXTSEMS 4096   /* semaphores of one node (each names none) */
+int tdm_graph_extsem_describe(tdm_session *s, const tdm_node_request *q, tdm_gnode_desc *d);
+/* cudaErrorInvalidValue (logged) if bg, or a child graph in it (depth: of
+ * bg's nesting), holds an external semaphore node: none names a semaphore,
+ * so no exec may run one. */
+int tdm_graph_extsem_check(tdm_session *s, tdm_bgraph *bg, int depth);
 /* Forgets graph's entry, its nodes, bodies and handles, without destroying
  * the backend's graph (its node's graph owns it): session_graph.c. */
 void tdm_graph_forget(tdm_session *s, uint64_t graph);

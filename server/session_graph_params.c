@@ -54,7 +54,11 @@ int tdm_session_graph_exec_flags(tdm_session *s, uint64_t exec, uint64_t *flags)
 
     if (!x)
         return cudaErrorInvalidValue;
-    *flags = x->flags;
+    /* As the driver reports them: cuda.h says Upload is never reported (it
+     * does not shape the exec), and the H100 run of 2026-11-24 showed
+     * UseNodePriority is not either (examples/graph_params.cu: 0 after
+     * instantiating with it). The exec itself was made with both. */
+    *flags = x->flags & ~(uint64_t)(cudaGraphInstantiateFlagUpload | cudaGraphInstantiateFlagUseNodePriority);
     return 0;
 }
 

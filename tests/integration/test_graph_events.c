@@ -5,7 +5,8 @@
  * another stream's graph through an event; nodes' events read and set in
  * graphs and executable graphs; user object destructors when the last
  * reference goes), and a guest speaking the protocol: unknown nodes and
- * events, nodes of another type or graph are refused. */
+ * events, nodes of another type or graph are refused; external semaphore
+ * nodes are added but no exec may hold one. */
 #include <criterion/criterion.h>
 #include <driver_types.h>
 #include <stdlib.h>
@@ -56,7 +57,8 @@ static const char want[] =
     "the exec made before: 7 28 0\n"
     "clone's embedded graph is its own: yes, 2 nodes\n"
     "embedded graph of a kernel node: cudaErrorInvalidValue\n"
-    "child graph with memory nodes: cudaErrorInvalidValue\n"
+    /* cudaErrorNotSupported natively (H100 run of 2026-11-24). */
+    "child graph with memory nodes: cudaErrorNotSupported\n"
     "user object held by a graph: destroyed 0\n"
     "graph destroyed, its exec holds it: destroyed 0\n"
     "exec destroyed after its launches: destroyed 1\n"
@@ -68,7 +70,8 @@ static const char want[] =
     "create with no reference: cudaErrorInvalidValue\n"
     "create without destructor: cudaErrorInvalidValue\n"
     "destructor counts: 1 1 1 0\n"
-    "signal node without an imported semaphore: cudaErrorInvalidValue\n"
+    /* cudaSuccess natively (H100 run of 2026-11-24): a node of NULL semaphores is added. */
+    "signal node without an imported semaphore: cudaSuccess\n"
     "PASSED\n";
 
 Test(graph_events, event_nodes_order_streams_and_user_objects_over_tcp_and_shm, .init = up, .fini = down)
@@ -88,15 +91,23 @@ Test(graph_events, event_nodes_order_streams_and_user_objects_over_tcp_and_shm, 
 
 /* ---- a guest speaking the protocol directly ---- */
 
-static tdm_handle_res add_event_node(tdm_transport *t, uint64_t graph, int type, uint64_t event)
+/* A node of type: src names an event node's event, size an external
+ * semaphore node's number of semaphores. */
+static tdm_handle_res add_typed_node(tdm_transport *t, uint64_t graph, int type, uint64_t src, uint64_t size)
 {
     tdm_graph_add_node_args a;
 
     memset(&a, 0, sizeof(a));
     a.graph = graph;
     a.kind = type;
-    a.src = event;
+    a.src = src;
+    a.size = size;
     return th_call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &a);
+}
+
+static tdm_handle_res add_event_node(tdm_transport *t, uint64_t graph, int type, uint64_t event)
+{
+    return add_typed_node(t, graph, type, event, 0);
 }
 
 static tdm_handle_res get_event(tdm_transport *t, uint64_t node, int record)
@@ -244,5 +255,76 @@ Test(graph_events_protocol, child_graph_nodes_refuse_bad_input_and_own_their_gra
     a.graph = emb.handle;
     cr_expect_eq(th_call_handle(t, TDM_GRAPH_ADD_NODE, (xdrproc_t)xdr_tdm_graph_add_node_args, &a).err,
                  cudaErrorInvalidValue, "the destroyed node's graph is gone");
+    t->ops->close(t);
+}
+
+/* ---- external semaphore nodes (issue 14) ---- */
+
+static tdm_handle_res add_extsem_node(tdm_transport *t, uint64_t graph, int type, uint64_t n)
+{
+    return add_typed_node(t, graph, type, 0, n);
+}
+
+static int instantiate(tdm_transport *t, uint64_t graph)
+{
+    tdm_graph_instantiate_args inst = { graph, 0 };
+
+    return th_call_handle(t, TDM_GRAPH_INSTANTIATE, (xdrproc_t)xdr_tdm_graph_instantiate_args, &inst).err;
+}
+
+/* A node of NULL semaphores is added with its type (as the driver adds
+ * one), but names nothing to signal or wait for: no exec may hold one, in
+ * the graph itself, a clone, or an embedded child graph; an update from a
+ * graph holding one fails. */
+Test(graph_events_protocol, external_semaphore_nodes_are_added_but_never_run, .init = up, .fini = down)
+{
+    tdm_transport *t = th_guest_open(srv.endpoint, "graph-extsem-protocol");
+    tdm_u32 zero = 0;
+    tdm_handle_res g = th_call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &zero);
+    tdm_handle_res plain = th_call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &zero);
+    tdm_handle_res sig, wait, clone, x;
+    tdm_flags_res type;
+    tdm_graph_child_node_args child;
+    tdm_graph_exec_update_args up_args;
+    tdm_graph_exec_update_res up_res;
+
+    cr_assert(g.err == 0 && plain.err == 0);
+    sig = add_extsem_node(t, g.handle, cudaGraphNodeTypeExtSemaphoreSignal, 1);
+    wait = add_extsem_node(t, g.handle, cudaGraphNodeTypeExtSemaphoreWait, 3);
+    cr_assert(sig.err == 0 && wait.err == 0, "signal %d wait %d", sig.err, wait.err);
+    memset(&type, 0, sizeof(type));
+    cr_assert_eq(t->ops->call(t, TDM_GRAPH_NODE_GET_TYPE, (xdrproc_t)xdr_tdm_handle, &sig.handle,
+                              (xdrproc_t)xdr_tdm_flags_res, &type), 0);
+    cr_expect_eq(type.flags, cudaGraphNodeTypeExtSemaphoreSignal, "the signal node's type");
+    cr_expect_eq(add_extsem_node(t, g.handle, cudaGraphNodeTypeExtSemaphoreWait, 1u << 20).err,
+                 cudaErrorMemoryAllocation, "a node of more semaphores than the session's bound");
+
+    cr_expect_eq(instantiate(t, g.handle), cudaErrorInvalidValue, "a graph with external semaphore nodes");
+    clone = th_call_handle(t, TDM_GRAPH_CLONE, (xdrproc_t)xdr_tdm_handle, &g.handle);
+    cr_assert_eq(clone.err, 0);
+    cr_expect_eq(instantiate(t, clone.handle), cudaErrorInvalidValue, "a clone keeps the nodes' type");
+    memset(&child, 0, sizeof(child));
+    child.graph = plain.handle;
+    child.child = g.handle;
+    cr_assert_eq(th_call_handle(t, TDM_GRAPH_ADD_CHILD_NODE, (xdrproc_t)xdr_tdm_graph_child_node_args, &child).err,
+                 0, "a child graph of external semaphore nodes");
+    cr_expect_eq(instantiate(t, plain.handle), cudaErrorInvalidValue, "one in an embedded graph");
+
+    /* An exec of an empty node, updated from a graph of a signal node. */
+    plain = th_call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &zero);
+    cr_assert_eq(add_extsem_node(t, plain.handle, cudaGraphNodeTypeEmpty, 0).err, 0);
+    {
+        tdm_graph_instantiate_args inst = { plain.handle, 0 };
+        x = th_call_handle(t, TDM_GRAPH_INSTANTIATE, (xdrproc_t)xdr_tdm_graph_instantiate_args, &inst);
+    }
+    cr_assert_eq(x.err, 0);
+    g = th_call_handle(t, TDM_GRAPH_CREATE, (xdrproc_t)xdr_tdm_u32, &zero);
+    cr_assert_eq(add_extsem_node(t, g.handle, cudaGraphNodeTypeExtSemaphoreSignal, 1).err, 0);
+    up_args = (tdm_graph_exec_update_args){ x.handle, g.handle };
+    memset(&up_res, 0, sizeof(up_res));
+    cr_assert_eq(t->ops->call(t, TDM_GRAPH_EXEC_UPDATE, (xdrproc_t)xdr_tdm_graph_exec_update_args, &up_args,
+                              (xdrproc_t)xdr_tdm_graph_exec_update_res, &up_res), 0);
+    cr_expect_eq(up_res.err, cudaErrorGraphExecUpdateFailure, "an update bringing an external semaphore node");
+    cr_expect_eq(up_res.result, cudaGraphExecUpdateErrorNodeTypeChanged);
     t->ops->close(t);
 }

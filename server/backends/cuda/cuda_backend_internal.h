@@ -246,6 +246,9 @@ CUDA_MEMCPY3D tdm_cuda_graph_copy_params(const tdm_gnode_desc *d);
 /* ---- event nodes, child graphs, user objects (issue 14): cuda_graph_events.c ---- */
 int tdm_cuda_graph_add_event_node(CUgraph g, const CUgraphNode *deps, size_t ndeps, bool record, tdm_bevent *e,
                                   CUgraphNode *out);
+/* ---- external semaphore nodes (issue 14) ---- */
+int tdm_cuda_graph_add_extsem_node(CUgraph g, const CUgraphNode *deps, size_t ndeps, bool signal, size_t n,
+                                   CUgraphNode *out);
 int tdm_cuda_graph_event_node_get(tdm_backend *b, tdm_bgnode *n, tdm_bevent **out);
 int tdm_cuda_graph_event_node_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, tdm_bevent *e);
 int tdm_cuda_stream_event_external(tdm_backend *b, tdm_bstream *s, tdm_bevent *e, bool record);

@@ -214,6 +214,12 @@ int tdm_cuda_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc 
         if (!err)
             *out = (tdm_bgnode *)n;
         return err;
+    case TDM_GNODE_EXTSEM_SIGNAL:   /* ---- external semaphore nodes (issue 14): cuda_graph_events.c ---- */
+    case TDM_GNODE_EXTSEM_WAIT:
+        err = tdm_cuda_graph_add_extsem_node(cg, cdeps, ndeps, d->kind == TDM_GNODE_EXTSEM_SIGNAL, d->n, &n);
+        if (!err)
+            *out = (tdm_bgnode *)n;
+        return err;
     case TDM_GNODE_HOST:   /* graph host nodes (issue 14): cuda_graph_host.c */
         err = tdm_cuda_graph_add_host_node(b, cg, cdeps, ndeps, d->host_key, &n);
         if (!err)

@@ -3,6 +3,8 @@
  * event nodes name the session's CUevent (a tdm_bevent is one). */
 #include "cuda_backend_internal.h"
 
+#include <stdlib.h>
+
 int tdm_cuda_graph_add_event_node(CUgraph g, const CUgraphNode *deps, size_t ndeps, bool record, tdm_bevent *e,
                                   CUgraphNode *out)
 {
@@ -125,4 +127,31 @@ int tdm_cuda_graph_exec_child_set(tdm_backend *b, tdm_bgexec *x, tdm_bgnode *n, 
         return err;
     return tdm_cuda_err(tdm_cu.cuGraphExecChildGraphNodeSetParams((CUgraphExec)x, (CUgraphNode)n, (CUgraph)child),
                         "cuGraphExecChildGraphNodeSetParams");
+}
+
+/* ---- external semaphore nodes (issue 14) ---- */
+
+/* A node of n semaphores, each NULL (no semaphore reaches the server), with
+ * zeroed parameters: the driver answers as for the program's own NULLs. The
+ * session never instantiates a graph holding one (docs/graphs.md). */
+int tdm_cuda_graph_add_extsem_node(CUgraph g, const CUgraphNode *deps, size_t ndeps, bool signal, size_t n,
+                                   CUgraphNode *out)
+{
+    CUexternalSemaphore *sems = calloc(n ? n : 1, sizeof(*sems));
+    void *params = calloc(n ? n : 1, signal ? sizeof(CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS)
+                                            : sizeof(CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS));
+    int err = cudaErrorMemoryAllocation;
+
+    if (sems && params && signal) {
+        CUDA_EXT_SEM_SIGNAL_NODE_PARAMS p = { sems, params, (unsigned)n };
+        err = tdm_cuda_err(tdm_cu.cuGraphAddExternalSemaphoresSignalNode(out, g, deps, ndeps, &p),
+                           "cuGraphAddExternalSemaphoresSignalNode");
+    } else if (sems && params) {
+        CUDA_EXT_SEM_WAIT_NODE_PARAMS p = { sems, params, (unsigned)n };
+        err = tdm_cuda_err(tdm_cu.cuGraphAddExternalSemaphoresWaitNode(out, g, deps, ndeps, &p),
+                           "cuGraphAddExternalSemaphoresWaitNode");
+    }
+    free(sems);
+    free(params);
+    return err;
 }

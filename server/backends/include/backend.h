@@ -114,6 +114,9 @@ typedef enum tdm_gnode_kind {
     /* ---- event nodes, child graphs, user objects (issue 14) ---- */
     TDM_GNODE_EVENT_RECORD,  /* event: recorded when the node runs */
     TDM_GNODE_EVENT_WAIT,    /* event: what follows waits for its latest record */
+    /* ---- external semaphore nodes (issue 14) ---- */
+    TDM_GNODE_EXTSEM_SIGNAL, /* n: how many semaphores, each naming none (docs/graphs.md); never instantiated */
+    TDM_GNODE_EXTSEM_WAIT,
 } tdm_gnode_kind;
 
 typedef struct tdm_gnode_desc {

@@ -40,6 +40,8 @@ struct tdm_bgnode {
     size_t ndeps, depcap;
     size_t mark;             /* topological sort: 0 unseen, 1 in progress, 2 done */
     struct tdm_bgnode *origin; /* a clone's node: the node it copies (compared, never followed) */
+    /* ---- external semaphore nodes (issue 14) ---- */
+    int extsem;              /* op NULL: 0, or the node's cudaGraphNodeTypeExtSemaphore* (it runs nothing) */
 };
 
 struct tdm_bgraph {
@@ -338,6 +340,8 @@ static int topo_visit(tdm_backend *b, tdm_bgnode *nd, sim_op ***tail, sim_nodema
             return err;
     }
     nd->mark = 2;
+    if (nd->extsem)   /* ---- external semaphore nodes (issue 14): it names no semaphore ---- */
+        return cudaErrorInvalidValue;
     if (nd->op) {
         sim_op *c = nd->op->kind == SIM_OP_COND ? cond_instantiate(b, nd->op) : op_clone(b, nd->op);
         if (!c)
@@ -580,9 +584,11 @@ int sim_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc *d, t
     sim_op *op = NULL;
     int err;
 
+    bool extsem = d->kind == TDM_GNODE_EXTSEM_SIGNAL || d->kind == TDM_GNODE_EXTSEM_WAIT;
+
     if (d->kind == TDM_GNODE_KERNEL && d->params_len != d->func->params_len)
         return cudaErrorInvalidValue;
-    if (d->kind != TDM_GNODE_EMPTY && !(op = op_of(b, d)))
+    if (d->kind != TDM_GNODE_EMPTY && !extsem && !(op = op_of(b, d)))
         return cudaErrorMemoryAllocation;
     pthread_mutex_lock(&b->lock);
     err = node_add_locked(g, op, deps, ndeps);
@@ -590,6 +596,9 @@ int sim_graph_add_node(tdm_backend *b, tdm_bgraph *g, const tdm_gnode_desc *d, t
         sim_op_free_locked(b, op);
     pthread_mutex_unlock(&b->lock);
     *out = err ? NULL : g->nodes[g->n - 1];
+    if (*out && extsem)   /* ---- external semaphore nodes (issue 14): a typed node that runs nothing ---- */
+        (*out)->extsem = d->kind == TDM_GNODE_EXTSEM_SIGNAL ? cudaGraphNodeTypeExtSemaphoreSignal
+                                                            : cudaGraphNodeTypeExtSemaphoreWait;
     return err;
 }
 
@@ -665,8 +674,10 @@ int sim_graph_clone(tdm_backend *b, tdm_bgraph *g, tdm_bgraph **out)
         if (err && op)
             sim_op_free_locked(b, op);
         pthread_mutex_unlock(&b->lock);
-        if (!err)
+        if (!err) {
             c->nodes[c->n - 1]->origin = g->nodes[i];
+            c->nodes[c->n - 1]->extsem = g->nodes[i]->extsem;   /* external semaphore nodes (issue 14) */
+        }
     }
     for (size_t i = 0; !err && i < g->n; i++) {
         tdm_bgnode *nd = c->nodes[i];
@@ -704,7 +715,7 @@ int sim_graph_node_type(tdm_backend *b, tdm_bgnode *n, int *type)
                                  [SIM_OP_RECORD] = cudaGraphNodeTypeEventRecord,
                                  [SIM_OP_WAIT] = cudaGraphNodeTypeWaitEvent, [SIM_OP_HOST] = cudaGraphNodeTypeHost };
 
-    *type = !n->op ? cudaGraphNodeTypeEmpty
+    *type = !n->op ? (n->extsem ? n->extsem : cudaGraphNodeTypeEmpty)   /* external semaphore nodes (issue 14) */
             : (size_t)n->op->kind < sizeof(types) / sizeof(types[0]) ? types[n->op->kind] : cudaGraphNodeTypeEmpty;
     if (n->op && n->op->kind == SIM_OP_COND)   /* conditional and child graph nodes (issue 14) */
         *type = n->op->cond->type == SIM_COND_CHILD ? cudaGraphNodeTypeGraph : cudaGraphNodeTypeConditional;
