@@ -91,7 +91,10 @@ static int segv(void)
     CHECK(cudaDeviceSynchronize());
     printf("managed m[0]=%#x\n", (unsigned)m[0]);
     fflush(stdout);
-    volatile int *wild = (volatile int *)(uintptr_t)16;
+    // Through a volatile address: the compiler would otherwise see a
+    // constant wild pointer and warn (-Warray-bounds) about what is meant.
+    volatile uintptr_t addr = 16;
+    volatile int *wild = (volatile int *)addr;
     *wild = 1;
     printf("survived a wild write\n");
     return 0;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "raw_calls.h"
 #include "tandem_rpc.h"
 #include "transport.h"
 #include "xdr_extra.h"
@@ -36,54 +37,6 @@ static tdm_transport *guest_open(void)
     return th_guest_open(srv.endpoint, "tcp-bulk-test");
 }
 
-static uint64_t g_malloc(tdm_transport *t, uint64_t size)
-{
-    tdm_malloc_res r;
-    u_quad_t sz = size;
-    memset(&r, 0, sizeof(r));
-    cr_assert_eq(t->ops->call(t, TDM_MALLOC, (xdrproc_t)xdr_u_quad_t, &sz, (xdrproc_t)xdr_tdm_malloc_res, &r), 0);
-    cr_assert_eq(r.err, 0);
-    return r.addr;
-}
-
-/* Uploads in TDM_MAX_CHUNK calls, as the guest library does. */
-static void g_write(tdm_transport *t, uint64_t dst, const unsigned char *src, size_t n)
-{
-    while (n > 0) {
-        size_t chunk = n < TDM_MAX_CHUNK ? n : TDM_MAX_CHUNK;
-        tdm_memcpy_htod_args a = { .dst = dst, .stream = 0 };
-        a.data.data_val = (char *)src;
-        a.data.data_len = (u_int)chunk;
-        cr_assert_eq(t->ops->post(t, TDM_MEMCPY_HTOD, (xdrproc_t)xdr_tdm_memcpy_htod_args, &a), 0);
-        dst += chunk;
-        src += chunk;
-        n -= chunk;
-    }
-}
-
-/* One MEMCPY_DTOH_STREAM; the error before the payload, or the one after. */
-static int g_read_stream(tdm_transport *t, uint64_t src, void *dst, uint64_t n, uint64_t stream)
-{
-    tdm_memcpy_dtoh_args a = { .src = src, .size = n, .stream = stream };
-    tdm_dtoh_stream_res r = { .size = n, .buf = dst };
-
-    cr_assert_eq(t->ops->call(t, TDM_MEMCPY_DTOH_STREAM, (xdrproc_t)xdr_tdm_memcpy_dtoh_args, &a,
-                              (xdrproc_t)xdr_tdm_dtoh_stream_res, &r), 0, "transport failed");
-    if (r.err || r.copy_err)
-        return r.err ? r.err : r.copy_err;
-    cr_assert_eq(r.got, n, "no bytes came, and no error");
-    return 0;
-}
-
-static void fill(unsigned char *p, size_t n, unsigned seed)
-{
-    uint32_t x = seed * 2654435761u + 1;
-    for (size_t i = 0; i < n; i++) {
-        x = x * 1103515245u + 12345u;
-        p[i] = (unsigned char)(x >> 24);
-    }
-}
-
 /* Sizes around the staging's chunk size and odd ones (padding on the wire),
  * at odd offsets. */
 Test(tcp_bulk, stream_read_returns_every_byte, .init = up, .fini = down)
@@ -95,14 +48,14 @@ Test(tcp_bulk, stream_read_returns_every_byte, .init = up, .fini = down)
     };
     unsigned char *pattern = malloc(total), *back = malloc(total + 1);
     tdm_transport *t = guest_open();
-    uint64_t dev = g_malloc(t, total);
+    uint64_t dev = th_raw_malloc(t, total);
 
     cr_assert(pattern && back);
-    fill(pattern, total, 14);
-    g_write(t, dev, pattern, total);
+    th_fill(pattern, total, 14);
+    th_raw_write(t, dev, pattern, total);
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         memset(back, 0xa5, total + 1);
-        cr_assert_eq(g_read_stream(t, dev + cases[c].off, back, cases[c].n, 0), 0, "case %zu", c);
+        cr_assert_eq(th_raw_read(t, dev + cases[c].off, back, cases[c].n, 0), 0, "case %zu", c);
         cr_expect_eq(memcmp(back, pattern + cases[c].off, cases[c].n), 0, "case %zu: bytes differ", c);
         cr_expect_eq(back[cases[c].n], 0xa5, "case %zu: wrote past the end", c);
     }
@@ -114,20 +67,20 @@ Test(tcp_bulk, stream_read_returns_every_byte, .init = up, .fini = down)
 Test(tcp_bulk, stream_read_refuses_bad_ranges_and_streams, .init = up, .fini = down)
 {
     tdm_transport *t = guest_open();
-    uint64_t dev = g_malloc(t, 1 << 20);
+    uint64_t dev = th_raw_malloc(t, 1 << 20);
     unsigned char *back = calloc(1, 4 << 20);
     unsigned char pattern[64];
 
-    fill(pattern, sizeof(pattern), 3);
-    g_write(t, dev, pattern, sizeof(pattern));
+    th_fill(pattern, sizeof(pattern), 3);
+    th_raw_write(t, dev, pattern, sizeof(pattern));
     /* Past the allocation's end, spanning it, nowhere at all: refused
      * before a byte is sent. */
-    cr_expect_eq(g_read_stream(t, dev + 1, back, 1 << 20, 0), cudaErrorInvalidValue);
-    cr_expect_eq(g_read_stream(t, dev, back, 4 << 20, 0), cudaErrorInvalidValue);
-    cr_expect_eq(g_read_stream(t, 0x123456789ull, back, 16, 0), cudaErrorInvalidValue);
-    cr_expect_eq(g_read_stream(t, dev, back, 16, 0x5300000100000007ull), cudaErrorInvalidResourceHandle);
+    cr_expect_eq(th_raw_read(t, dev + 1, back, 1 << 20, 0), cudaErrorInvalidValue);
+    cr_expect_eq(th_raw_read(t, dev, back, 4 << 20, 0), cudaErrorInvalidValue);
+    cr_expect_eq(th_raw_read(t, 0x123456789ull, back, 16, 0), cudaErrorInvalidValue);
+    cr_expect_eq(th_raw_read(t, dev, back, 16, 0x5300000100000007ull), cudaErrorInvalidResourceHandle);
     /* The session goes on. */
-    cr_expect_eq(g_read_stream(t, dev, back, sizeof(pattern), 0), 0);
+    cr_expect_eq(th_raw_read(t, dev, back, sizeof(pattern), 0), 0);
     cr_expect_eq(memcmp(back, pattern, sizeof(pattern)), 0);
     cr_expect(th_server_log_has(&srv, "outside the session's allocations"), "no clear error in the server log");
     t->ops->close(t);
@@ -139,15 +92,15 @@ Test(tcp_bulk, stream_read_refuses_bad_ranges_and_streams, .init = up, .fini = d
 Test(tcp_bulk, stream_read_reports_a_deferred_error, .init = up, .fini = down)
 {
     tdm_transport *t = guest_open();
-    uint64_t dev = g_malloc(t, 4096);
+    uint64_t dev = th_raw_malloc(t, 4096);
     unsigned char b[16] = { 0 };
     tdm_memcpy_htod_args bad = { .dst = 0x123456789ull, .stream = 0 };
 
     bad.data.data_val = (char *)b;
     bad.data.data_len = sizeof(b);
     cr_assert_eq(t->ops->post(t, TDM_MEMCPY_HTOD, (xdrproc_t)xdr_tdm_memcpy_htod_args, &bad), 0);
-    cr_expect_eq(g_read_stream(t, dev, b, sizeof(b), 0), cudaErrorInvalidValue);
-    cr_expect_eq(g_read_stream(t, dev, b, sizeof(b), 0), 0, "the error was reported twice");
+    cr_expect_eq(th_raw_read(t, dev, b, sizeof(b), 0), cudaErrorInvalidValue);
+    cr_expect_eq(th_raw_read(t, dev, b, sizeof(b), 0), 0, "the error was reported twice");
     t->ops->close(t);
 }
 
@@ -168,7 +121,7 @@ Test(tcp_bulk, upload_cut_short_harms_no_one_else, .init = up, .fini = down)
     const size_t n = 2 * (size_t)TDM_MAX_CHUNK + 12;
     unsigned char *pattern = malloc(n), *back = malloc(n);
     tdm_transport *t = guest_open();
-    uint64_t dev = g_malloc(t, n);
+    uint64_t dev = th_raw_malloc(t, n);
     int fd = raw_connect();
     uint32_t words[] = {
         /* record marker: a last fragment of the whole call, as announced */
@@ -180,14 +133,14 @@ Test(tcp_bulk, upload_cut_short_harms_no_one_else, .init = up, .fini = down)
     uint32_t rest[] = { 0, 0, htonl(TDM_MAX_CHUNK) }; /* stream 0; data: 8 MiB announced */
     char *junk = calloc(1, 1 << 20);
 
-    fill(pattern, n, 9);
-    g_write(t, dev, pattern, n);
+    th_fill(pattern, n, 9);
+    th_raw_write(t, dev, pattern, n);
     cr_assert_eq(write(fd, words, sizeof(words)), (ssize_t)sizeof(words));
     cr_assert_eq(write(fd, rest, sizeof(rest)), (ssize_t)sizeof(rest));
     cr_assert_eq(write(fd, junk, (1 << 20) - 12), (ssize_t)(1 << 20) - 12);
     close(fd);
     usleep(300000);
-    cr_expect_eq(g_read_stream(t, dev, back, n, 0), 0);
+    cr_expect_eq(th_raw_read(t, dev, back, n, 0), 0);
     cr_expect_eq(memcmp(back, pattern, n), 0, "the other session's data changed");
     cr_expect(th_server_log_has(&srv, "connection lost in the middle of a frame"),
               "no clear error in the server log");
@@ -224,7 +177,7 @@ Test(tcp_bulk, download_abandoned_harms_no_one_else, .init = up, .fini = down)
     unsigned char *pattern = malloc(n), *back = malloc(n);
     char *junk = malloc(1 << 20), rec[256];
     tdm_transport *t = guest_open();
-    uint64_t dev = g_malloc(t, n);
+    uint64_t dev = th_raw_malloc(t, n);
     int fd = raw_connect();
     struct sockaddr_in sa;
     socklen_t salen = sizeof(sa);
@@ -240,7 +193,7 @@ Test(tcp_bulk, download_abandoned_harms_no_one_else, .init = up, .fini = down)
     uint32_t mark;
     XDR x;
 
-    fill(pattern, n, 5);
+    th_fill(pattern, n, 5);
     getpeername(fd, (struct sockaddr *)&sa, &salen);
     c = clnt_vc_create(fd, &addr, TANDEM_PROG, TANDEM_V1, 0, 0);
     cr_assert(c != NULL);
@@ -270,8 +223,8 @@ Test(tcp_bulk, download_abandoned_harms_no_one_else, .init = up, .fini = down)
     clnt_destroy(c);   /* leaves fd open: CLSET_FD_CLOSE was not asked for */
     close(fd);
 
-    g_write(t, dev, pattern, n);
-    cr_expect_eq(g_read_stream(t, dev, back, n, 0), 0);
+    th_raw_write(t, dev, pattern, n);
+    cr_expect_eq(th_raw_read(t, dev, back, n, 0), 0);
     cr_expect_eq(memcmp(back, pattern, n), 0, "the other session's data changed");
     /* The server notices when its next write fails: give it a moment. */
     for (int i = 0; i < 50 && !th_server_log_has(&srv, "cannot send reply: peer gone"); i++)

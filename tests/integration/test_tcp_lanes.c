@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "raw_calls.h"
 #include "lanes_wire.h"
 #include "takeover_pair.h"
 #include "tandem_rpc.h"
@@ -44,53 +45,6 @@ static tdm_transport *guest_open(const char *lanes, const char *lane_min)
     setenv("TANDEM_TCP_LANES", lanes, 1);
     setenv("TANDEM_TCP_LANE_MIN", lane_min, 1);
     return th_guest_open(srv.endpoint, "tcp-lanes-test");
-}
-
-static uint64_t g_malloc(tdm_transport *t, uint64_t size)
-{
-    tdm_malloc_res r;
-    u_quad_t sz = size;
-    memset(&r, 0, sizeof(r));
-    cr_assert_eq(t->ops->call(t, TDM_MALLOC, (xdrproc_t)xdr_u_quad_t, &sz, (xdrproc_t)xdr_tdm_malloc_res, &r), 0);
-    cr_assert_eq(r.err, 0);
-    return r.addr;
-}
-
-/* Uploads in TDM_MAX_CHUNK calls, as the guest library does. */
-static void g_write(tdm_transport *t, uint64_t dst, const unsigned char *src, size_t n)
-{
-    while (n > 0) {
-        size_t chunk = n < TDM_MAX_CHUNK ? n : TDM_MAX_CHUNK;
-        tdm_memcpy_htod_args a = { .dst = dst, .stream = 0 };
-        a.data.data_val = (char *)src;
-        a.data.data_len = (u_int)chunk;
-        cr_assert_eq(t->ops->post(t, TDM_MEMCPY_HTOD, (xdrproc_t)xdr_tdm_memcpy_htod_args, &a), 0);
-        dst += chunk;
-        src += chunk;
-        n -= chunk;
-    }
-}
-
-static int g_read(tdm_transport *t, uint64_t src, void *dst, uint64_t n, uint64_t stream)
-{
-    tdm_memcpy_dtoh_args a = { .src = src, .size = n, .stream = stream };
-    tdm_dtoh_stream_res r = { .size = n, .buf = dst };
-
-    cr_assert_eq(t->ops->call(t, TDM_MEMCPY_DTOH_STREAM, (xdrproc_t)xdr_tdm_memcpy_dtoh_args, &a,
-                              (xdrproc_t)xdr_tdm_dtoh_stream_res, &r), 0, "transport failed");
-    if (r.err || r.copy_err)
-        return r.err ? r.err : r.copy_err;
-    cr_assert_eq(r.got, n, "no bytes came, and no error");
-    return 0;
-}
-
-static void fill(unsigned char *p, size_t n, unsigned seed)
-{
-    uint32_t x = seed * 2654435761u + 1;
-    for (size_t i = 0; i < n; i++) {
-        x = x * 1103515245u + 12345u;
-        p[i] = (unsigned char)(x >> 24);
-    }
 }
 
 static int raw_connect(void)
@@ -139,27 +93,27 @@ Test(tcp_lanes, copies_are_byte_identical, .init = up, .fini = down)
     };
     unsigned char *pattern = malloc(total), *back = malloc(total + 1);
     tdm_transport *t = guest_open("3", "65536");
-    uint64_t dev = g_malloc(t, total);
+    uint64_t dev = th_raw_malloc(t, total);
 
     cr_assert(pattern && back);
     for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
         /* Each case uploads its own range (over the lanes) on a known background. */
-        fill(pattern, total, (unsigned)c);
-        g_write(t, dev, pattern, total);
-        fill(pattern + cases[c].off, cases[c].n, 100 + (unsigned)c);
-        g_write(t, dev + cases[c].off, pattern + cases[c].off, cases[c].n);
+        th_fill(pattern, total, (unsigned)c);
+        th_raw_write(t, dev, pattern, total);
+        th_fill(pattern + cases[c].off, cases[c].n, 100 + (unsigned)c);
+        th_raw_write(t, dev + cases[c].off, pattern + cases[c].off, cases[c].n);
         memset(back, 0xa5, total + 1);
-        cr_assert_eq(g_read(t, dev, back, total, 0), 0, "case %zu", c);
+        cr_assert_eq(th_raw_read(t, dev, back, total, 0), 0, "case %zu", c);
         cr_expect_eq(memcmp(back, pattern, total), 0, "case %zu: bytes differ", c);
         memset(back, 0xa5, total + 1);
-        cr_assert_eq(g_read(t, dev + cases[c].off, back, cases[c].n, 0), 0, "case %zu", c);
+        cr_assert_eq(th_raw_read(t, dev + cases[c].off, back, cases[c].n, 0), 0, "case %zu", c);
         cr_expect_eq(memcmp(back, pattern + cases[c].off, cases[c].n), 0, "case %zu: bytes differ", c);
         cr_expect_eq(back[cases[c].n], 0xa5, "case %zu: wrote past the end", c);
     }
     /* Refusals before any byte: the same errors as without lanes. */
-    cr_expect_eq(g_read(t, dev + 1, back, total, 0), cudaErrorInvalidValue);
-    cr_expect_eq(g_read(t, dev, back, 1 << 20, 0x5300000100000007ull), cudaErrorInvalidResourceHandle);
-    cr_expect_eq(g_read(t, dev, back, 1 << 20, 0), 0, "the session went on");
+    cr_expect_eq(th_raw_read(t, dev + 1, back, total, 0), cudaErrorInvalidValue);
+    cr_expect_eq(th_raw_read(t, dev, back, 1 << 20, 0x5300000100000007ull), cudaErrorInvalidResourceHandle);
+    cr_expect_eq(th_raw_read(t, dev, back, 1 << 20, 0), 0, "the session went on");
     cr_expect(th_server_log_has(&srv, "lane 2 opened"), "no lanes were used; see %s", srv.log);
     cr_expect(!th_server_log_has(&srv, "lane 3 opened"), "more lanes than asked for");
     t->ops->close(t);
@@ -175,7 +129,7 @@ Test(tcp_lanes, forged_and_surplus_lanes_are_refused, .init = up, .fini = down)
     tdm_lane_ticket_res r = ticket(t);
     unsigned char wrong[TDM_LANE_SECRET_LEN];
     int fds[TDM_LANES_MAX + 1], fd;
-    uint64_t dev = g_malloc(t, 1 << 20), odev = g_malloc(other, TDM_MAX_CHUNK);
+    uint64_t dev = th_raw_malloc(t, 1 << 20), odev = th_raw_malloc(other, TDM_MAX_CHUNK);
     unsigned char *pattern = malloc(TDM_MAX_CHUNK), *back = malloc(TDM_MAX_CHUNK);
 
     memcpy(wrong, r.secret, sizeof(wrong));
@@ -198,10 +152,10 @@ Test(tcp_lanes, forged_and_surplus_lanes_are_refused, .init = up, .fini = down)
     cr_expect(th_server_log_has(&srv, "closed: too many lanes"), "see %s", srv.log);
     cr_expect(th_server_log_has(&srv, "incomplete preamble"), "see %s", srv.log);
     /* Both sessions go on; the other copies over its own lanes. */
-    cr_expect_eq(g_read(t, dev, back, 1 << 20, 0), 0);
-    fill(pattern, TDM_MAX_CHUNK, 4);
-    g_write(other, odev, pattern, TDM_MAX_CHUNK);
-    cr_expect_eq(g_read(other, odev, back, TDM_MAX_CHUNK, 0), 0);
+    cr_expect_eq(th_raw_read(t, dev, back, 1 << 20, 0), 0);
+    th_fill(pattern, TDM_MAX_CHUNK, 4);
+    th_raw_write(other, odev, pattern, TDM_MAX_CHUNK);
+    cr_expect_eq(th_raw_read(other, odev, back, TDM_MAX_CHUNK, 0), 0);
     cr_expect_eq(memcmp(back, pattern, TDM_MAX_CHUNK), 0);
     /* The hand-made lanes end with their session: the server closes them. */
     t->ops->close(t);
@@ -259,23 +213,23 @@ static void lane_dies(bool upload)
     const size_t n = 16 * (size_t)TDM_MAX_CHUNK + 13;
     unsigned char *pattern = malloc(n), *back = malloc(n);
     tdm_transport *t = guest_open("2", "65536"), *other = guest_open("0", "65536");
-    uint64_t dev = g_malloc(t, n), odev = g_malloc(other, 1 << 20);
+    uint64_t dev = th_raw_malloc(t, n), odev = th_raw_malloc(other, 1 << 20);
     cutter c = { .cut = -1 };
     pthread_t th;
 
     atomic_init(&c.stop, false);
     cr_assert(pattern && back);
-    fill(pattern, n, 21);
+    th_fill(pattern, n, 21);
     if (upload) {
         cr_assert_eq(pthread_create(&th, NULL, cut_a_lane, &c), 0);
-        g_write(t, dev, pattern, n);
+        th_raw_write(t, dev, pattern, n);
     } else {
-        g_write(t, dev, pattern, n);
+        th_raw_write(t, dev, pattern, n);
         /* Lanes are open now: cut one before the download starts using it. */
         cr_assert_eq(pthread_create(&th, NULL, cut_a_lane, &c), 0);
     }
     memset(back, 0, n);
-    cr_expect_eq(g_read(t, dev, back, n, 0), 0);
+    cr_expect_eq(th_raw_read(t, dev, back, n, 0), 0);
     atomic_store(&c.stop, true);
     pthread_join(th, NULL);
     cr_expect_neq(c.cut, -1, "no lane was cut");
@@ -284,11 +238,11 @@ static void lane_dies(bool upload)
         usleep(100000);
     cr_expect(th_server_log_has(&srv, "failed in the middle of a copy"), "see %s", srv.log);
     /* Later copies work (over new lanes), and the other session never noticed. */
-    fill(pattern, n, 22);
-    g_write(t, dev, pattern, n);
-    cr_expect_eq(g_read(t, dev, back, n, 0), 0);
+    th_fill(pattern, n, 22);
+    th_raw_write(t, dev, pattern, n);
+    cr_expect_eq(th_raw_read(t, dev, back, n, 0), 0);
     cr_expect_eq(memcmp(back, pattern, n), 0);
-    cr_expect_eq(g_read(other, odev, back, 1 << 20, 0), 0);
+    cr_expect_eq(th_raw_read(other, odev, back, 1 << 20, 0), 0);
     t->ops->close(t);
     other->ops->close(other);
     free(pattern);
@@ -332,16 +286,16 @@ Test(tcp_lanes, lanes_end_with_their_session, .init = up, .fini = down)
     /* A session without lanes first, so that whatever the server makes
      * once (staging pools, the backend's threads) is in the baseline. */
     tdm_transport *t = guest_open("0", "65536");
-    uint64_t dev = g_malloc(t, n);
-    g_write(t, dev, buf, n);
-    cr_assert_eq(g_read(t, dev, buf, n, 0), 0);
+    uint64_t dev = th_raw_malloc(t, n);
+    th_raw_write(t, dev, buf, n);
+    cr_assert_eq(th_raw_read(t, dev, buf, n, 0), 0);
     fds0 = count_dir(fds);
     tasks0 = count_dir(tasks);
     for (int round = 0; round < 3; round++) {
         tdm_transport *l = guest_open("4", "65536");
-        uint64_t ldev = g_malloc(l, n);
-        g_write(l, ldev, buf, n);
-        cr_assert_eq(g_read(l, ldev, buf, n, 0), 0);
+        uint64_t ldev = th_raw_malloc(l, n);
+        th_raw_write(l, ldev, buf, n);
+        cr_assert_eq(th_raw_read(l, ldev, buf, n, 0), 0);
         with_lanes_fds = count_dir(fds);
         with_lanes_tasks = count_dir(tasks);
         l->ops->close(l);
