@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "raw_calls.h"
 #include "takeover_pair.h"
 #include "tandem_rpc.h"
 #include "transport.h"
@@ -99,16 +100,6 @@ static int th_call_int(tdm_transport *t, uint32_t proc, xdrproc_t xa, void *a)
     int res = -1;
     cr_assert_eq(t->ops->call(t, proc, xa, a, (xdrproc_t)xdr_int, &res), 0, "transport failed");
     return res;
-}
-
-static uint64_t g_malloc(tdm_transport *t, uint64_t size)
-{
-    tdm_malloc_res r;
-    u_quad_t sz = size;
-    memset(&r, 0, sizeof(r));
-    cr_assert_eq(t->ops->call(t, TDM_MALLOC, (xdrproc_t)xdr_u_quad_t, &sz, (xdrproc_t)xdr_tdm_malloc_res, &r), 0);
-    cr_assert_eq(r.err, 0);
-    return r.addr;
 }
 
 static int g_free(tdm_transport *t, uint64_t addr)
@@ -213,7 +204,7 @@ Test(ipc_protocol, opened_memory_is_the_exporters, .init = up, .fini = down)
 {
     tdm_transport *a = guest(), *b = guest();
     unsigned char in[4096], out[4096];
-    uint64_t addr = g_malloc(a, sizeof(in)), opened = 0;
+    uint64_t addr = th_raw_malloc(a, sizeof(in)), opened = 0;
     tdm_ipc_handle h;
 
     fill(in, sizeof(in), 1);
@@ -245,7 +236,7 @@ Test(ipc_protocol, opened_memory_is_the_exporters, .init = up, .fini = down)
 Test(ipc_protocol, bad_handles_are_refused, .init = up, .fini = down)
 {
     tdm_transport *a = guest(), *b = guest();
-    uint64_t addr = g_malloc(a, 4096), other = g_malloc(a, 4096), got = 0;
+    uint64_t addr = th_raw_malloc(a, 4096), other = th_raw_malloc(a, 4096), got = 0;
     tdm_ipc_handle h, bad;
 
     cr_assert_eq(get_mem_handle(a, addr, &h), 0);
@@ -288,7 +279,7 @@ Test(ipc_protocol, another_servers_handle_is_refused, .init = up, .fini = down)
 
     th_server_start(&other, NULL);
     a = th_guest_open(other.endpoint, "ipc-test-other");
-    cr_assert_eq(get_mem_handle(a, g_malloc(a, 4096), &h), 0);
+    cr_assert_eq(get_mem_handle(a, th_raw_malloc(a, 4096), &h), 0);
     cr_expect_eq(open_mem(b, &h, 1, &got), cudaErrorInvalidResourceHandle);
     a->ops->close(a);
     b->ops->close(b);
@@ -301,7 +292,7 @@ Test(ipc_protocol, imports_are_not_freed_by_the_wrong_call_or_session, .init = u
 {
     tdm_transport *a = guest(), *b = guest(), *c = guest();
     unsigned char in[1024], out[1024];
-    uint64_t addr = g_malloc(a, sizeof(in)), got = 0, mine = g_malloc(b, 64);
+    uint64_t addr = th_raw_malloc(a, sizeof(in)), got = 0, mine = th_raw_malloc(b, 64);
     tdm_ipc_handle h;
 
     fill(in, sizeof(in), 3);
@@ -350,7 +341,7 @@ static void owner_lets_go_while_opened(bool owner_leaves)
 {
     tdm_transport *a = guest(), *b = guest();
     unsigned char in[4096], out[4096];
-    uint64_t addr = g_malloc(a, sizeof(in)), got = 0;
+    uint64_t addr = th_raw_malloc(a, sizeof(in)), got = 0;
     tdm_ipc_handle h;
 
     fill(in, sizeof(in), 4);
@@ -367,7 +358,7 @@ static void owner_lets_go_while_opened(bool owner_leaves)
     }
     /* New allocations, of the old owner or anyone, do not get its address. */
     for (int i = 0; i < 8; i++) {
-        uint64_t n = g_malloc(a, sizeof(in));
+        uint64_t n = th_raw_malloc(a, sizeof(in));
         cr_expect(n + sizeof(in) <= got || n >= got + sizeof(in), "allocation %#llx reuses opened memory",
                   (unsigned long long)n);
         g_write(a, n, out, sizeof(out));
@@ -396,7 +387,7 @@ Test(ipc_protocol, owner_leaves_while_opened, .init = up, .fini = down)
 Test(ipc_protocol, importer_leaving_closes_its_imports, .init = up, .fini = down)
 {
     tdm_transport *a = guest(), *b = guest();
-    uint64_t addr = g_malloc(a, 4096), got = 0, ev, bev = 0;
+    uint64_t addr = th_raw_malloc(a, 4096), got = 0, ev, bev = 0;
     tdm_ipc_handle h, eh;
 
     cr_assert_eq(get_mem_handle(a, addr, &h), 0);
@@ -458,7 +449,7 @@ Test(ipc_protocol, shared_events, .init = up, .fini = down)
 Test(ipc_protocol, limits, .init = up, .fini = down)
 {
     tdm_transport *a = guest(), *b = guest();
-    uint64_t addr = g_malloc(a, 4096), got = 0;
+    uint64_t addr = th_raw_malloc(a, 4096), got = 0;
     tdm_ipc_handle h;
     int err = 0, i;
 
@@ -468,7 +459,7 @@ Test(ipc_protocol, limits, .init = up, .fini = down)
     cr_expect_eq(i, 4096, "opened %d times", i);
     cr_expect_eq(err, cudaErrorMemoryAllocation);
     int exported = 1;  /* addr */
-    while (exported < 2000 && !(err = get_mem_handle(a, g_malloc(a, 512), &h)))
+    while (exported < 2000 && !(err = get_mem_handle(a, th_raw_malloc(a, 512), &h)))
         exported++;
     cr_expect_eq(exported, 1024, "exported %d", exported);
     cr_expect_eq(err, cudaErrorMemoryAllocation);
@@ -498,7 +489,7 @@ Test(ipc_protocol, kept_memory_stays_in_the_owners_quota)
     th_server_start(&srv, extra);
     a = guest();
     b = guest();
-    addr = g_malloc(a, 4 << 20);
+    addr = th_raw_malloc(a, 4 << 20);
     cr_assert_eq(get_mem_handle(a, addr, &h), 0);
     cr_assert_eq(open_mem(b, &h, 1, &got), 0);
     cr_assert_eq(g_free(a, addr), 0);
