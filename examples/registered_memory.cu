@@ -81,13 +81,15 @@ int main()
     const size_t n = 3 * 1024 * 1024 / 4 + 100;   // not whole pages
     const size_t bytes = n * sizeof(unsigned);
     // The range starts and ends inside pages that hold other bytes.
-    unsigned char *raw = (unsigned char *)aligned_alloc(4096, bytes + 3 * 4096);
+    // aligned_alloc wants a multiple of the alignment.
+    const size_t raw_bytes = (bytes + 3 * 4096 + 4095) / 4096 * 4096;
+    unsigned char *raw = (unsigned char *)aligned_alloc(4096, raw_bytes);
     unsigned *h = (unsigned *)(raw + 4096 + 200), *d;
     unsigned char *after = (unsigned char *)(h + n);
     cudaStream_t streams[nstreams];
     int can_use_host_ptr = -1;
 
-    memset(raw, 0xa5, bytes + 3 * 4096);
+    memset(raw, 0xa5, raw_bytes);
     for (size_t i = 0; i < n; i++)
         h[i] = (unsigned)(i * 5 + 1);
     CHECK(cudaDeviceGetAttribute(&can_use_host_ptr, cudaDevAttrCanUseHostPointerForRegisteredMem, 0));
