@@ -508,7 +508,7 @@ int tdm_host_restore_private(void *lo, size_t len)
 
     if (fresh == MAP_FAILED)
         return -errno;
-    memcpy(fresh, lo, len);
+    copy_pages(fresh, lo, len);
     if (mremap(fresh, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, lo) == MAP_FAILED) {
         int e = errno;
         munmap(fresh, len);
