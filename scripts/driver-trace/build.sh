@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # scripts/driver-trace/build.sh OUTDIR: builds a libcuda.so.1 that forwards every Driver API
 # entry point to the real driver and records which entry points a program asks for through
-# cuGetProcAddress, which private export tables it asks for through cuGetExportTable, and which
-# exported functions it calls directly (issue 15's measurement: what stock PyTorch reaches).
+# cuGetProcAddress, which private export tables it asks for through cuGetExportTable, and how
+# often it calls each entry point, directly or through the pointers the lookups gave (issue 15's
+# measurement: what stock PyTorch reaches in the driver; docs/adr/0001-pytorch-interception.md).
 # The entry points are the ones the CUDA toolkit's stub libcuda.so exports; the stubs are
 # generated here, not kept in the repository.
-#   DRIVER_TRACE_REAL  the real driver (default: the first libcuda.so.1 of ldconfig -p, else
-#                      /usr/local/nvidia/lib64/libcuda.so.1)
+#   DRIVER_TRACE_REAL  the real driver (default /usr/local/nvidia/lib64/libcuda.so.1)
 #   DRIVER_TRACE_OUT   where the record goes (default: stderr at exit)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -34,6 +34,17 @@ n=$(wc -l < "$out/names.txt")
     echo "    lock incq trace_calls+$((i * 8))(%rip)"
     echo "    jmp *trace_real+$((i * 8))(%rip)"
     i=$((i + 1))
+  done < "$out/names.txt"
+  # Each entry point's trampoline, by index (0 for the three written in trace.c): what a
+  # lookup through cuGetProcAddress hands out instead of the real function, so calls made
+  # through the pointers it gives are counted too.
+  echo "    .section .data.rel.ro,\"aw\""
+  echo "    .globl trace_stubs"
+  echo "    .hidden trace_stubs"
+  echo "    .balign 8"
+  echo "trace_stubs:"
+  while read -r name; do
+    case $name in cuGetProcAddress|cuGetProcAddress_v2|cuGetExportTable) echo "    .quad 0" ;; *) echo "    .quad $name" ;; esac
   done < "$out/names.txt"
   echo "    .section .note.GNU-stack,\"\",@progbits"
 } > "$out/stubs.S"

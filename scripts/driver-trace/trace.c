@@ -14,6 +14,7 @@
 
 extern const char *const trace_names[];
 extern const unsigned trace_count;
+extern void *const trace_stubs[];
 
 __attribute__((visibility("hidden"))) void *trace_real[1024];
 __attribute__((visibility("hidden"))) unsigned long trace_calls[1024];
@@ -77,10 +78,10 @@ __attribute__((destructor)) static void trace_report(void)
 
     if (!f)
         return;
-    fprintf(f, "# driver-trace of pid %d: direct calls, entry points asked for, export tables\n", (int)getpid());
+    fprintf(f, "# driver-trace of pid %d: calls per entry point, entry points asked for, export tables\n", (int)getpid());
     for (unsigned i = 0; i < trace_count && i < 1024; i++)
         if (trace_calls[i])
-            fprintf(f, "direct %s %lu\n", trace_names[i], trace_calls[i]);
+            fprintf(f, "calls %s %lu\n", trace_names[i], trace_calls[i]);
     for (unsigned i = 0; i < nasked; i++)
         fprintf(f, "%s %lu\n", asked[i].what, asked[i].n);
     if (f != stderr)
@@ -115,23 +116,46 @@ static void note_proc(const char *symbol, int version)
     note(what);
 }
 
+/* The real function a lookup found, swapped for the trampoline of the
+ * exported entry point it is (versions differ: "cuMemAlloc" at 12000 is
+ * the export cuMemAlloc_v2), so its calls are counted; a function the
+ * driver does not export stays as it is, uncounted. */
+static void counted(int rc, void **pfn)
+{
+    if (rc != 0 || !pfn || !*pfn)
+        return;
+    for (unsigned i = 0; i < trace_count && i < 1024; i++)
+        if (trace_real[i] == *pfn && trace_stubs[i]) {
+            *pfn = trace_stubs[i];
+            return;
+        }
+}
+
 int cuGetProcAddress_v2(const char *symbol, void **pfn, int version, unsigned long long flags, void *status)
 {
+    int rc;
+
     note_proc(symbol, version);
     if (ours(symbol, pfn, version)) {
         if (status)
             *(int *)status = 0;   /* CU_GET_PROC_ADDRESS_SUCCESS */
         return 0;
     }
-    return real_proc_v2 ? real_proc_v2(symbol, pfn, version, flags, status) : 3 /* not initialized */;
+    rc = real_proc_v2 ? real_proc_v2(symbol, pfn, version, flags, status) : 3 /* not initialized */;
+    counted(rc, pfn);
+    return rc;
 }
 
 int cuGetProcAddress(const char *symbol, void **pfn, int version, unsigned long long flags)
 {
+    int rc;
+
     note_proc(symbol, version);
     if (ours(symbol, pfn, version))
         return 0;
-    return real_proc_v1 ? real_proc_v1(symbol, pfn, version, flags) : 3;
+    rc = real_proc_v1 ? real_proc_v1(symbol, pfn, version, flags) : 3;
+    counted(rc, pfn);
+    return rc;
 }
 
 int cuGetExportTable(const void **table, const void *uuid)
