@@ -350,6 +350,9 @@ Test(sim_kernel, a_spinning_kernel_does_not_hold_up_maps_and_unmaps, .init = up,
     cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &spinner), 0);
     cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &other), 0);
     cr_assert_eq(ops->memset_d8(be, latch, 0, GRAN, spinner), 0);
+    /* The zeros land before anything else: the host's write below goes on
+     * another stream and must not be overwritten by them. */
+    cr_assert_eq(ops->stream_synchronize(be, spinner), 0);
     pack(&p, &pi, 0, &latch);
     pack(&p, &pi, 1, &seen);
     cr_assert_eq(ops->launch(be, f, one, one, 0, spinner, p.buf, p.len), 0);
