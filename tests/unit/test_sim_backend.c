@@ -33,6 +33,7 @@
 #define K_COMBINE "_Z10se_combinePKjS0_Pji"
 #define K_MATMUL "_Z12matmul_tiledPKfS0_Pfi"
 #define K_SPIN "_Z17mm_spin_until_setPVjPj"
+#define K_STAMP "_Z8cb_stampPjj"
 
 static const tdm_backend_ops *ops = &tdm_backend_sim_ops;
 static tdm_backend *be;
@@ -337,15 +338,17 @@ Test(sim_stream, work_is_asynchronous_and_ordered, .init = up, .fini = down)
 Test(sim_kernel, a_spinning_kernel_does_not_hold_up_maps_and_unmaps, .init = up, .fini = down, .timeout = 30)
 {
     tdm_bmodule *m = load_module();
-    tdm_param_info pi;
-    tdm_bfunc *f = get_func(m, K_SPIN, &pi);
+    tdm_param_info pi, spi;
+    tdm_bfunc *f = get_func(m, K_SPIN, &pi), *stamp = get_func(m, K_STAMP, &spi);
     tdm_bstream *spinner = NULL, *other = NULL;
     tdm_bmem *mem = NULL, *more = NULL;
-    uint64_t latch = map(0, GRAN, &mem), seen = latch + 64, extra;
-    uint32_t set = 7, got = 0;
-    packed p = { .len = 0 };
+    uint64_t latch = map(0, GRAN, &mem), seen = latch + 64, started = latch + 128, extra;
+    /* The sim maps device memory at its device address, in this process. */
+    volatile uint32_t *started_word = (volatile uint32_t *)(uintptr_t)started;
+    uint32_t set = 7, got = 0, mark = 1;
+    packed p = { .len = 0 }, sp = { .len = 0 };
     tdm_dim3 one = { 1, 1, 1 };
-    double t0;
+    double t0, waited;
 
     cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &spinner), 0);
     cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &other), 0);
@@ -353,16 +356,24 @@ Test(sim_kernel, a_spinning_kernel_does_not_hold_up_maps_and_unmaps, .init = up,
     /* The zeros land before anything else: the host's write below goes on
      * another stream and must not be overwritten by them. */
     cr_assert_eq(ops->stream_synchronize(be, spinner), 0);
+    pack(&sp, &spi, 0, &started);
+    pack(&sp, &spi, 1, &mark);
     pack(&p, &pi, 0, &latch);
     pack(&p, &pi, 1, &seen);
+    /* A stamp, then the spin on the same stream: once the stamp shows, the
+     * worker is on to the spinning kernel (50 ms later it surely spins), so
+     * the map below races a running kernel, not a queued one. */
+    cr_assert_eq(ops->launch(be, stamp, one, one, 0, spinner, sp.buf, sp.len), 0);
     cr_assert_eq(ops->launch(be, f, one, one, 0, spinner, p.buf, p.len), 0);
-    /* Until the kernel runs, a map would not race it: wait for the worker. */
-    for (int i = 0; i < 1000 && ops->stream_query(be, spinner) == 0; i++)
+    for (int i = 0; i < 5000 && *started_word != mark; i++)
         nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+    cr_assert_eq(*started_word, mark, "the stamp before the spin never ran");
+    nanosleep(&(struct timespec){ 0, 50000000 }, NULL);
     t0 = now_s();
     extra = map(GRAN, GRAN, &more);
     cr_assert_eq(ops->mem_unmap(be, extra, GRAN, more), 0);
-    cr_expect_lt(now_s() - t0, 5.0, "a map and an unmap waited %.1fs for a spinning kernel", now_s() - t0);
+    waited = now_s() - t0;
+    cr_expect_lt(waited, 5.0, "a map and an unmap waited %.1fs for a spinning kernel", waited);
     cr_expect_eq(ops->stream_query(be, spinner), cudaErrorNotReady, "the kernel stopped spinning on its own");
     /* The host's write, as a copy on another stream, ends the spin. */
     cr_assert_eq(ops->memcpy_htod(be, latch, &set, sizeof(set), other), 0);
