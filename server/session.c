@@ -866,11 +866,21 @@ static int launch_with(tdm_session *s, launch_op op, uint64_t func, tdm_dim3 gri
         return cudaErrorInvalidValue;
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
         return cudaErrorInvalidConfiguration;
-    st = tdm_session_stream_for_work(s, stream, &err);
+    st = tdm_session_launch_stream(s, f, stream, params, &err);
+    return st ? op(be(s), f->bf, grid, block, shared_mem, st->bs, params, params_len) : err;
+}
+
+tdm_stream_state *tdm_session_launch_stream(tdm_session *s, const tdm_func_entry *f, uint64_t stream,
+                                            const void *params, int *err)
+{
+    tdm_stream_state *st = tdm_session_stream_for_work(s, stream, err);
+
     if (!st)
-        return err;
-    err = tdm_session_capturing(s, st) ? 0 : HOOK_ERR(s, before_launch, &f->params, params, st->bs);
-    return err ? err : op(be(s), f->bf, grid, block, shared_mem, st->bs, params, params_len);
+        return NULL;
+    /* The hooks see what a kernel is given, except in a capture, where
+     * nothing runs yet. */
+    *err = tdm_session_capturing(s, st) ? 0 : HOOK_ERR(s, before_launch, &f->params, params, st->bs);
+    return *err ? NULL : st;
 }
 
 int tdm_session_launch(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 block,

@@ -184,6 +184,10 @@ const tdm_func_entry *tdm_session_func(tdm_session *s, uint64_t func);
 int tdm_session_func_attrs(tdm_session *s, uint64_t func, tdm_func_attrs *out);
 int tdm_session_launch(tdm_session *s, uint64_t func, tdm_dim3 grid, tdm_dim3 block,
                        uint32_t shared_mem, uint64_t stream, const void *params, uint32_t params_len);
+/* Every launch's last step before the backend's: the stream its work goes
+ * on, once the hooks have seen the kernel's parameters; NULL with *err. */
+tdm_stream_state *tdm_session_launch_stream(tdm_session *s, const tdm_func_entry *f, uint64_t stream,
+                                            const void *params, int *err);
 
 int tdm_session_stream_create(tdm_session *s, unsigned flags, int priority, uint64_t *out);
 int tdm_session_stream_destroy(tdm_session *s, uint64_t stream);

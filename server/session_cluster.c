@@ -27,7 +27,6 @@ int tdm_session_launch_cluster(tdm_session *s, uint64_t func, const tdm_cluster_
                                const void *params, uint32_t params_len)
 {
     const tdm_func_entry *f = tdm_session_func(s, func);
-    const tdm_session_hooks *hk = s->srv->hooks;
     tdm_stream_state *st;
     int err;
 
@@ -37,13 +36,7 @@ int tdm_session_launch_cluster(tdm_session *s, uint64_t func, const tdm_cluster_
         return cudaErrorInvalidValue;
     if ((err = check_config(c)) != 0)
         return err;
-    st = tdm_session_stream_for_work(s, stream, &err);
-    if (!st)
-        return err;
-    /* As a plain launch (session.c): the hooks see what a kernel is given,
-     * except in a capture, where nothing runs yet. */
-    if (!tdm_session_capturing(s, st) && hk && hk->before_launch &&
-        (err = hk->before_launch(s->srv->hooks_ctx, s, &f->params, params, st->bs)) != 0)
+    if (!(st = tdm_session_launch_stream(s, f, stream, params, &err)))
         return err;
     return ops(s)->launch_cluster(s->srv->be, f->bf, c, st->bs, params, params_len);
 }
