@@ -77,8 +77,9 @@ static void buf_release(tdm_session *s, stage_buf *b)
     *b = (stage_buf){ 0 };
 }
 
-/* must_pin: a buffer the backend cannot pin is no use (the extra upload
- * buffers exist only to be copied from asynchronously). */
+/* must_pin: a buffer the backend fails to pin is no use (the extra upload
+ * buffers exist only to be copied from asynchronously); a backend that
+ * pins nothing (sim) copies from any memory asynchronously. */
 static int buf_make(tdm_session *s, stage_buf *b, size_t bytes, bool must_pin)
 {
     int err;
