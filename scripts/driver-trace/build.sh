@@ -50,8 +50,65 @@ written_in_c() { case $1 in cuGetProcAddress|cuGetProcAddress_v2|cuGetExportTabl
   while read -r name; do
     if written_in_c "$name"; then echo "    .quad 0"; else echo "    .quad $name"; fi
   done < "$out/names.txt"
+  # Export-table slot stubs (trace.c's wrap_table hands them out in copies of the tables).
+  echo "    .text"
+  for k in $(seq 0 1023); do
+    echo "slot_stub_$k:"
+    echo "    lock incq slot_calls+$((k * 8))(%rip)"
+    echo "    cmpb \$0, slot_args(%rip)"
+    echo "    jne 1f"
+    echo "    jmp *slot_real+$((k * 8))(%rip)"
+    # With DRIVER_TRACE_ARGS=1: slot_logged(k, six arguments), the stack kept 16-aligned.
+    echo "1:  push %r9"
+    echo "    mov %r8, %r9"
+    echo "    mov %rcx, %r8"
+    echo "    mov %rdx, %rcx"
+    echo "    mov %rsi, %rdx"
+    echo "    mov %rdi, %rsi"
+    echo "    mov \$$k, %edi"
+    echo "    call slot_logged"
+    echo "    add \$8, %rsp"
+    echo "    ret"
+  done
+  echo "    .section .data.rel.ro,\"aw\""
+  echo "    .globl slot_stubs"
+  echo "    .hidden slot_stubs"
+  echo "    .balign 8"
+  echo "slot_stubs:"
+  for k in $(seq 0 1023); do echo "    .quad slot_stub_$k"; done
   echo "    .section .note.GNU-stack,\"\",@progbits"
 } > "$out/stubs.S"
 cc -O2 -fPIC -shared -Wall -Wextra -Werror -o "$out/libcuda.so.1" -Wl,-soname,libcuda.so.1 \
   "$here/trace.c" "$out/names.c" "$out/stubs.S" -ldl -lpthread
 echo "driver-trace: $out/libcuda.so.1 ($n entry points)"
+
+# NVML_TRACE_REAL=PATH (the real libnvidia-ml.so.1; the toolkit has no NVML stub, so the
+# entry points come from the real library, and this part runs where the driver is): a
+# libnvidia-ml.so.1 counting the calls of each of its entry points the same way.
+if [ -n "${NVML_TRACE_REAL:-}" ]; then
+  nm -D --defined-only "$NVML_TRACE_REAL" | awk '$2 ~ /^[TtWi]$/ {print $3}' | sed 's/@.*//' | sort -u > "$out/nvml_names.txt"
+  m=$(wc -l < "$out/nvml_names.txt")
+  [ "$m" -le 1024 ] || { echo "driver-trace: $m NVML entry points, trace_nvml.c holds 1024" >&2; exit 1; }
+  {
+    echo "const char *const trace_names[] = {"
+    sed 's/.*/    "&",/' "$out/nvml_names.txt"
+    echo "};"
+    echo "const unsigned trace_count = $m;"
+  } > "$out/nvml_names.c"
+  {
+    echo "    .text"
+    i=0
+    while read -r name; do
+      echo "    .globl $name"
+      echo "    .type $name,@function"
+      echo "$name:"
+      echo "    lock incq trace_calls+$((i * 8))(%rip)"
+      echo "    jmp *trace_real+$((i * 8))(%rip)"
+      i=$((i + 1))
+    done < "$out/nvml_names.txt"
+    echo "    .section .note.GNU-stack,\"\",@progbits"
+  } > "$out/nvml_stubs.S"
+  cc -O2 -fPIC -shared -Wall -Wextra -Werror -o "$out/libnvidia-ml.so.1" -Wl,-soname,libnvidia-ml.so.1 \
+    "$here/trace_nvml.c" "$out/nvml_names.c" "$out/nvml_stubs.S" -ldl
+  echo "driver-trace: $out/libnvidia-ml.so.1 ($m entry points)"
+fi

@@ -1,0 +1,2 @@
+/* placeholder */
+typedef int tdm_md2_placeholder;
