@@ -159,7 +159,8 @@ static void drain(int fd, char *buf, size_t cap, size_t *len)
     buf[*len] = 0;
 }
 
-static void run(const char *endpoint, const char *const *argv, int timeout_s, th_result *r)
+/* libs: the guest libraries' directories, first on the library path. */
+static void run_with(const char *endpoint, const char *libs, const char *const *argv, int timeout_s, th_result *r)
 {
     int out[2], err[2], st = 0;
     size_t lo = 0, le = 0;
@@ -178,7 +179,7 @@ static void run(const char *endpoint, const char *const *argv, int timeout_s, th
         if (endpoint) {
             char ldpath[4096];
             const char *old = getenv("LD_LIBRARY_PATH");
-            snprintf(ldpath, sizeof(ldpath), "%s/lib%s%s", th_build_dir(), old ? ":" : "", old ? old : "");
+            snprintf(ldpath, sizeof(ldpath), "%s%s%s", libs, old ? ":" : "", old ? old : "");
             setenv("LD_LIBRARY_PATH", ldpath, 1);
             setenv("TANDEM_SERVER", endpoint, 1);
 #ifdef TANDEM_SANITIZER_PRELOAD
@@ -222,9 +223,25 @@ static void run(const char *endpoint, const char *const *argv, int timeout_s, th
     r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+static void run(const char *endpoint, const char *const *argv, int timeout_s, th_result *r)
+{
+    char libs[2048];
+
+    snprintf(libs, sizeof(libs), "%s/lib", th_build_dir());
+    run_with(endpoint, libs, argv, timeout_s, r);
+}
+
 void th_run_guest(const char *endpoint, const char *const *argv, int timeout_s, th_result *r)
 {
     run(endpoint, argv, timeout_s, r);
+}
+
+void th_run_driver_guest(const char *endpoint, const char *const *argv, int timeout_s, th_result *r)
+{
+    char libs[4096];
+
+    snprintf(libs, sizeof(libs), "%s/lib/driver:%s/lib", th_build_dir(), th_build_dir());
+    run_with(endpoint, libs, argv, timeout_s, r);
 }
 
 void th_run(const char *const *argv, int timeout_s, th_result *r)

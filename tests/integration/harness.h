@@ -33,6 +33,10 @@ typedef struct th_result {
 /* Runs argv with the guest library and TANDEM_SERVER=endpoint, capturing
  * stdout and stderr; kills it after timeout_s. */
 void th_run_guest(const char *endpoint, const char *const *argv, int timeout_s, th_result *r);
+/* The same with Tandem's libcuda.so.1 (build/lib/driver) first on the library path: a
+ * program of the Driver API, or one whose CUDA runtime is NVIDIA's (linked statically),
+ * whose driver is then Tandem's (issue 15). */
+void th_run_driver_guest(const char *endpoint, const char *const *argv, int timeout_s, th_result *r);
 /* A guest speaking the protocol directly: a transport to endpoint with its
  * session opened (TDM_HELLO) as client `name`; the test fails if it cannot,
  * or if the server says it is simulated when it is not (or the reverse). */
