@@ -10,4 +10,7 @@ source "$(dirname "$0")/env.sh"
 toolkit=$(sed -n 's/^TOOLKIT_CUDART:FILEPATH=//p' "$TANDEM_BUILD/CMakeCache.txt")
 "$TANDEM_ROOT/scripts/api-coverage.sh" "$toolkit" "$TANDEM_BUILD/guest-lib/gen/unsupported.list" \
   >"$TANDEM_ROOT/docs/api-coverage.md"
-echo "docs/calls.md and docs/api-coverage.md updated"
+stub=$(sed -n 's/^TOOLKIT_STUB_LIBCUDA:FILEPATH=//p' "$TANDEM_BUILD/CMakeCache.txt")
+"$TANDEM_ROOT/scripts/driver-coverage.sh" "$stub" "$TANDEM_BUILD/guest-lib/gen/driver_unsupported.list" \
+  >"$TANDEM_ROOT/docs/driver-api-coverage.md"
+echo "docs/calls.md, docs/api-coverage.md and docs/driver-api-coverage.md updated"

@@ -39,12 +39,20 @@ CUresult tdm_cu_device(CUdevice dev);
 
 /* ---- contexts (drv_context.c) ---- */
 #define TDM_CTX_MAGIC 0x74637478u
+/* Context-local storage the runtime keeps through its private export table (drv_export.c):
+ * one value per key, and the destructor to call when the context goes. */
+#define TDM_CLS_MAX 64
+typedef struct tdm_cls_entry {
+    void *key, *value;
+    void (*dtor)(CUcontext, void *, void *);
+} tdm_cls_entry;
 typedef struct tdm_cu_ctx {
     uint32_t magic;               /* TDM_CTX_MAGIC: checks a CUcontext */
     CUdevice device;
     int retained;                 /* cuDevicePrimaryCtxRetain minus Release */
     unsigned flags;               /* cuDevicePrimaryCtxSetFlags */
     unsigned long long id;        /* cuCtxGetId */
+    tdm_cls_entry cls[TDM_CLS_MAX];   /* under drv_export.c's lock */
 } tdm_cu_ctx;
 /* The context `c` names (NULL: the thread's current one), or NULL with *err set:
  * CUDA_ERROR_INVALID_CONTEXT when there is none or c is not a context of this library. */
