@@ -94,3 +94,58 @@ Test(nvidia_runtime, tandem_run_starts_a_program_on_tandems_driver, .init = up, 
     free(ref);
     free(got);
 }
+
+/* Tandem's driver on its own (tests/driver/driver_core_check.c): initialization, the device,
+ * the context stack, cuGetProcAddress's versions and the context-local storage table, each
+ * answer what cuda.h documents (the versions: cudaTypedefs.h's PFN_cuMemAlloc_v3020 is
+ * cuMemAlloc_v2, PFN_cuCtxCreate_v11040 cuCtxCreate_v3, PFN_cuCtxCreate_v12050 cuCtxCreate_v4,
+ * PFN_cuStreamGetCaptureInfo_v12030 its _v3; it has no version before 10010). */
+Test(driver_core, answers_as_the_driver_documents, .init = up, .fini = down)
+{
+    const char *argv[] = { th_bin("driver-core-check"), NULL };
+    const char *want =
+        "cuDeviceGetCount before cuInit: CUDA_ERROR_NOT_INITIALIZED\n"
+        "cuDriverGetVersion before cuInit: CUDA_SUCCESS\n"
+        "cuInit(1): CUDA_ERROR_INVALID_VALUE\n"
+        "cuInit(0): CUDA_SUCCESS\n"
+        "cuDeviceGetCount: CUDA_SUCCESS, 1\n"
+        "cuDeviceGet(1): CUDA_ERROR_INVALID_DEVICE\n"
+        "cuDeviceGet(0): CUDA_SUCCESS, 0\n"
+        "cuCtxGetCurrent: CUDA_SUCCESS, NULL\n"
+        "cuCtxGetDevice without a context: CUDA_ERROR_INVALID_CONTEXT\n"
+        "primary state before retain: CUDA_SUCCESS, active 0\n"
+        "cuDevicePrimaryCtxRetain: CUDA_SUCCESS\n"
+        "primary state after retain: CUDA_SUCCESS, active 1\n"
+        "cuCtxSetCurrent: CUDA_SUCCESS\n"
+        "cuCtxGetCurrent is the primary: yes\n"
+        "cuCtxGetDevice: CUDA_SUCCESS, 0\n"
+        "cuCtxPopCurrent: CUDA_SUCCESS, the primary\n"
+        "cuCtxPopCurrent on an empty stack: CUDA_ERROR_INVALID_CONTEXT\n"
+        "cuCtxPushCurrent: CUDA_SUCCESS\n"
+        "cuCtxPushCurrent of a forged context: CUDA_ERROR_INVALID_CONTEXT\n"
+        "cuCtxSynchronize: CUDA_SUCCESS\n"
+        "cuGetProcAddress(cuMemAlloc, 3010): CUDA_SUCCESS, status 0, cuMemAlloc\n"
+        "cuGetProcAddress(cuMemAlloc, 12000): CUDA_SUCCESS, status 0, cuMemAlloc_v2\n"
+        "cuGetProcAddress(cuCtxCreate, 11040): CUDA_SUCCESS, status 0, cuCtxCreate_v3\n"
+        "cuGetProcAddress(cuCtxCreate, 13000): CUDA_SUCCESS, status 0, cuCtxCreate_v4\n"
+        "cuGetProcAddress(cuLaunchKernel, 12000, per-thread): CUDA_SUCCESS, status 0, cuLaunchKernel_ptsz\n"
+        "cuGetProcAddress(cuStreamGetCaptureInfo, 12030): CUDA_SUCCESS, status 0, cuStreamGetCaptureInfo_v3\n"
+        "cuGetProcAddress(cuStreamGetCaptureInfo, 10000): CUDA_ERROR_NOT_FOUND, status 2, (none)\n"
+        "cuGetProcAddress(cuNoSuchEntryPoint, 13000): CUDA_ERROR_NOT_FOUND, status 1, (none)\n"
+        "cuGetExportTable(unknown): CUDA_ERROR_NOT_FOUND\n"
+        "cls put: CUDA_SUCCESS\n"
+        "cls get: CUDA_SUCCESS, the value\n"
+        "cls delete: CUDA_SUCCESS\n"
+        "cls get after delete: CUDA_ERROR_INVALID_HANDLE\n"
+        "cuDevicePrimaryCtxRelease: CUDA_SUCCESS\n"
+        "cuDevicePrimaryCtxRelease again: CUDA_ERROR_INVALID_CONTEXT\n";
+    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
+
+    for (int i = 0; i < 2; i++) {
+        th_result *r = calloc(1, sizeof(*r));
+        th_run_driver_guest(endpoints[i], argv, 60, r);
+        cr_assert_eq(r->status, 0, "driver-core-check (%s) exited %d:\n%s%s", endpoints[i], r->status, r->out, r->err);
+        cr_expect_str_eq(r->out, want, "driver-core-check (%s) printed\n%s", endpoints[i], r->out);
+        free(r);
+    }
+}
