@@ -1,0 +1,30 @@
+# One inference measurement for bench/pytorch/run.sh: a torchvision model (random weights, fixed
+# seed: no download), batch B, fp32 or fp16, the input copied from host memory every batch as a
+# serving process would; prints one JSON line with images/s and a checksum of the last output.
+import argparse, json, sys, time
+import torch, torchvision
+
+p = argparse.ArgumentParser()
+p.add_argument("model"); p.add_argument("dtype", choices=["fp32", "fp16"])
+p.add_argument("--batch", type=int, default=30); p.add_argument("--iters", type=int, default=20)
+p.add_argument("--warmup", type=int, default=5)
+a = p.parse_args()
+torch.manual_seed(0)
+torch.backends.cudnn.benchmark = False
+torch.backends.cudnn.deterministic = True
+dt = torch.float16 if a.dtype == "fp16" else torch.float32
+m = getattr(torchvision.models, a.model)().eval().to("cuda", dt)
+x_host = torch.randn(a.batch, 3, 224, 224).to(dt)
+with torch.no_grad():
+    for _ in range(a.warmup):
+        y = m(x_host.to("cuda"))
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(a.iters):
+        y = m(x_host.to("cuda"))
+    torch.cuda.synchronize()
+    secs = time.perf_counter() - t0
+checksum = float(y.float().sum().cpu())
+print(json.dumps({"model": a.model, "dtype": a.dtype, "batch": a.batch, "iters": a.iters,
+                  "images_per_s": a.batch * a.iters / secs, "checksum": checksum}))
+sys.stdout.flush()
