@@ -343,6 +343,10 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *me
         return r;
     if (!mem)
         return NVML_ERROR_INVALID_ARGUMENT;
+    /* A version word naming version 1 is NVML_ERROR_FUNCTION_NOT_FOUND, as NVIDIA's library
+     * answers it (H100, driver 580.159.04); any other is the documented mismatch. */
+    if (mem->version >> 24 == 1)
+        return NVML_ERROR_FUNCTION_NOT_FOUND;
     if (mem->version != nvmlMemory_v2)
         return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
     mem->reserved = 0;
@@ -423,9 +427,10 @@ nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses(nvmlDevice_t device, unsign
     return no_processes(device, infoCount);
 }
 
-/* Peer access as the runtime layer answers cudaDeviceCanAccessPeer for the pair (a device is
- * not its own peer there; whether NVML says OK for a device with itself is for the GPU run to
- * check). */
+/* Peer access as the runtime layer answers cudaDeviceCanAccessPeer for the pair: a device is
+ * not its own peer, NVML_P2P_STATUS_NOT_SUPPORTED as NVIDIA's library answers (H100, driver
+ * 580.159.04).  That library also answers an index past the known ones with success,
+ * although the reference lists NVML_ERROR_INVALID_ARGUMENT; so does this one. */
 nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex,
                                     nvmlGpuP2PStatus_t *p2pStatus)
 {
@@ -436,7 +441,7 @@ nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, 
         r = tdm_nvml_device(device2, &b);
     if (r)
         return r;
-    if (!p2pStatus || (unsigned)p2pIndex > NVML_P2P_CAPS_INDEX_UNKNOWN)
+    if (!p2pStatus)
         return NVML_ERROR_INVALID_ARGUMENT;
     if ((r = nvml_of(cudaDeviceCanAccessPeer(&can, a, b))))
         return r;

@@ -42,13 +42,12 @@ static nvmlReturn_t reach_driver(unsigned int flags)
     return NVML_SUCCESS;
 }
 
+/* Flags NVML does not know are ignored, as NVIDIA's library does (H100, driver 580.159.04:
+ * nvmlInitWithFlags(4) succeeds). */
 nvmlReturn_t nvmlInitWithFlags(unsigned int flags)
 {
-    nvmlReturn_t r;
+    nvmlReturn_t r = reach_driver(flags);
 
-    if (flags & ~(unsigned)(NVML_INIT_FLAG_NO_GPUS | NVML_INIT_FLAG_NO_ATTACH))
-        return NVML_ERROR_INVALID_ARGUMENT;
-    r = reach_driver(flags);
     if (r)
         return r;
     pthread_mutex_lock(&init.lock);

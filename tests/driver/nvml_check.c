@@ -63,6 +63,7 @@ static const char *code(nvmlReturn_t r)
         [NVML_ERROR_INSUFFICIENT_SIZE] = "NVML_ERROR_INSUFFICIENT_SIZE",
         [NVML_ERROR_DRIVER_NOT_LOADED] = "NVML_ERROR_DRIVER_NOT_LOADED",
         [NVML_ERROR_GPU_IS_LOST] = "NVML_ERROR_GPU_IS_LOST",
+        [NVML_ERROR_FUNCTION_NOT_FOUND] = "NVML_ERROR_FUNCTION_NOT_FOUND",
         [NVML_ERROR_ARGUMENT_VERSION_MISMATCH] = "NVML_ERROR_ARGUMENT_VERSION_MISMATCH",
     };
     static char other[32];
@@ -198,6 +199,8 @@ static void memory(nvmlDevice_t dev)
     printf("memory v2: %s, total %s\n", code(r), agree(!r && m2.total == total));
     m2.version = 1u << 24 | (unsigned)sizeof(m2);
     printf("memory v2 of version 1: %s\n", code(nvmlDeviceGetMemoryInfo_v2(dev, &m2)));
+    m2.version = 3u << 24 | (unsigned)sizeof(m2);
+    printf("memory v2 of version 3: %s\n", code(nvmlDeviceGetMemoryInfo_v2(dev, &m2)));
 }
 
 static void state(nvmlDevice_t dev)
@@ -269,6 +272,7 @@ static int present(void)
     SYM(init_fn, nvmlInit);
     SYM(init_fn, nvmlInit_v2);
     SYM(init_fn, nvmlShutdown);
+    SYM(init_flags_fn, nvmlInitWithFlags);
     SYM(error_string_fn, nvmlErrorString);
     SYM(count_fn, nvmlDeviceGetCount_v2);
     SYM(count_fn, nvmlDeviceGetCount);
@@ -292,6 +296,8 @@ static int present(void)
            nvmlErrorString(NVML_ERROR_UNINITIALIZED) && *nvmlErrorString(NVML_ERROR_UNINITIALIZED) ? "a text" : "none");
     printf("nvmlInit: %s\n", code(nvmlInit()));
     printf("nvmlInit_v2: %s\n", code(nvmlInit_v2()));
+    printf("nvmlInitWithFlags(4): %s\n", code(nvmlInitWithFlags(4)));
+    printf("shutdown of it: %s\n", code(nvmlShutdown()));
     if (cudaGetDeviceCount(&want) != cudaSuccess || cudaGetDeviceProperties(&p, 0) != cudaSuccess) {
         printf("the runtime has no device\n");
         return 1;

@@ -30,8 +30,9 @@ static int occurrences(const char *text, const char *what)
 }
 
 /* Every answer is NVML's documented one (the NVML API reference's "Returns" of each
- * function); where Tandem answers otherwise than NVML on the host would, the expectation
- * says so and why. */
+ * function), and each error code was also NVIDIA's library's answer on an H100 (driver
+ * 580.159.04, a probe of the same calls); where Tandem answers otherwise than NVML on the
+ * host would, the expectation says so and why. */
 Test(nvml, answers_from_the_sessions_device, .init = up, .fini = down)
 {
     const char *argv[] = { th_bin("nvml-check"), NULL };
@@ -45,6 +46,9 @@ Test(nvml, answers_from_the_sessions_device, .init = up, .fini = down)
         /* Initializations count (nvmlInit twice needs nvmlShutdown twice, below). */
         "nvmlInit: NVML_SUCCESS\n"
         "nvmlInit_v2: NVML_SUCCESS\n"
+        /* An unknown flag is ignored, as natively (H100, driver 580.159.04). */
+        "nvmlInitWithFlags(4): NVML_SUCCESS\n"
+        "shutdown of it: NVML_SUCCESS\n"
         "count: NVML_SUCCESS, agrees with the runtime\n"
         "count (v1): NVML_SUCCESS, agrees with the runtime\n"
         "count into NULL: NVML_ERROR_INVALID_ARGUMENT\n"
@@ -81,8 +85,11 @@ Test(nvml, answers_from_the_sessions_device, .init = up, .fini = down)
         "memory: NVML_SUCCESS, total agrees with the runtime, used + free = total yes\n"
         "memory into NULL: NVML_ERROR_INVALID_ARGUMENT\n"
         "memory v2: NVML_SUCCESS, total agrees with the runtime\n"
-        /* A version word other than nvmlMemory_v2. */
-        "memory v2 of version 1: NVML_ERROR_ARGUMENT_VERSION_MISMATCH\n"
+        /* Version 1 in the version word: FUNCTION_NOT_FOUND natively (H100, driver
+         * 580.159.04), not the reference's ARGUMENT_VERSION_MISMATCH; version 3 the latter
+         * (documented, not observed). */
+        "memory v2 of version 1: NVML_ERROR_FUNCTION_NOT_FOUND\n"
+        "memory v2 of version 3: NVML_ERROR_ARGUMENT_VERSION_MISMATCH\n"
         "compute mode: NVML_SUCCESS, agrees with the runtime\n"
         "persistence mode: NVML_SUCCESS\n"
         /* Tandem's answers, NVML_SUCCESS natively on an H100: the GPU is the server's, its
@@ -95,13 +102,13 @@ Test(nvml, answers_from_the_sessions_device, .init = up, .fini = down)
          * its context; the guest's programs are not processes of the host. */
         "compute processes: NVML_SUCCESS, 0\n"
         "compute processes, NULL count: NVML_ERROR_INVALID_ARGUMENT\n"
-        /* Tandem's answer: NVLink is the host's topology (NOT_SUPPORTED natively on a GPU
-         * without NVLink, as the PCIe H100). */
+        /* NVLink is the host's topology (NOT_SUPPORTED natively too on the H100 of the
+         * 580.159.04 driver run). */
         "nvlink 0: NVML_ERROR_NOT_SUPPORTED\n"
-        /* As cudaDeviceCanAccessPeer: a device is not its own peer.  Unsure natively: the GPU
-         * run will tell. */
+        /* A device is not its own peer: NVML_P2P_STATUS_NOT_SUPPORTED natively (H100, driver
+         * 580.159.04), which also answers an unknown index with success. */
         "p2p read with itself: NVML_SUCCESS, not OK\n"
-        "p2p of index 77: NVML_ERROR_INVALID_ARGUMENT\n"
+        "p2p of index 77: NVML_SUCCESS\n"
         "cuda driver version: NVML_SUCCESS, agrees with the runtime\n"
         "cuda driver version v2: NVML_SUCCESS, agrees with the runtime\n"
         "cuda driver version into NULL: NVML_ERROR_INVALID_ARGUMENT\n"
