@@ -44,7 +44,9 @@ static void *read_file(const char *path, size_t *len)
 
     if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0)
         exit(2);
-    buf = malloc((size_t)n);
+    /* Zeros after the image: a fat binary's length is found by looking for a block after
+     * the last (the load calls take no length), which must not read past the buffer. */
+    buf = calloc(1, (size_t)n + 64);
     if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n)
         exit(2);
     fclose(f);
