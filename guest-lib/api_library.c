@@ -65,6 +65,20 @@ tdm_function *tdm_library_kernel_record(const void *p)
     return f;
 }
 
+/* ---- the Driver API (issue 15): cuKernelGetLibrary, cuFuncGetModule ---- */
+cudaLibrary_t tdm_library_of_kernel(const tdm_function *f)
+{
+    tdm_library *found = NULL;
+
+    pthread_mutex_lock(&lock);
+    for (tdm_library *l = libraries; l && !found; l = l->next)
+        for (uint32_t i = 0; i < l->nkernels && !found; i++)
+            if (l->kernels[i] == f)
+                found = l;
+    pthread_mutex_unlock(&lock);
+    return (cudaLibrary_t)found;
+}
+
 /* The record's kernel is gone: it answers `why` from now on. */
 static void retire_locked(tdm_function *f, int why)
 {

@@ -430,6 +430,9 @@ void tdm_user_objects_launched(uint64_t exec, cudaStream_t stream);
  * the cudaKernel_t) if p is one, live or unloaded; NULL otherwise.  Found
  * by address in the records, so p is never dereferenced. */
 tdm_function *tdm_library_kernel_record(const void *p);
+/* The loaded library holding kernel record f, NULL if none does (the Driver API's
+ * cuKernelGetLibrary and cuFuncGetModule, issue 15). */
+cudaLibrary_t tdm_library_of_kernel(const tdm_function *f);
 /* cudaDeviceReset released the session's modules: every library's kernels
  * stop being valid (tdm_registrations_reset). */
 void tdm_libraries_reset(void);
