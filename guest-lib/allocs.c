@@ -88,6 +88,22 @@ bool tdm_allocs_holds(uint64_t addr)
     return held;
 }
 
+bool tdm_allocs_range(uint64_t addr, uint64_t *base, uint64_t *size)
+{
+    const tdm_range *r;
+    bool found;
+
+    pthread_rwlock_rdlock(&lock);
+    r = tdm_range_map_find(&map, addr);
+    found = r != NULL;
+    if (found) {
+        *base = r->addr;
+        *size = r->size;
+    }
+    pthread_rwlock_unlock(&lock);
+    return found;
+}
+
 bool tdm_allocs_is_device(const void *p)
 {
     return tdm_allocs_covers((uint64_t)(uintptr_t)p, 0);

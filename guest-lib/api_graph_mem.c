@@ -18,6 +18,11 @@ void tdm_graph_mem_captures(int delta)
         atomic_fetch_add(&captures_open, delta);
 }
 
+bool tdm_graph_mem_captures_open(void)
+{
+    return atomic_load(&captures_open) > 0;
+}
+
 void tdm_graph_mem_async_alloc(cudaStream_t stream, uint64_t addr, uint64_t size)
 {
     enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;

@@ -80,6 +80,10 @@ void tdm_allocs_add_graph(uint64_t addr, uint64_t size);
 /* Captures the program began and has not ended (api_graph_mem.c): while
  * there are some, cudaMallocAsync asks whether its stream captures. */
 void tdm_graph_mem_captures(int delta);
+/* Whether any capture (into a new graph or a named one) may be under way:
+ * while none is, no stream captures (the driver's cuStreamIsCapturing
+ * answers without a round trip). */
+bool tdm_graph_mem_captures_open(void);
 /* After cudaMallocAsync of [addr, +size) on stream: a captured allocation
  * is graph memory in the allocation table. */
 void tdm_graph_mem_async_alloc(cudaStream_t stream, uint64_t addr, uint64_t size);
@@ -98,6 +102,9 @@ int tdm_allocs_remove(uint64_t addr);
 /* True when [addr, addr+len) is inside one allocation or variable. */
 bool tdm_allocs_covers(uint64_t addr, uint64_t len);
 bool tdm_allocs_is_device(const void *p);
+/* The allocation, variable or import containing addr: its start and size
+ * (the driver's cuMemGetAddressRange, cuPointerGetAttribute); false if none. */
+bool tdm_allocs_range(uint64_t addr, uint64_t *base, uint64_t *size);
 /* True when addr is the start of a device allocation the program holds. */
 bool tdm_allocs_holds(uint64_t addr);
 void tdm_allocs_clear(bool keep_globals);
