@@ -14,50 +14,6 @@
 #include "driver.h"
 #include "grow.h"
 
-/* ---- TEMPORARY until h-dmem lands: the four memory calls the tests need ---- */
-
-CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
-{
-    void *p = NULL;
-    CUresult r;
-
-    if (!tdm_cu_ctx_of(NULL, &r))
-        return r;
-    if (!dptr || !bytesize)
-        return CUDA_ERROR_INVALID_VALUE;
-    r = tdm_cu(cudaMalloc(&p, bytesize));
-    if (!r)
-        *dptr = (CUdeviceptr)(uintptr_t)p;
-    return r;
-}
-
-CUresult cuMemFree_v2(CUdeviceptr dptr)
-{
-    CUresult r;
-
-    if (!tdm_cu_ctx_of(NULL, &r))
-        return r;
-    return tdm_cu(cudaFree((void *)(uintptr_t)dptr));
-}
-
-CUresult cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
-{
-    CUresult r;
-
-    if (!tdm_cu_ctx_of(NULL, &r))
-        return r;
-    return tdm_cu(cudaMemcpy((void *)(uintptr_t)dstDevice, srcHost, ByteCount, cudaMemcpyHostToDevice));
-}
-
-CUresult cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
-{
-    CUresult r;
-
-    if (!tdm_cu_ctx_of(NULL, &r))
-        return r;
-    return tdm_cu(cudaMemcpy(dstHost, (const void *)(uintptr_t)srcDevice, ByteCount, cudaMemcpyDeviceToHost));
-}
-
 /* ---- kernel and function handles ---- */
 
 tdm_function *tdm_cu_function(const void *p, CUresult *err)
