@@ -69,6 +69,16 @@ static tdm_client *client(void)
     return &the_client;
 }
 
+/* The connection is gone during `call`: the line names the call and what the transport met. */
+static cudaError_t lost(tdm_conn *c, const tdm_call_info *call)
+{
+    char why[400];
+
+    snprintf(why, sizeof(why), "lost the connection to the Tandem server (during %s%s%s)", call->name,
+             c->t && c->t->why[0] ? ": " : "", c->t ? c->t->why : "");
+    return tdm_conn_fail(c, why);
+}
+
 static int resume_on(tdm_client *cl, tdm_resume_event e)
 {
     return tdm_resume_on(&cl->resume, &cl->conn, &e);
@@ -243,7 +253,7 @@ static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t 
     if (rc == TDM_T_REJECTED)
         err = cudaErrorInvalidValue;
     else if (rc != TDM_T_OK)
-        err = tdm_conn_fail(c, "lost the connection to the Tandem server");
+        err = lost(c, call);
     else
         resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_ANSWERED, .call = call, .args = args, .res = res });
 out:
@@ -297,7 +307,7 @@ cudaError_t tdm_post(uint32_t proc, void *args)
     rc = c->t->ops->post(c->t, proc, call->xargs, args);
     /* The journal holds this call too: the replay sends it. */
     if (rc != TDM_T_OK && resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_LOST }) != 0)
-        err = tdm_conn_fail(c, "lost the connection to the Tandem server");
+        err = lost(c, call);
     else
         resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_POSTED });
 out:

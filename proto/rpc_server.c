@@ -150,7 +150,7 @@ int tdm_rpc_serve_one(const tdm_rpc_program *p, void *ctx, const tdm_rpc_io *io,
         xdrs->x_op = XDR_FREE;
         proc->xres(xdrs, b->res);
         if (rc != 0) {
-            snprintf(why, whylen, "cannot send reply: peer gone");
+            snprintf(why, whylen, "cannot send reply: peer gone, or the reply did not encode");
             return TDM_RPC_IO_ERROR;
         }
     }

@@ -30,6 +30,7 @@ typedef struct tdm_transport_ops {
 struct tdm_transport {
     const tdm_transport_ops *ops;
     char desc[300];      /* the endpoint, for messages */
+    char why[160];       /* what the last TDM_T_BROKEN met, for messages ("" when unknown) */
 };
 
 /* Opens a transport to `endpoint` (see endpoint.h).  0 on success; otherwise

@@ -151,6 +151,7 @@ static int tcp_call(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args
     if (st == RPC_CANTDECODEARGS || st == RPC_PROCUNAVAIL || st == RPC_PROGVERSMISMATCH ||
         st == RPC_PROGUNAVAIL || st == RPC_CANTDECODERES)
         return TDM_T_REJECTED;
+    snprintf(tt->base.why, sizeof(tt->base.why), "%s", clnt_sperrno(st));
     return TDM_T_BROKEN;
 }
 

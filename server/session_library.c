@@ -68,6 +68,13 @@ int tdm_session_library_load(tdm_session *s, const void *image, uint64_t len, ui
         tdm_log_session(s->id, "library refused: %u kernels, Tandem carries %u", n, TDM_MAX_LIBRARY_KERNELS);
         err = cudaErrorMemoryAllocation;
     }
+    /* A name the reply cannot carry would fail the whole reply, and with it the connection. */
+    for (uint32_t i = 0; !err && i < n; i++)
+        if (strlen(nv[i]) > TDM_MAX_NAME) {
+            tdm_log_session(s->id, "library refused: kernel %u's name is %zu characters, Tandem carries %u", i,
+                            strlen(nv[i]), TDM_MAX_NAME);
+            err = cudaErrorNotSupported;
+        }
     if (!err) {
         fh = calloc(n + 1, sizeof(*fh));
         fe = calloc(n + 1, sizeof(*fe));
