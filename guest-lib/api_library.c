@@ -310,6 +310,35 @@ static size_t image_length(const void **code)
     return tdm_code_image_length(*code, TDM_MAX_FATBIN);
 }
 
+/* A fat binary handed over by NVIDIA's runtime (the driver level) points into a section of
+ * the program where every translation unit's block follows the last: loading every block
+ * that follows would ship the whole section (hundreds of MiB for PyTorch) at every load.  The
+ * block it points at comes first; the blocks after it only when that one has no code for the
+ * device (nvcc may put a kernel's PTX in the next block, as image_length's callers expect). */
+cudaError_t tdm_library_load_block_first(cudaLibrary_t *library, const void *code)
+{
+    uint32_t magic;
+    size_t len;
+    cudaError_t err;
+
+    if (!library || !code)
+        return cudaErrorInvalidValue;
+    memcpy(&magic, code, sizeof(magic));
+    if (magic == TDM_FATBIN_WRAPPER_MAGIC && ((const tdm_fatbin_wrapper *)code)->data) {
+        code = ((const tdm_fatbin_wrapper *)code)->data;
+        memcpy(&magic, code, sizeof(magic));
+    }
+    if (magic != TDM_FATBIN_MAGIC)
+        return cudaLibraryLoadData(library, code, NULL, NULL, 0, NULL, NULL, 0);
+    len = tdm_fatbin_block_size(code, TDM_MAX_FATBIN);
+    if (!len)
+        return cudaErrorInvalidKernelImage;
+    err = load_image(library, code, len);
+    if (err == cudaErrorNoKernelImageForDevice && tdm_fatbin_image_size(code, TDM_MAX_FATBIN) > len)
+        err = load_image(library, code, tdm_fatbin_image_size(code, TDM_MAX_FATBIN));
+    return err;
+}
+
 cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum cudaJitOption *jitOptions,
                                 void **jitOptionsValues, unsigned int numJitOptions,
                                 enum cudaLibraryOption *libraryOptions, void **libraryOptionValues,

@@ -15,6 +15,13 @@ static int block_size(const unsigned char *p, size_t room, size_t *size)
     return 0;
 }
 
+size_t tdm_fatbin_block_size(const void *data, size_t limit)
+{
+    size_t size;
+
+    return block_size(data, limit, &size) == 0 ? size : 0;
+}
+
 size_t tdm_fatbin_image_size(const void *data, size_t limit)
 {
     const unsigned char *p = data;

@@ -31,5 +31,7 @@ typedef struct tdm_fatbin_header {
  * GPUs in the next), and the driver reads them all.  At most `limit` bytes;
  * 0 when the first block's header is not valid. */
 size_t tdm_fatbin_image_size(const void *data, size_t limit);
+/* The first block alone (0 when its header is not valid). */
+size_t tdm_fatbin_block_size(const void *data, size_t limit);
 
 #endif

@@ -134,9 +134,11 @@ static CUresult library_load(CUlibrary *library, const void *code, const char *p
     if (path)
         r = tdm_cu(cudaLibraryLoadFromFile(&l, path, NULL, NULL, 0, (enum cudaLibraryOption *)libraryOptions,
                                            libraryOptionValues, numLibraryOptions));
-    else
+    else if (numLibraryOptions)
         r = tdm_cu(cudaLibraryLoadData(&l, code, NULL, NULL, 0, (enum cudaLibraryOption *)libraryOptions,
                                        libraryOptionValues, numLibraryOptions));
+    else
+        r = tdm_cu(tdm_library_load_block_first(&l, code));
     if (!r && (r = library_note(l)))
         (void)cudaLibraryUnload(l);
     if (!r)
@@ -190,7 +192,7 @@ static CUresult module_load(CUmodule *module, const void *image, const char *pat
     if (path)
         r = tdm_cu(cudaLibraryLoadFromFile(&l, path, NULL, NULL, 0, NULL, NULL, 0));
     else
-        r = tdm_cu(cudaLibraryLoadData(&l, image, NULL, NULL, 0, NULL, NULL, 0));
+        r = tdm_cu(tdm_library_load_block_first(&l, image));
     if (!r)
         *module = (CUmodule)l;
     return r;
