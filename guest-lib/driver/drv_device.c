@@ -3,6 +3,7 @@
  * runtime layer's, fetched once and cached there, so the queries PyTorch makes thousands
  * of times never cross the wire. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "driver.h"
@@ -227,12 +228,16 @@ CUresult cuProfilerStop(void)
     return tdm_cu(cudaProfilerStop());
 }
 
-/* Whether the device's modules load lazily: Tandem's server loads a module whole when the
- * guest loads it. */
+/* Whether modules load lazily: as the driver answers, lazily unless CUDA_MODULE_LOADING says
+ * EAGER.  NVIDIA's runtime asks, and loads every module of the program at start-up when told
+ * eager: for PyTorch that is thousands of fat binaries shipped to the server before the first
+ * kernel. */
 CUresult cuModuleGetLoadingMode(CUmoduleLoadingMode *mode)
 {
+    const char *env = getenv("CUDA_MODULE_LOADING");
+
     if (!mode)
         return CUDA_ERROR_INVALID_VALUE;
-    *mode = CU_MODULE_EAGER_LOADING;
+    *mode = env && strcmp(env, "EAGER") == 0 ? CU_MODULE_EAGER_LOADING : CU_MODULE_LAZY_LOADING;
     return CUDA_SUCCESS;
 }
