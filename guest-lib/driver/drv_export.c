@@ -465,6 +465,58 @@ static const void *const tf8cff951[3] = {
     (void *)refused_tf8cff951_2,
 };
 
+/* ---- {21318c60-9714-3248-8ca6-41ff7324c8f2}: asked for by cuBLAS and cuBLASLt ---- */
+
+/* 93 slots.  cuBLAS calls slot 4 with a context and a word to fill in, and the driver wrote 1
+ * there in every call measured (2026-11-24, H100): cuBLAS refuses to run (CUBLAS_STATUS_NOT_
+ * SUPPORTED) without the table. */
+static CUresult blas_context_query(CUcontext ctx, uint64_t *out)
+{
+    (void)ctx;
+    if (!out)
+        return CUDA_ERROR_INVALID_VALUE;
+    *out = 1;
+    return CUDA_SUCCESS;
+}
+
+#define BLAS_SLOTS 93
+#define RB(n) REFUSED(t21318c60, n)
+RB(1) RB(2) RB(3) RB(5) RB(6) RB(7) RB(8) RB(9) RB(10) RB(11) RB(12) RB(13) RB(14) RB(15) RB(16) RB(17) RB(18)
+RB(19) RB(20) RB(21) RB(22) RB(23) RB(24) RB(25) RB(26) RB(27) RB(28) RB(29) RB(30) RB(31) RB(32) RB(33) RB(34)
+RB(35) RB(36) RB(37) RB(38) RB(39) RB(40) RB(41) RB(42) RB(43) RB(44) RB(45) RB(46) RB(47) RB(48) RB(49) RB(50)
+RB(51) RB(52) RB(53) RB(54) RB(55) RB(56) RB(57) RB(58) RB(59) RB(60) RB(61) RB(62) RB(63) RB(64) RB(65) RB(66)
+RB(67) RB(68) RB(69) RB(70) RB(71) RB(72) RB(73) RB(74) RB(75) RB(76) RB(77) RB(78) RB(79) RB(80) RB(81) RB(82)
+RB(83) RB(84) RB(85) RB(86) RB(87) RB(88) RB(89) RB(90) RB(92)
+#define SB(n) (void *)refused_t21318c60_##n
+static const void *const t21318c60[BLAS_SLOTS] = {
+    (void *)(BLAS_SLOTS * sizeof(void *)),
+    SB(1), SB(2), SB(3), (void *)blas_context_query, SB(5), SB(6), SB(7), SB(8), SB(9), SB(10), SB(11), SB(12),
+    SB(13), SB(14), SB(15), SB(16), SB(17), SB(18), SB(19), SB(20), SB(21), SB(22), SB(23), SB(24), SB(25), SB(26),
+    SB(27), SB(28), SB(29), SB(30), SB(31), SB(32), SB(33), SB(34), SB(35), SB(36), SB(37), SB(38), SB(39), SB(40),
+    SB(41), SB(42), SB(43), SB(44), SB(45), SB(46), SB(47), SB(48), SB(49), SB(50), SB(51), SB(52), SB(53), SB(54),
+    SB(55), SB(56), SB(57), SB(58), SB(59), SB(60), SB(61), SB(62), SB(63), SB(64), SB(65), SB(66), SB(67), SB(68),
+    SB(69), SB(70), SB(71), SB(72), SB(73), SB(74), SB(75), SB(76), SB(77), SB(78), SB(79), SB(80), SB(81), SB(82),
+    SB(83), SB(84), SB(85), SB(86), SB(87), SB(88), SB(89), SB(90),
+    NULL,   /* data in NVIDIA's table, not a function */
+    SB(92),
+};
+
+/* ---- {1734dc26-800d-4745-8726-c0f1e7dd8bca}: asked for by cuBLASLt, NVRTC and nvJitLink ---- */
+
+/* 17 slots.  Slot 4 makes two objects and slot 13 fills each with a pointer and a per-process
+ * 64-bit tag (H100 trace); what they guard is not known.  Answering the table's request with
+ * CUDA_ERROR_NOT_FOUND crashed the library that asked (a NULL table, used anyway), so the
+ * table is given and every slot refuses with a line: the caller gets an error it checks. */
+#define R17(n) REFUSED(t1734dc26, n)
+R17(1) R17(2) R17(3) R17(4) R17(5) R17(6) R17(7) R17(8) R17(9) R17(10) R17(11) R17(12) R17(13) R17(14) R17(15)
+R17(16)
+#define S17(n) (void *)refused_t1734dc26_##n
+static const void *const t1734dc26[17] = {
+    (void *)(17 * sizeof(void *)),
+    S17(1), S17(2), S17(3), S17(4), S17(5), S17(6), S17(7), S17(8), S17(9), S17(10), S17(11), S17(12), S17(13),
+    S17(14), S17(15), S17(16),
+};
+
 /* ---- the lookup ---- */
 
 typedef struct export_table {
@@ -495,6 +547,12 @@ static const export_table tables[] = {
     { "runtime state (69a28e9f)",
       { 0x69, 0xa2, 0x8e, 0x9f, 0x24, 0x49, 0x8b, 0x47, 0xb0, 0x30, 0xc5, 0xda, 0x33, 0x0e, 0xa4, 0xe9 },
       t69a28e9f },
+    { "cuBLAS (21318c60)",
+      { 0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2 },
+      t21318c60 },
+    { "cuBLASLt, NVRTC (1734dc26)",
+      { 0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45, 0x87, 0x26, 0xc0, 0xf1, 0xe7, 0xdd, 0x8b, 0xca },
+      t1734dc26 },
     { "messages (f8cff951)",
       { 0xf8, 0xcf, 0xf9, 0x51, 0x21, 0x46, 0x8b, 0x4e, 0xb9, 0xe2, 0xfb, 0x46, 0x9e, 0x7c, 0x0d, 0xd9 },
       tf8cff951 },

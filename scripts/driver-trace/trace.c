@@ -23,7 +23,7 @@ __attribute__((visibility("hidden"))) unsigned long trace_calls[1024];
  * swapped, in a copy of the table, for slot stub k (stubs.S), which counts
  * the call in slot_calls[k] and jumps to slot_real[k]. */
 #define SLOT_STUBS 1024
-#define TABLE_SLOTS_MAX 64
+#define TABLE_SLOTS_MAX 128   /* cuBLAS's table 21318c60 has 93 */
 extern void *const slot_stubs[SLOT_STUBS];
 __attribute__((visibility("hidden"))) void *slot_real[SLOT_STUBS];
 __attribute__((visibility("hidden"))) unsigned long slot_calls[SLOT_STUBS];
