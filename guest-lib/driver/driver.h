@@ -25,7 +25,9 @@
 /* The driver's code for a runtime layer error: the same number where the driver has one,
  * CUDA_ERROR_INVALID_VALUE for the runtime's argument errors it lacks, CUDA_ERROR_UNKNOWN
  * otherwise. */
-CUresult tdm_cu(cudaError_t err);
+CUresult tdm_cu_from(cudaError_t err, const char *entry_point);
+/* The same, naming the calling entry point for TANDEM_LOG_ERRORS (drv_errors.c). */
+#define tdm_cu(err) tdm_cu_from((err), __func__)
 /* The driver's name of a CUresult ("CUDA_ERROR_INVALID_VALUE"), or NULL for a number the
  * driver does not define (generated from cuda.h: gen/driver_errors.c). */
 const char *tdm_cu_error_name(CUresult r);

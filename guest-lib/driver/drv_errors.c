@@ -1,5 +1,6 @@
 /* Driver error codes: the runtime layer's codes carried over, the names and strings the
  * driver gives, and the refusals of entry points Tandem does not carry. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "driver.h"
@@ -7,7 +8,7 @@
 
 /* The runtime's codes share the driver's numbers wherever the driver has the error (CUDA
  * aligned them); what is left are the runtime's own argument errors. */
-CUresult tdm_cu(cudaError_t err)
+static CUresult driver_code(cudaError_t err)
 {
     if (tdm_cu_error_name((CUresult)err))
         return (CUresult)err;
@@ -31,6 +32,31 @@ CUresult tdm_cu(cudaError_t err)
     default:
         return CUDA_ERROR_UNKNOWN;
     }
+}
+
+/* TANDEM_LOG_ERRORS=1: a line for each error a driver entry point returns through tdm_cu,
+ * naming the entry point and the runtime layer's code it came from.  Libraries such as cuBLAS
+ * turn a driver error into an opaque status of their own; this says which call it was.
+ * CUDA_ERROR_NOT_READY is a normal answer of the queries and is not logged. */
+static void log_error(const char *entry_point, cudaError_t err, CUresult r)
+{
+    const char *env = getenv("TANDEM_LOG_ERRORS");
+
+    if (!env || strcmp(env, "1") != 0 || r == CUDA_ERROR_NOT_READY)
+        return;
+    tdm_log("%s returns %s (%s from the runtime layer)", entry_point,
+            tdm_cu_error_name(r) ? tdm_cu_error_name(r) : "an unnamed error", cudaGetErrorName(err));
+}
+
+CUresult tdm_cu_from(cudaError_t err, const char *entry_point)
+{
+    CUresult r;
+
+    if (err == cudaSuccess)
+        return CUDA_SUCCESS;
+    r = driver_code(err);
+    log_error(entry_point, err, r);
+    return r;
 }
 
 CUresult cuGetErrorName(CUresult error, const char **pStr)

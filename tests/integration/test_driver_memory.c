@@ -4,6 +4,7 @@
  * lines the header leaves open say so (the GPU run checks them against NVIDIA's driver). */
 #include <criterion/criterion.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "harness.h"
 
@@ -148,4 +149,25 @@ Test(driver_memory, streams_events_and_graphs_behave_as_the_driver, .init = up, 
         "done\n";
 
     expect_over_both("drv_stream_check", want);
+}
+
+/* Guards TANDEM_LOG_ERRORS (drv_errors.c): with it, an error the runtime layer answers is a
+ * line naming the driver entry point (here cuMemFree_v2 of a freed pointer); without it the
+ * program's stderr has no such line. */
+Test(driver_memory, log_errors_names_the_entry_point, .init = up, .fini = down)
+{
+    const char *argv[] = { th_bin("drv_memory_check"), NULL };
+    th_result *r = calloc(1, sizeof(*r));
+
+    th_run_driver_guest(srv.endpoint, argv, 60, r);
+    cr_assert_eq(r->status, 0, "drv_memory_check exited %d:\n%s", r->status, r->err);
+    cr_expect_null(strstr(r->err, "returns CUDA_ERROR"), "an error was logged without TANDEM_LOG_ERRORS:\n%s", r->err);
+    memset(r, 0, sizeof(*r));
+    setenv("TANDEM_LOG_ERRORS", "1", 1);
+    th_run_driver_guest(srv.endpoint, argv, 60, r);
+    unsetenv("TANDEM_LOG_ERRORS");
+    cr_assert_eq(r->status, 0, "drv_memory_check exited %d:\n%s", r->status, r->err);
+    cr_expect_not_null(strstr(r->err, "cuMemFree_v2 returns CUDA_ERROR_INVALID_VALUE"),
+                       "no line named cuMemFree_v2's error; stderr:\n%s", r->err);
+    free(r);
 }
