@@ -293,43 +293,28 @@ static cudaError_t check_options(const enum cudaJitOption *jit, void **jit_value
     return cudaSuccess;
 }
 
-/* How long the image at code is: a fat binary (or nvcc's wrapper of one)
- * by its blocks' headers, a cubin by its ELF headers, PTX to its NUL. */
-static size_t image_length(const void **code)
-{
-    const tdm_fatbin_wrapper *w = *code;
-    uint32_t magic;
-
-    memcpy(&magic, *code, sizeof(magic));
-    if (magic == TDM_FATBIN_WRAPPER_MAGIC && w->data) {
-        *code = w->data;
-        memcpy(&magic, *code, sizeof(magic));
-    }
-    if (magic == TDM_FATBIN_MAGIC)
-        return tdm_fatbin_image_size(*code, TDM_MAX_FATBIN);
-    return tdm_code_image_length(*code, TDM_MAX_FATBIN);
-}
-
-/* A fat binary handed over by NVIDIA's runtime (the driver level) points into a section of
- * the program where every translation unit's block follows the last: loading every block
- * that follows would ship the whole section (hundreds of MiB for PyTorch) at every load.  The
- * block it points at comes first; the blocks after it only when that one has no code for the
- * device (nvcc may put a kernel's PTX in the next block, as image_length's callers expect). */
-cudaError_t tdm_library_load_block_first(cudaLibrary_t *library, const void *code)
+/* A fat binary handed over by address (NVIDIA's runtime at the driver level, cuBLAS's own
+ * loads, a program's cudaLibraryLoadData) points into a section of its program where every
+ * translation unit's block follows the last: the driver reads the one block it points at, and
+ * shipping every block that follows would ship the whole section (140 MB for cuBLAS,
+ * hundreds of MiB for PyTorch) at every load.  That block comes first; the blocks after it only
+ * when that one has no code for the device (nvcc may put a kernel's PTX in the next block).  A
+ * cubin or PTX is measured by its own headers or NUL. */
+static cudaError_t load_code(cudaLibrary_t *library, const void *code)
 {
     uint32_t magic;
     size_t len;
     cudaError_t err;
 
-    if (!library || !code)
-        return cudaErrorInvalidValue;
     memcpy(&magic, code, sizeof(magic));
     if (magic == TDM_FATBIN_WRAPPER_MAGIC && ((const tdm_fatbin_wrapper *)code)->data) {
         code = ((const tdm_fatbin_wrapper *)code)->data;
         memcpy(&magic, code, sizeof(magic));
     }
-    if (magic != TDM_FATBIN_MAGIC)
-        return cudaLibraryLoadData(library, code, NULL, NULL, 0, NULL, NULL, 0);
+    if (magic != TDM_FATBIN_MAGIC) {
+        len = tdm_code_image_length(code, TDM_MAX_FATBIN);
+        return len ? load_image(library, code, len) : cudaErrorInvalidKernelImage;
+    }
     len = tdm_fatbin_block_size(code, TDM_MAX_FATBIN);
     if (!len)
         return cudaErrorInvalidKernelImage;
@@ -339,13 +324,19 @@ cudaError_t tdm_library_load_block_first(cudaLibrary_t *library, const void *cod
     return err;
 }
 
+cudaError_t tdm_library_load_block_first(cudaLibrary_t *library, const void *code)
+{
+    if (!library || !code)
+        return cudaErrorInvalidValue;
+    return load_code(library, code);
+}
+
 cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum cudaJitOption *jitOptions,
                                 void **jitOptionsValues, unsigned int numJitOptions,
                                 enum cudaLibraryOption *libraryOptions, void **libraryOptionValues,
                                 unsigned int numLibraryOptions)
 {
     cudaError_t err;
-    size_t len;
 
     if (!library || !code)
         return tdm_ret(cudaErrorInvalidValue);
@@ -353,10 +344,7 @@ cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum c
                         numLibraryOptions, false);
     if (err)
         return tdm_ret(err);
-    len = image_length(&code);
-    if (!len)
-        return tdm_ret(cudaErrorInvalidKernelImage);
-    return tdm_ret(load_image(library, code, len));
+    return tdm_ret(load_code(library, code));
 }
 
 /* The file is read here: the server cannot see the program's files.  PTX

@@ -25,6 +25,9 @@ typedef struct tdm_client {
     tdm_resume resume;
     /* ---- ipc (issue 14): fork ---- */
     bool forked;           /* a child forked from a process that had a session (docs/ipc.md) */
+    /* The session was closed at exit: a library's own exit handlers that run later (cuBLAS
+     * unloads its modules) get the driver's "deinitialized", not a new session each. */
+    bool closed_at_exit;
 } tdm_client;
 
 static const tdm_resume_program program = {
@@ -97,11 +100,13 @@ static void close_at_exit(void)
         if (cl->conn.t)
             cl->conn.t->ops->close(cl->conn.t);
         cl->conn.t = NULL;
+        cl->closed_at_exit = true;
         pthread_mutex_unlock(&cl->lock);
         return;
     }
     tdm_callbacks_wait_idle();
     pthread_mutex_lock(&cl->lock);
+    cl->closed_at_exit = true;
     if (cl->conn.t) {
         /* One round trip so every queued one-way call has been taken by the
          * server before the process goes: the program may exit without a
@@ -135,6 +140,8 @@ static cudaError_t connect_locked(tdm_client *cl)
 
     if (c->t)
         return cudaSuccess;
+    if (cl->closed_at_exit)
+        return cudaErrorCudartUnloading;
     if (c->broken)
         return tdm_conn_lost_error(c);
     if (cl->forked) {  /* ---- ipc (issue 14) ---- */

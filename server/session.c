@@ -414,6 +414,23 @@ int tdm_session_event_elapsed(tdm_session *s, uint64_t start, uint64_t end, floa
 
 /* ---- memory ---- */
 
+/* The backend's mapping of new memory (and its zero fill, which waits on a stream) in relaxed
+ * capture mode: it is the server's own work, not a call of the program's, and a capture in
+ * global mode makes such calls fail on every thread of the process, so without it one
+ * session's capture would refuse every session's allocations (and a program that allocates in
+ * relaxed mode while it captures, as PyTorch's caching allocator does, would see its capture
+ * invalidated). */
+static int mem_map_relaxed(tdm_session *s, uint64_t addr, uint64_t size, tdm_bmem **mem)
+{
+    int mode = cudaStreamCaptureModeRelaxed, err;
+    bool relaxed = ops(s)->capture_mode_exchange && ops(s)->capture_mode_exchange(be(s), &mode) == 0;
+
+    err = ops(s)->mem_map(be(s), addr, size, mem);
+    if (relaxed)
+        ops(s)->capture_mode_exchange(be(s), &mode);
+    return err;
+}
+
 int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr)
 {
     uint64_t quota = s->srv->cfg.session_mem_quota, rounded = 0;
@@ -436,7 +453,7 @@ int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr)
         err = cudaErrorMemoryAllocation;
         goto fail_arena;
     }
-    err = ops(s)->mem_map(be(s), *addr, rounded, &mem);
+    err = mem_map_relaxed(s, *addr, rounded, &mem);
     if (err)
         goto fail_arena;
     r.addr = *addr;

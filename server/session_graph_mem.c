@@ -149,20 +149,6 @@ static int block_new(tdm_session *s, tdm_session_graph_mem *m, uint64_t size, ui
     return 0;
 }
 
-/* block_new while this thread captures: in relaxed mode, which lets the
- * driver make memory (the program's capture mode forbids it). */
-static int block_new_relaxed(tdm_session *s, tdm_session_graph_mem *m, uint64_t size, uint64_t *addr)
-{
-    int mode = cudaStreamCaptureModeRelaxed, err;
-
-    err = s->srv->ops->capture_mode_exchange(s->srv->be, &mode);
-    if (err)
-        return err;
-    err = block_new(s, m, size, addr);
-    s->srv->ops->capture_mode_exchange(s->srv->be, &mode);
-    return err;
-}
-
 /* An allocation the graph freed before the new node (one of its direct
  * dependencies frees it, and nothing allocated it again since): the node
  * takes its address, as the driver reuses a virtual address along a path. */
@@ -261,7 +247,7 @@ bool tdm_session_graph_mem_capture_alloc(tdm_session *s, uint64_t stream, uint64
         *err = 0;                       /* a null pointer, as cudaMallocAsync */
         return true;
     }
-    *err = block_new_relaxed(s, m, size, addr);
+    *err = block_new(s, m, size, addr);   /* relaxed: tdm_session_malloc says why */
     if (*err)
         return true;
     *err = add_use(s, m, (gmem_use){ .owner_kind = TDM_GMEM_CAPTURE, .owner = id, .addr = *addr });

@@ -28,6 +28,9 @@
 CUresult tdm_cu_from(cudaError_t err, const char *entry_point);
 /* The same, naming the calling entry point for TANDEM_LOG_ERRORS (drv_errors.c). */
 #define tdm_cu(err) tdm_cu_from((err), __func__)
+/* r, an error an entry point finds in its own arguments, with a TANDEM_LOG_ERRORS line saying
+ * what was wrong. */
+CUresult tdm_cu_bad_argument(CUresult r, const char *entry_point, const char *what);
 /* The driver's name of a CUresult ("CUDA_ERROR_INVALID_VALUE"), or NULL for a number the
  * driver does not define (generated from cuda.h: gen/driver_errors.c). */
 const char *tdm_cu_error_name(CUresult r);

@@ -323,23 +323,54 @@ CUresult cuCtxSynchronize_v2(CUcontext ctx)
     return tdm_cu(cudaDeviceSynchronize());
 }
 
-/* CUlimit and cudaLimit share their numbers, as CUfunc_cache and cudaFuncCache do. */
+/* CUlimit and cudaLimit share their numbers, as CUfunc_cache and cudaFuncCache do, up to the
+ * limits of CIG contexts (shared with graphics), which the runtime has no name for.  A session's
+ * context is never one; the H100's driver (580.159.04) answered a plain context: shared memory
+ * the opt-in maximum per block, CIG off, the fallback switch an unsupported limit. */
 CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
 {
     CUresult r;
+    int optin = 0;
 
     if (!tdm_cu_ctx_of(NULL, &r))
         return r;
-    return tdm_cu(cudaDeviceGetLimit(pvalue, (enum cudaLimit)limit));
+    switch (limit) {
+    case CU_LIMIT_SHMEM_SIZE:
+        if (!pvalue)
+            return CUDA_ERROR_INVALID_VALUE;
+        r = tdm_cu(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, tdm_cu_current()->device));
+        if (!r)
+            *pvalue = (size_t)optin;
+        return r;
+    case CU_LIMIT_CIG_ENABLED:
+        if (!pvalue)
+            return CUDA_ERROR_INVALID_VALUE;
+        *pvalue = 0;
+        return CUDA_SUCCESS;
+    case CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED:
+        return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    default:
+        return tdm_cu(cudaDeviceGetLimit(pvalue, (enum cudaLimit)limit));
+    }
 }
 
+/* The two CIG limits that can only be queried (cuda.h) are refused as values a set cannot
+ * take; the fallback switch is unsupported outside a CIG context. */
 CUresult cuCtxSetLimit(CUlimit limit, size_t value)
 {
     CUresult r;
 
     if (!tdm_cu_ctx_of(NULL, &r))
         return r;
-    return tdm_cu(cudaDeviceSetLimit((enum cudaLimit)limit, value));
+    switch (limit) {
+    case CU_LIMIT_SHMEM_SIZE:
+    case CU_LIMIT_CIG_ENABLED:
+        return CUDA_ERROR_INVALID_VALUE;
+    case CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED:
+        return CUDA_ERROR_UNSUPPORTED_LIMIT;
+    default:
+        return tdm_cu(cudaDeviceSetLimit((enum cudaLimit)limit, value));
+    }
 }
 
 CUresult cuCtxGetCacheConfig(CUfunc_cache *pconfig)

@@ -42,9 +42,15 @@ CUresult tdm_cu_device(CUdevice dev)
 {
     CUresult r = tdm_cu_ready();
 
+    cudaError_t err;
+
     if (r)
         return r;
-    return tdm_check_device(dev) == cudaSuccess ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+    /* No server (or the session closed at exit) is the runtime layer's error; a number outside
+     * the session's devices is an invalid device. */
+    err = tdm_check_device(dev);
+    return err == cudaSuccess || err == cudaErrorInvalidDevice ? (err ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS)
+                                                                : tdm_cu(err);
 }
 
 CUresult cuDriverGetVersion(int *driverVersion)

@@ -48,6 +48,16 @@ static void log_error(const char *entry_point, cudaError_t err, CUresult r)
             tdm_cu_error_name(r) ? tdm_cu_error_name(r) : "an unnamed error", cudaGetErrorName(err));
 }
 
+CUresult tdm_cu_bad_argument(CUresult r, const char *entry_point, const char *what)
+{
+    const char *env = getenv("TANDEM_LOG_ERRORS");
+
+    if (env && strcmp(env, "1") == 0)
+        tdm_log("%s returns %s: %s", entry_point, tdm_cu_error_name(r) ? tdm_cu_error_name(r) : "an unnamed error",
+                what);
+    return r;
+}
+
 CUresult tdm_cu_from(cudaError_t err, const char *entry_point)
 {
     CUresult r;

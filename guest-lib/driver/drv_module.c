@@ -8,11 +8,13 @@
 #include <assert.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "driver.h"
 #include "grow.h"
+#include "log.h"
 
 /* ---- kernel and function handles ---- */
 
@@ -85,16 +87,19 @@ static bool library_is(cudaLibrary_t l, bool forget)
  * defaults; a program's log buffers come back empty (an empty string, sizes 0), as after a
  * load that logged nothing.  Options binding symbols to host addresses cannot be honoured by
  * a device in another process, and are refused as the driver refuses a bad option. */
-static CUresult jit_options(unsigned n, CUjit_option *opts, void **values)
+static CUresult jit_options(unsigned n, CUjit_option *opts, void **values, const char *entry_point)
 {
     uintptr_t info_size = 0, error_size = 0;
+    char what[96];
 
     if (n && (!opts || !values))
-        return CUDA_ERROR_INVALID_VALUE;
+        return tdm_cu_bad_argument(CUDA_ERROR_INVALID_VALUE, entry_point, "JIT options counted but not given");
     for (unsigned i = 0; i < n; i++) {
         if ((unsigned)opts[i] >= (unsigned)CU_JIT_NUM_OPTIONS || opts[i] == CU_JIT_GLOBAL_SYMBOL_NAMES ||
-            opts[i] == CU_JIT_GLOBAL_SYMBOL_ADDRESSES || opts[i] == CU_JIT_GLOBAL_SYMBOL_COUNT)
-            return CUDA_ERROR_INVALID_VALUE;
+            opts[i] == CU_JIT_GLOBAL_SYMBOL_ADDRESSES || opts[i] == CU_JIT_GLOBAL_SYMBOL_COUNT) {
+            snprintf(what, sizeof(what), "JIT option %u (of %u) is refused", (unsigned)opts[i], n);
+            return tdm_cu_bad_argument(CUDA_ERROR_INVALID_VALUE, entry_point, what);
+        }
         if (opts[i] == CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES)
             info_size = (uintptr_t)values[i];
         if (opts[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
@@ -113,10 +118,21 @@ static CUresult jit_options(unsigned n, CUjit_option *opts, void **values)
     return CUDA_SUCCESS;
 }
 
-static_assert(CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE ==
-                  (int)cudaLibraryHostUniversalFunctionAndDataTable &&
-                  CU_LIBRARY_BINARY_IS_PRESERVED == (int)cudaLibraryBinaryIsPreserved,
-              "library options pass to the runtime layer as they are");
+/* Library options change nothing a remote load does: the image is copied to the server at
+ * the load whether or not the program keeps it (CU_LIBRARY_BINARY_IS_PRESERVED), and the host
+ * table of CU_LIBRARY_HOST_UNIVERSAL_FUNCTION_AND_DATA_TABLE serves host-side lookups the
+ * guest does through the kernel names.  They are taken as given, as NVIDIA's driver takes
+ * what cuBLASLt passes (the runtime layer's stricter check refused its loads on the H100). */
+static void library_options(unsigned n, const CUlibraryOption *opts, void *const *values)
+{
+    const char *env = getenv("TANDEM_LOG_ERRORS");
+
+    if (!env || strcmp(env, "1") != 0)
+        return;
+    for (unsigned i = 0; i < n && opts; i++)
+        tdm_log("a library load's option %u (value %p) is taken and changes nothing through Tandem", (unsigned)opts[i],
+                values ? values[i] : NULL);
+}
 
 static CUresult library_load(CUlibrary *library, const void *code, const char *path, CUjit_option *jitOptions,
                              void **jitOptionsValues, unsigned numJitOptions, CUlibraryOption *libraryOptions,
@@ -128,17 +144,14 @@ static CUresult library_load(CUlibrary *library, const void *code, const char *p
     if (r)
         return r;
     if (!library || (!code && !path))
-        return CUDA_ERROR_INVALID_VALUE;
-    if ((r = jit_options(numJitOptions, jitOptions, jitOptionsValues)))
+        return tdm_cu_bad_argument(CUDA_ERROR_INVALID_VALUE, "a library load", "no handle or no image");
+    if ((r = jit_options(numJitOptions, jitOptions, jitOptionsValues, "a library load")))
         return r;
+    library_options(numLibraryOptions, libraryOptions, libraryOptionValues);
     if (path)
-        r = tdm_cu(cudaLibraryLoadFromFile(&l, path, NULL, NULL, 0, (enum cudaLibraryOption *)libraryOptions,
-                                           libraryOptionValues, numLibraryOptions));
-    else if (numLibraryOptions)
-        r = tdm_cu(cudaLibraryLoadData(&l, code, NULL, NULL, 0, (enum cudaLibraryOption *)libraryOptions,
-                                       libraryOptionValues, numLibraryOptions));
+        r = tdm_cu(cudaLibraryLoadFromFile(&l, path, NULL, NULL, 0, NULL, NULL, 0));
     else
-        r = tdm_cu(tdm_library_load_block_first(&l, code));
+        r = tdm_cu(cudaLibraryLoadData(&l, code, NULL, NULL, 0, NULL, NULL, 0));
     if (!r && (r = library_note(l)))
         (void)cudaLibraryUnload(l);
     if (!r)
@@ -187,7 +200,7 @@ static CUresult module_load(CUmodule *module, const void *image, const char *pat
         return r;
     if (!module || (!image && !path))
         return CUDA_ERROR_INVALID_VALUE;
-    if ((r = jit_options(n, opts, values)))
+    if ((r = jit_options(n, opts, values, "a module load")))
         return r;
     if (path)
         r = tdm_cu(cudaLibraryLoadFromFile(&l, path, NULL, NULL, 0, NULL, NULL, 0));

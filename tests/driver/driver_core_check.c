@@ -5,6 +5,7 @@
 #include <cuda.h>
 #include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *name(CUresult r)
@@ -34,6 +35,21 @@ static void lookup(void *self, const char *sym, int version, cuuint64_t flags)
            (int)st, which);
 }
 
+/* Registered before the first call, so it runs after Tandem's own exit handler closed the
+ * session, as a library's destructors do (cuBLAS unloads its modules there). */
+static void after_exit(void)
+{
+    CUdeviceptr p = 0;
+    CUcontext ctx = NULL;
+
+    CUresult r = cuDevicePrimaryCtxRetain(&ctx, 0);
+
+    cuCtxSetCurrent(ctx);
+    printf("after the session closed at exit: cuDevicePrimaryCtxRetain %s, cuMemAlloc %s\n", name(r),
+           name(cuMemAlloc(&p, 64 << 20)));
+    fflush(stdout);
+}
+
 int main(void)
 {
     CUdevice dev = -1;
@@ -47,6 +63,7 @@ int main(void)
     CUuuid cls_id = { { (char)0xc6, (char)0x93, 0x33, 0x6e, 0x11, 0x21, (char)0xdf, 0x11, (char)0xa8,
                         (char)0xc3, 0x68, (char)0xf3, 0x55, (char)0xd8, (char)0x95, (char)0x93 } };
 
+    atexit(after_exit);   /* before anything connects */
     /* Before cuInit: everything but the version queries is CUDA_ERROR_NOT_INITIALIZED. */
     printf("cuDeviceGetCount before cuInit: %s\n", name(cuDeviceGetCount(&n)));
     printf("cuDriverGetVersion before cuInit: %s\n", name(cuDriverGetVersion(&version)));
@@ -77,6 +94,17 @@ int main(void)
     printf("cuCtxPushCurrent: %s\n", name(cuCtxPushCurrent(ctx)));
     printf("cuCtxPushCurrent of a forged context: %s\n", name(cuCtxPushCurrent((CUcontext)&n)));
     printf("cuCtxSynchronize: %s\n", name(cuCtxSynchronize()));
+    {   /* The CIG limits the runtime has no name for (drv_context.c), as a plain context answers. */
+        size_t shmem = 0, cig = 99, fallback = 0;
+        int optin = -1;
+        cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, 0);
+        r = cuCtxGetLimit(&shmem, CU_LIMIT_SHMEM_SIZE);
+        printf("limit shared memory: %s, the opt-in maximum %s\n", name(r), optin > 0 && shmem == (size_t)optin ? "yes" : "no");
+        r = cuCtxGetLimit(&cig, CU_LIMIT_CIG_ENABLED);
+        printf("limit CIG enabled: %s, %zu\n", name(r), cig);
+        printf("limit CIG fallback: %s\n", name(cuCtxGetLimit(&fallback, CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED)));
+        printf("set limit CIG enabled: %s\n", name(cuCtxSetLimit(CU_LIMIT_CIG_ENABLED, 1)));
+    }
 
     lookup(self, "cuMemAlloc", 3010, 0);
     lookup(self, "cuMemAlloc", 12000, 0);

@@ -313,6 +313,17 @@ static void library_part(const void *image, CUdevice dev)
     CHECK(cuLibraryGetKernel(&axpb_k, lib, "lib_axpb"));
     CHECK(cuLibraryGetKernel(&fill_k, lib, "lib_fill"));
     printf("  unknown kernel: %s\n", name(cuLibraryGetKernel(&none, lib, "no_such_kernel")));
+    {   /* Library options as cuBLASLt passes them to its loads (H100: refusing them broke its sgemm). */
+        CUlibrary kept = NULL;
+        CUresult r;
+        CUlibraryOption opt = CU_LIBRARY_BINARY_IS_PRESERVED;
+        void *val = (void *)(uintptr_t)1;
+        r = cuLibraryLoadData(&kept, image, NULL, NULL, 0, &opt, &val, 1);
+        printf("  with the binary preserved: %s, lib_axpb found %s\n", name(r),
+               r == CUDA_SUCCESS && cuLibraryGetKernel(&none, kept, "lib_axpb") == CUDA_SUCCESS ? "yes" : "no");
+        if (kept)
+            cuLibraryUnload(kept);
+    }
     CHECK(cuKernelGetName(&kname, axpb_k));
     printf("  name: %s\n", kname);
     CHECK(cuKernelGetParamInfo(axpb_k, 2, &off, &size));

@@ -137,18 +137,26 @@ int th_server_stop(th_server *s)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-int th_server_log_has(const th_server *s, const char *text)
+int th_server_log_count(const th_server *s, const char *text)
 {
     static char buf[1 << 20];
     FILE *f = fopen(s->log, "r");
     size_t n;
+    int count = 0;
 
     if (!f)
         return 0;
     n = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
     buf[n] = 0;
-    return strstr(buf, text) != NULL;
+    for (const char *p = strstr(buf, text); p; p = strstr(p + 1, text))
+        count++;
+    return count;
+}
+
+int th_server_log_has(const th_server *s, const char *text)
+{
+    return th_server_log_count(s, text) > 0;
 }
 
 static void drain(int fd, char *buf, size_t cap, size_t *len)

@@ -23,6 +23,8 @@ void th_server_start(th_server *s, const char *const *extra_args);
 int th_server_stop(th_server *s);
 /* True if the server's log contains text. */
 int th_server_log_has(const th_server *s, const char *text);
+/* How many times text is in the server's log. */
+int th_server_log_count(const th_server *s, const char *text);
 
 typedef struct th_result {
     int status;          /* exit code, or 128+signal */

@@ -126,6 +126,12 @@ Test(driver_core, answers_as_the_driver_documents, .init = up, .fini = down)
         "cuCtxPushCurrent: CUDA_SUCCESS\n"
         "cuCtxPushCurrent of a forged context: CUDA_ERROR_INVALID_CONTEXT\n"
         "cuCtxSynchronize: CUDA_SUCCESS\n"
+        /* measured on the H100 (driver 580.159.04): 232448 (the opt-in maximum), 0, unsupported */
+        "limit shared memory: CUDA_SUCCESS, the opt-in maximum yes\n"
+        "limit CIG enabled: CUDA_SUCCESS, 0\n"
+        "limit CIG fallback: CUDA_ERROR_UNSUPPORTED_LIMIT\n"
+        /* cuda.h: "Can only be queried, cannot be set" */
+        "set limit CIG enabled: CUDA_ERROR_INVALID_VALUE\n"
         "cuGetProcAddress(cuMemAlloc, 3010): CUDA_SUCCESS, status 0, cuMemAlloc\n"
         "cuGetProcAddress(cuMemAlloc, 12000): CUDA_SUCCESS, status 0, cuMemAlloc_v2\n"
         "cuGetProcAddress(cuCtxCreate, 11040): CUDA_SUCCESS, status 0, cuCtxCreate_v3\n"
@@ -140,7 +146,9 @@ Test(driver_core, answers_as_the_driver_documents, .init = up, .fini = down)
         "cls delete: CUDA_SUCCESS\n"
         "cls get after delete: CUDA_ERROR_INVALID_HANDLE\n"
         "cuDevicePrimaryCtxRelease: CUDA_SUCCESS\n"
-        "cuDevicePrimaryCtxRelease again: CUDA_ERROR_INVALID_CONTEXT\n";
+        "cuDevicePrimaryCtxRelease again: CUDA_ERROR_INVALID_CONTEXT\n"
+        /* Tandem: the session is gone; the runtime layer answers no device, and no context is current */
+        "after the session closed at exit: cuDevicePrimaryCtxRetain CUDA_ERROR_NO_DEVICE, cuMemAlloc CUDA_ERROR_INVALID_CONTEXT\n";
     const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
 
     for (int i = 0; i < 2; i++) {
@@ -150,4 +158,8 @@ Test(driver_core, answers_as_the_driver_documents, .init = up, .fini = down)
         cr_expect_str_eq(r->out, want, "driver-core-check (%s) printed\n%s", endpoints[i], r->out);
         free(r);
     }
+    /* Guards closed_at_exit (guest-lib/client.c): the calls of the exit handler that runs after
+     * Tandem's open no second session. */
+    cr_expect_eq(th_server_log_count(&srv, "opened by"), 2, "two runs opened %d sessions; see %s",
+                 th_server_log_count(&srv, "opened by"), srv.log);
 }

@@ -268,3 +268,29 @@ Test(graph_mem_bad_input, the_session_quota_counts_graph_memory)
     t->ops->close(t);
     cr_expect_eq(th_server_stop(&q), 0);
 }
+
+/* Guards tdm_session_malloc's relaxed capture mode (server/session.c).  The server begins a
+ * guest's global-mode capture in thread-local mode on the session's thread (session_graph.c),
+ * and the sim, as CUDA, then refuses memory made on that thread unless it is relaxed.  The
+ * server's allocation is not the program's unsafe call: PyTorch's caching allocator allocates
+ * while it captures, after switching its own thread to relaxed mode, which the guest keeps to
+ * itself; neither that session nor a bystander may be refused. */
+Test(graph_mem_bad_input, a_capture_in_global_mode_refuses_no_sessions_allocation, .init = up, .fini = down)
+{
+    tdm_transport *a = th_guest_open(srv.endpoint, "global-capture");
+    tdm_transport *b = th_guest_open(srv.endpoint, "bystander");
+    tdm_stream_create_args sc = { 0, 0 };
+    tdm_handle_res stream = th_call_handle(a, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
+    int err = -1;
+
+    cr_assert_eq(stream.err, 0);
+    tdm_capture_begin_args begin = { stream.handle, cudaStreamCaptureModeGlobal };
+    cr_assert_eq(th_call_int(a, TDM_STREAM_BEGIN_CAPTURE, (xdrproc_t)xdr_tdm_capture_begin_args, &begin), 0);
+    cr_expect_neq(device_malloc(b, 1 << 20, &err), 0);
+    cr_expect_eq(err, 0, "another session's capture in global mode refused a bystander's cudaMalloc (%d)", err);
+    err = -1;
+    cr_expect_neq(device_malloc(a, 1 << 20, &err), 0);
+    cr_expect_eq(err, 0, "the capturing session's own cudaMalloc was refused (%d)", err);
+    a->ops->close(a);
+    b->ops->close(b);
+}

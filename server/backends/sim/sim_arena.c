@@ -95,6 +95,15 @@ int sim_mem_map(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **out)
     *out = NULL;
     if (!in_arena(b, addr, size))
         return cudaErrorInvalidValue;
+    if (sim_thread_capture_mode() != cudaStreamCaptureModeRelaxed) {
+        pthread_mutex_lock(&b->lock);
+        bool refused = sim_capture_forbids_unsafe_locked(b);
+        pthread_mutex_unlock(&b->lock);
+        if (refused) {
+            sim_log("memory made while a capture forbids this thread unsafe calls: refused (in relaxed mode it may)");
+            return cudaErrorStreamCaptureUnsupported;
+        }
+    }
     mem = calloc(1, sizeof(*mem));
     if (!mem)
         return cudaErrorMemoryAllocation;

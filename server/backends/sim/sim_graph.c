@@ -18,6 +18,8 @@
 
 typedef struct sim_capture {
     uint64_t id;
+    int mode;                /* cudaStreamCaptureMode it began in */
+    pthread_t thread;        /* the thread that began it (thread-local mode binds that one) */
     tdm_bstream *origin;     /* the stream that began it: only it may end it */
     bool invalidated;
     tdm_bgraph *graph;       /* the graph it builds */
@@ -112,6 +114,18 @@ bool sim_capture_take_locked(tdm_backend *b, tdm_bstream *s, sim_op *op)
     return true;
 }
 
+bool sim_capture_forbids_unsafe_locked(tdm_backend *b)
+{
+    for (tdm_bstream *t = b->streams; t; t = t->next) {
+        const sim_capture *c = t->capture;
+        if (c && c->origin == t &&
+            (c->mode == cudaStreamCaptureModeGlobal ||
+             (c->mode == cudaStreamCaptureModeThreadLocal && pthread_equal(c->thread, pthread_self()))))
+            return true;
+    }
+    return false;
+}
+
 int sim_capture_refuse_sync_locked(tdm_backend *b, tdm_bstream *s)
 {
     if (!s->capture)
@@ -193,6 +207,8 @@ static int begin_capture(tdm_backend *b, tdm_bstream *s, int mode, tdm_bgraph *i
         err = cudaErrorIllegalState;
     } else {
         c->id = ++b->last_capture_id;
+        c->mode = mode;
+        c->thread = pthread_self();
         c->origin = s;
         s->capture = c;
     }

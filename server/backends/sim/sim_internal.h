@@ -382,6 +382,13 @@ bool sim_capture_take_locked(tdm_backend *b, tdm_bstream *s, sim_op *op);
 /* b->lock held.  A synchronizing call on s: if s captures, the capture is
  * invalidated and the call fails with cudaErrorStreamCaptureUnsupported. */
 int sim_capture_refuse_sync_locked(tdm_backend *b, tdm_bstream *s);
+/* b->lock held.  Whether an open capture forbids the calling thread potentially unsafe calls
+ * (cudaMalloc) unless it is in relaxed mode, as in CUDA: one begun in global mode on any
+ * thread, or in thread-local mode on this one. */
+bool sim_capture_forbids_unsafe_locked(tdm_backend *b);
+/* The calling thread's capture mode (sim_graph_mem.c): cudaStreamCaptureModeRelaxed lets it
+ * allocate while a global capture is open. */
+int sim_thread_capture_mode(void);
 /* b->lock held.  An event record on s: true if s captures (then the
  * record is a dependency inside the graph, not an operation: e only
  * remembers the capture, for streams that wait on it to join). */
