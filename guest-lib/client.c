@@ -164,7 +164,9 @@ static cudaError_t connect_locked(tdm_client *cl)
     if (tdm_conn_call(c, TDM_HELLO, &a, &r) != 0) {
         c->t->ops->close(c->t);
         c->t = NULL;
-        snprintf(msg, sizeof(msg), "the server at %s did not answer the Tandem handshake", ep);
+        snprintf(msg, sizeof(msg),
+                 "the server at %s did not answer the Tandem handshake (a server at its --max-sessions "
+                 "limit or stopping closes new connections; its log says which)", ep);
         return tdm_conn_fail(c, msg);
     }
     if (r.err) {

@@ -38,6 +38,12 @@ static void usage(FILE *f)
             "  --arena-size BYTES     logical arena size (default 256 GiB; suffixes K M G)\n"
             "  --session-quota BYTES  device memory per session (default: none)\n"
             "  --max-sessions N       refuse connections beyond N (default 256)\n"
+            "  --handshake-timeout S  close a connection that sends nothing in its first S seconds\n"
+            "                         (default 10; 0 = wait forever): silent connections cannot\n"
+            "                         hold the session slots\n"
+            "  --session-streams N    live streams per session (default 1024; 0 = no bound): each\n"
+            "                         stream has a server thread\n"
+            "  --session-events N     live events per session (default 65536; 0 = no bound)\n"
             "  --mps start            start an MPS control daemon for this GPU (own pipe and log\n"
             "                         directories under --mps-run-dir), serve as its client, stop it at exit\n"
             "  --mps attach DIR       serve as a client of the MPS daemon with pipe directory DIR\n"
@@ -97,11 +103,14 @@ int main(int argc, char **argv)
         { "standby", required_argument, 0, 'Y' },  { "standby-listen", required_argument, 0, 'L' },
         { "crash-after-calls", required_argument, 0, 'C' }, { "failback-from", required_argument, 0, 'F' },
         { "crash-before-reply", no_argument, 0, 'B' }, { "supervise", no_argument, 0, 'V' },
+        { "handshake-timeout", required_argument, 0, 'H' }, { "session-streams", required_argument, 0, 'T' },
+        { "session-events", required_argument, 0, 'E' },
         { 0, 0, 0, 0 },
     };
     tdm_server_config cfg = {
         .backend = NULL, .device = 0, .arena_base = TDM_DEFAULT_ARENA_BASE,
         .arena_size = TDM_DEFAULT_ARENA_SIZE, .session_mem_quota = 0, .max_sessions = 256,
+        .handshake_timeout_s = 10, .session_streams = 1024, .session_events = 65536,
     };
     tdm_listener_config lc = { .host = "127.0.0.1", .port = 7710, .port_file = NULL, .shm_name = NULL };
     tdm_server srv;
@@ -122,6 +131,18 @@ int main(int argc, char **argv)
         case 'f': lc.port_file = optarg; break;
         case 's': lc.shm_name = optarg; break;
         case 'm': cfg.max_sessions = atoi(optarg); break;
+        case 'H':
+            cfg.handshake_timeout_s = atoi(optarg);
+            if (cfg.handshake_timeout_s < 0) goto bad;
+            break;
+        case 'T':
+            if (atoi(optarg) < 0) goto bad;
+            cfg.session_streams = (uint32_t)atoi(optarg);
+            break;
+        case 'E':
+            if (atoi(optarg) < 0) goto bad;
+            cfg.session_events = (uint32_t)atoi(optarg);
+            break;
         case 'A':
             if (parse_size(optarg, &cfg.arena_base)) goto bad;
             break;

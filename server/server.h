@@ -24,6 +24,9 @@ typedef struct tdm_server_config {
     uint64_t arena_base, arena_size;
     uint64_t session_mem_quota;  /* bytes; 0 = no quota beyond the device */
     int max_sessions;
+    int handshake_timeout_s;     /* a connection that sends nothing for this long is closed (0 = never) */
+    uint32_t session_streams;    /* live streams per session (each has a server thread); 0 = no bound */
+    uint32_t session_events;     /* live events per session; 0 = no bound */
     const char *sim_mps_domain;  /* sim backend: MPS domain name, or NULL */
     const char *mps_mode;        /* cuda backend: NULL, "start" or "attach" (mps.h) */
     const char *mps_dir;         /* --mps attach DIR / --mps-run-dir */

@@ -220,6 +220,12 @@ int tdm_session_stream_create(tdm_session *s, unsigned flags, int priority, uint
 
     if (flags & ~(unsigned)cudaStreamNonBlocking)
         return cudaErrorInvalidValue;
+    /* ---- per-session bounds (issue 16): a stream is a server thread ---- */
+    if (s->srv->cfg.session_streams && s->streams.live >= s->srv->cfg.session_streams) {
+        tdm_log_session(s->id, "cudaStreamCreate refused: the session holds %u streams (--session-streams)",
+                        s->streams.live);
+        return cudaErrorMemoryAllocation;
+    }
     st = calloc(1, sizeof(*st));
     if (!st)
         return cudaErrorMemoryAllocation;
@@ -331,6 +337,12 @@ int tdm_session_event_create(tdm_session *s, unsigned flags, uint64_t *out)
     /* ---- ipc (issue 14): an interprocess event cannot time, as natively ---- */
     if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming))
         return cudaErrorInvalidValue;
+    /* ---- per-session bounds (issue 16) ---- */
+    if (s->srv->cfg.session_events && s->events.live >= s->srv->cfg.session_events) {
+        tdm_log_session(s->id, "cudaEventCreate refused: the session holds %u events (--session-events)",
+                        s->events.live);
+        return cudaErrorMemoryAllocation;
+    }
     e = calloc(1, sizeof(*e));
     if (!e)
         return cudaErrorMemoryAllocation;

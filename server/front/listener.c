@@ -134,6 +134,25 @@ static void serve_lane(conn *c)
     tdm_lanes_serve(l, index, sid);
 }
 
+/* Whether the peer sent its first bytes within the handshake timeout: a connection that stays
+ * silent holds a session slot and a thread, and as many of them as --max-sessions would lock
+ * every guest out (issue 16).  The guest speaks at once: its HELLO, or a lane's preamble. */
+static bool speaks_in_time(const conn *c)
+{
+    struct pollfd p = { .fd = c->fd, .events = POLLIN };
+    int timeout_s = c->srv->cfg.handshake_timeout_s, rc;
+
+    if (timeout_s <= 0)
+        return true;
+    do
+        rc = poll(&p, 1, timeout_s * 1000);
+    while (rc < 0 && errno == EINTR);
+    if (rc > 0)
+        return true;
+    tdm_log("connection from %s closed: it sent nothing in %d s (--handshake-timeout)", c->peer, timeout_s);
+    return false;
+}
+
 static void *serve_conn(void *arg)
 {
     conn *c = arg;
@@ -142,6 +161,8 @@ static void *serve_conn(void *arg)
     char why[160];
     int err;
 
+    if (!speaks_in_time(c))
+        goto out;
     if (c->shm) {
         tdm_listener_serve_shm(c->srv, c->fd, c->peer);
         goto out;

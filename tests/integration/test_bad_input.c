@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "guest_calls.h"
 #include "harness.h"
 #include "tandem_rpc.h"
 #include "transport.h"
@@ -989,4 +990,73 @@ Test(bad_input, cluster_calls_refuse_unknown_functions_and_bad_values, .init = u
     }
     cr_expect_eq(dev_sync(t), 0, "the session is unharmed");
     t->ops->close(t);
+}
+
+/* Issue 16, finding 4: connections that never send a byte held their session slots for good,
+ * so --max-sessions of them locked every guest out.  Guards --handshake-timeout (listener.c
+ * speaks_in_time): the silent connection is closed after it, and a guest then gets the slot. */
+static void up_one_slot(void)
+{
+    const char *args[] = { "--max-sessions", "1", "--handshake-timeout", "1", NULL };
+    th_server_start(&srv, args);
+}
+
+Test(bad_input, silent_connections_do_not_hold_the_session_slots, .init = up_one_slot, .fini = down)
+{
+    int silent = raw_connect();
+
+    usleep(200000);
+    cr_expect(closed_by_server(silent), "the server kept a connection that sent nothing");
+    close(silent);
+    cr_expect(th_server_log_has(&srv, "sent nothing in 1 s"), "no line about the silent connection; see %s", srv.log);
+    tdm_transport *t = guest_open();   /* the one slot is free again */
+    cr_expect_eq(dev_sync(t), 0);
+    t->ops->close(t);
+}
+
+/* Issue 16, finding 3 (streams and events): a session held as many as it asked for, and each
+ * stream is a server thread.  Guards --session-streams and --session-events (session.c): the
+ * bound is the session's own, refused as running out (cudaErrorMemoryAllocation) with a line,
+ * freed by destroying, and another session is not affected. */
+static void up_small_bounds(void)
+{
+    const char *args[] = { "--session-streams", "4", "--session-events", "4", NULL };
+    th_server_start(&srv, args);
+}
+
+static tdm_handle_res make_stream(tdm_transport *t)
+{
+    tdm_stream_create_args sc = { 0, 0 };
+    return th_call_handle(t, TDM_STREAM_CREATE, (xdrproc_t)xdr_tdm_stream_create_args, &sc);
+}
+
+static tdm_handle_res make_event(tdm_transport *t)
+{
+    unsigned flags = 0;
+    return th_call_handle(t, TDM_EVENT_CREATE, (xdrproc_t)xdr_tdm_u32, &flags);
+}
+
+Test(bad_input, streams_and_events_per_session_are_bounded, .init = up_small_bounds, .fini = down)
+{
+    tdm_transport *a = guest_open(), *b = guest_open();
+    tdm_handle_res st[4], ev[4];
+
+    for (int i = 0; i < 4; i++) {
+        st[i] = make_stream(a);
+        ev[i] = make_event(a);
+        cr_assert_eq(st[i].err, 0, "stream %d refused", i);
+        cr_assert_eq(ev[i].err, 0, "event %d refused", i);
+    }
+    cr_expect_eq(make_stream(a).err, cudaErrorMemoryAllocation, "a fifth stream was made");
+    cr_expect_eq(make_event(a).err, cudaErrorMemoryAllocation, "a fifth event was made");
+    cr_expect(th_server_log_has(&srv, "holds 4 streams (--session-streams)"), "no line; see %s", srv.log);
+    cr_expect(th_server_log_has(&srv, "holds 4 events (--session-events)"), "no line; see %s", srv.log);
+    cr_expect_eq(make_stream(b).err, 0, "another session's stream was refused");
+    cr_expect_eq(make_event(b).err, 0, "another session's event was refused");
+    cr_expect_eq(call_err(a, TDM_STREAM_DESTROY, (xdrproc_t)xdr_tdm_handle, &st[0].handle), 0);
+    cr_expect_eq(call_err(a, TDM_EVENT_DESTROY, (xdrproc_t)xdr_tdm_handle, &ev[0].handle), 0);
+    cr_expect_eq(make_stream(a).err, 0, "a stream after one was destroyed was refused");
+    cr_expect_eq(make_event(a).err, 0, "an event after one was destroyed was refused");
+    a->ops->close(a);
+    b->ops->close(b);
 }
