@@ -8,13 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *name(CUresult r)
-{
-    const char *s = NULL;
-
-    cuGetErrorName(r, &s);
-    return s ? s : "(unknown)";
-}
+#include "drv_check.h"
 
 /* What cuGetProcAddress gives for `sym` at `version`, named by the exported symbol it is. */
 static void lookup(void *self, const char *sym, int version, cuuint64_t flags)

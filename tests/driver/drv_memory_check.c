@@ -8,33 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drv_check.h"
+
 #define N 4096
-
-static const char *name(CUresult r)
-{
-    const char *s = NULL;
-
-    return cuGetErrorName(r, &s) == CUDA_SUCCESS && s ? s : "?";
-}
-
-static void say(const char *what, CUresult r)
-{
-    printf("%s: %s\n", what, name(r));
-}
-
-#define MUST(call)                                                                                                     \
-    do {                                                                                                               \
-        CUresult r_ = (call);                                                                                          \
-        if (r_ != CUDA_SUCCESS) {                                                                                      \
-            printf("%s failed: %s\n", #call, name(r_));                                                               \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-
-static const char *yes(int b)
-{
-    return b ? "yes" : "no";
-}
 
 static void fill(unsigned char *p, size_t n, unsigned seed)
 {

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drv_check.h"
+
 #define N 1000
 
 /* NVIDIA's libcuda exports it; cuda.h names it only through its per-thread-stream macros. */
@@ -18,23 +20,6 @@ CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsign
                                      unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
                                      unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
                                      void **kernelParams, void **extra);
-
-static const char *name(CUresult r)
-{
-    const char *s = NULL;
-
-    cuGetErrorName(r, &s);
-    return s ? s : "(unknown CUresult)";
-}
-
-#define CHECK(call)                                                                                                   \
-    do {                                                                                                              \
-        CUresult r_ = (call);                                                                                         \
-        if (r_ != CUDA_SUCCESS) {                                                                                     \
-            printf("%s:%d: %s: %s\n", __FILE__, __LINE__, #call, name(r_));                                           \
-            exit(1);                                                                                                  \
-        }                                                                                                             \
-    } while (0)
 
 static void *read_file(const char *path, size_t *len)
 {
@@ -66,10 +51,10 @@ static void list_functions(CUmodule mod)
     const char *names[8];
     unsigned n = 0;
 
-    CHECK(cuModuleGetFunctionCount(&n, mod));
-    CHECK(cuModuleEnumerateFunctions(fs, n, mod));
+    MUST(cuModuleGetFunctionCount(&n, mod));
+    MUST(cuModuleEnumerateFunctions(fs, n, mod));
     for (unsigned i = 0; i < n; i++)
-        CHECK(cuFuncGetName(&names[i], fs[i]));
+        MUST(cuFuncGetName(&names[i], fs[i]));
     qsort(names, n, sizeof(*names), by_name);
     printf("  %u functions:", n);
     for (unsigned i = 0; i < n; i++)
@@ -83,7 +68,7 @@ static void params(const char *what, CUfunction f, unsigned n)
 
     printf("  %s parameters:", what);
     for (unsigned i = 0; i < n; i++) {
-        CHECK(cuFuncGetParamInfo(f, i, &off, &size));
+        MUST(cuFuncGetParamInfo(f, i, &off, &size));
         printf(" %zu@%zu", size, off);
     }
     printf(" (index %u: %s)\n", n, name(cuFuncGetParamInfo(f, n, &off, &size)));
@@ -100,17 +85,17 @@ static const char *axpb(CUfunction f, CUdeviceptr bias_at, int bias)
 
     for (int i = 0; i < N; i++)
         x[i] = (float)i;
-    CHECK(cuMemAlloc(&dx, sizeof(x)));
-    CHECK(cuMemAlloc(&dy, sizeof(y)));
-    CHECK(cuMemcpyHtoD(dx, x, sizeof(x)));
-    CHECK(cuMemcpyHtoD(bias_at, &bias, sizeof(bias)));
-    CHECK(cuLaunchKernel(f, (N + 127) / 128, 1, 1, 128, 1, 1, 0, NULL, args, NULL));
-    CHECK(cuCtxSynchronize());
-    CHECK(cuMemcpyDtoH(y, dy, sizeof(y)));
+    MUST(cuMemAlloc(&dx, sizeof(x)));
+    MUST(cuMemAlloc(&dy, sizeof(y)));
+    MUST(cuMemcpyHtoD(dx, x, sizeof(x)));
+    MUST(cuMemcpyHtoD(bias_at, &bias, sizeof(bias)));
+    MUST(cuLaunchKernel(f, (N + 127) / 128, 1, 1, 128, 1, 1, 0, NULL, args, NULL));
+    MUST(cuCtxSynchronize());
+    MUST(cuMemcpyDtoH(y, dy, sizeof(y)));
     for (int i = 0; i < N; i++)
         bad += y[i] != 2.0f * (float)i + (float)bias;
-    CHECK(cuMemFree(dx));
-    CHECK(cuMemFree(dy));
+    MUST(cuMemFree(dx));
+    MUST(cuMemFree(dy));
     return bad ? "wrong" : "correct";
 }
 
@@ -127,7 +112,7 @@ static void pack_fill(CUfunction f, CUdeviceptr out, int n, char step, double sc
 
     memset(b, 0, sizeof(*b));
     for (unsigned i = 0; i < 4; i++) {
-        CHECK(cuFuncGetParamInfo(f, i, &off, &size));
+        MUST(cuFuncGetParamInfo(f, i, &off, &size));
         memcpy(b->bytes + off, src[i], size);
         b->size = off + size;
     }
@@ -154,30 +139,30 @@ static int fill(CUfunction f, enum fill_how how)
     attr[0].id = CU_LAUNCH_ATTRIBUTE_IGNORE;
     attr[1].id = CU_LAUNCH_ATTRIBUTE_PRIORITY;
     attr[1].value.priority = 0;
-    CHECK(cuMemAlloc(&d, sizeof(out)));
+    MUST(cuMemAlloc(&d, sizeof(out)));
     pack_fill(f, d, n, step, scale, &b);
     switch (how) {
     case BY_EXTRA:
-        CHECK(cuLaunchKernel(f, c.gridDimX, 1, 1, c.blockDimX, 1, 1, 0, NULL, NULL, extra));
+        MUST(cuLaunchKernel(f, c.gridDimX, 1, 1, c.blockDimX, 1, 1, 0, NULL, NULL, extra));
         break;
     case BY_EX:
-        CHECK(cuLaunchKernelEx(&c, f, args, NULL));
+        MUST(cuLaunchKernelEx(&c, f, args, NULL));
         break;
     case BY_EX_EXTRA:
-        CHECK(cuLaunchKernelEx(&c, f, NULL, extra));
+        MUST(cuLaunchKernelEx(&c, f, NULL, extra));
         break;
     case BY_PTSZ:
-        CHECK(cuLaunchKernel_ptsz(f, c.gridDimX, 1, 1, c.blockDimX, 1, 1, 0, NULL, args, NULL));
+        MUST(cuLaunchKernel_ptsz(f, c.gridDimX, 1, 1, c.blockDimX, 1, 1, 0, NULL, args, NULL));
         break;
     case BY_COOPERATIVE:
-        CHECK(cuLaunchCooperativeKernel(f, c.gridDimX, 1, 1, c.blockDimX, 1, 1, 0, NULL, args));
+        MUST(cuLaunchCooperativeKernel(f, c.gridDimX, 1, 1, c.blockDimX, 1, 1, 0, NULL, args));
         break;
     }
-    CHECK(cuCtxSynchronize());
-    CHECK(cuMemcpyDtoH(out, d, sizeof(out)));
+    MUST(cuCtxSynchronize());
+    MUST(cuMemcpyDtoH(out, d, sizeof(out)));
     for (int i = 0; i < N; i++)
         bad += out[i] != (int)((double)(i * step) * scale);
-    CHECK(cuMemFree(d));
+    MUST(cuMemFree(d));
     return bad ? -1 : out[N - 1];
 }
 
@@ -186,9 +171,9 @@ static const char *attributes_agree(CUfunction f, CUkernel k, CUdevice dev)
 {
     for (int a = 0; a < CU_FUNC_ATTRIBUTE_MAX; a++) {
         int v1 = -1, v2 = -2, v3 = -3;
-        CHECK(cuFuncGetAttribute(&v1, (CUfunction_attribute)a, f));
-        CHECK(cuKernelGetAttribute(&v2, (CUfunction_attribute)a, k, dev));
-        CHECK(cuKernelGetAttribute(&v3, (CUfunction_attribute)a, k, dev));
+        MUST(cuFuncGetAttribute(&v1, (CUfunction_attribute)a, f));
+        MUST(cuKernelGetAttribute(&v2, (CUfunction_attribute)a, k, dev));
+        MUST(cuKernelGetAttribute(&v3, (CUfunction_attribute)a, k, dev));
         if (v1 != v2 || v2 != v3)
             return "no";
     }
@@ -207,20 +192,20 @@ static void occupancy(CUfunction f, CUdevice dev)
     size_t smem = 0;
     CUlaunchConfig c = { 8, 1, 1, 128, 1, 1, 0, NULL, NULL, 0 };
 
-    CHECK(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
-    CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 128, 0));
+    MUST(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    MUST(cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, 128, 0));
     printf("  active blocks of 128 threads > 0: %s\n", blocks > 0 ? "yes" : "no");
-    CHECK(cuOccupancyMaxPotentialBlockSize(&min_grid, &block, f, NULL, 0, 0));
-    CHECK(cuOccupancyMaxActiveBlocksPerMultiprocessor(&at_best, f, block, 0));
+    MUST(cuOccupancyMaxPotentialBlockSize(&min_grid, &block, f, NULL, 0, 0));
+    MUST(cuOccupancyMaxActiveBlocksPerMultiprocessor(&at_best, f, block, 0));
     printf("  potential block size: a multiple of 32 %s, min grid = its blocks x SMs %s\n",
            block > 0 && block % 32 == 0 ? "yes" : "no", min_grid == at_best * sms ? "yes" : "no");
-    CHECK(cuOccupancyMaxPotentialBlockSizeWithFlags(&min_grid2, &block2, f, no_smem, 0, 0, CU_OCCUPANCY_DEFAULT));
+    MUST(cuOccupancyMaxPotentialBlockSizeWithFlags(&min_grid2, &block2, f, no_smem, 0, 0, CU_OCCUPANCY_DEFAULT));
     printf("  with a function for shared memory: the same %s\n", min_grid2 == min_grid && block2 == block ? "yes" : "no");
-    CHECK(cuOccupancyMaxPotentialBlockSize(&min_grid2, &block2, f, NULL, 0, 64));
+    MUST(cuOccupancyMaxPotentialBlockSize(&min_grid2, &block2, f, NULL, 0, 64));
     printf("  limited to 64 threads: block %d\n", block2);
-    CHECK(cuOccupancyAvailableDynamicSMemPerBlock(&smem, f, 1, 128));
+    MUST(cuOccupancyAvailableDynamicSMemPerBlock(&smem, f, 1, 128));
     printf("  dynamic shared memory for one block > 0: %s\n", smem > 0 ? "yes" : "no");
-    CHECK(cuOccupancyMaxPotentialClusterSize(&clusters, f, &c));
+    MUST(cuOccupancyMaxPotentialClusterSize(&clusters, f, &c));
     printf("  potential cluster size > 0: %s\n", clusters > 0 ? "yes" : "no");
     printf("  NULL block size: %s\n", name(cuOccupancyMaxPotentialBlockSize(&min_grid, NULL, f, NULL, 0, 0)));
 }
@@ -237,17 +222,17 @@ static void module_part(const void *image, CUdevice dev)
     CUresult r;
 
     printf("module from memory:\n");
-    CHECK(cuModuleLoadData(&mod, image));
+    MUST(cuModuleLoadData(&mod, image));
     list_functions(mod);
-    CHECK(cuModuleGetFunction(&axpb_f, mod, "lib_axpb"));
-    CHECK(cuModuleGetFunction(&fill_f, mod, "lib_fill"));
+    MUST(cuModuleGetFunction(&axpb_f, mod, "lib_axpb"));
+    MUST(cuModuleGetFunction(&fill_f, mod, "lib_fill"));
     printf("  unknown function: %s\n", name(cuModuleGetFunction(&none, mod, "no_such_kernel")));
     printf("  NULL name: %s\n", name(cuModuleGetFunction(&none, mod, NULL)));
     params("lib_fill", fill_f, 4);
     params("lib_axpb", axpb_f, 4);
     size_t off = 0;
     printf("  offset only: %s\n", name(cuFuncGetParamInfo(fill_f, 3, &off, NULL)));
-    CHECK(cuModuleGetGlobal(&bias, &bytes, mod, "lib_bias"));
+    MUST(cuModuleGetGlobal(&bias, &bytes, mod, "lib_bias"));
     printf("  global lib_bias: %zu bytes\n", bytes);
     printf("  unknown global: %s\n", name(cuModuleGetGlobal(&bias, &bytes, mod, "no_such_global")));
     printf("  lib_axpb by cuLaunchKernel: %s\n", axpb(axpb_f, bias, 3));
@@ -273,24 +258,24 @@ static void module_part(const void *image, CUdevice dev)
         (void)small;
     }
     printf("  attributes agree: %s\n", attributes_agree(fill_f, (CUkernel)fill_f, dev));
-    CHECK(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fill_f));
+    MUST(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fill_f));
     printf("  max threads per block > 0: %s\n", v > 0 ? "yes" : "no");
     printf("  attribute past the last: %s\n", name(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX, fill_f)));
     printf("  set read-only NUM_REGS: %s\n", name(cuFuncSetAttribute(fill_f, CU_FUNC_ATTRIBUTE_NUM_REGS, 1)));
-    CHECK(cuFuncSetAttribute(fill_f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8192));
-    CHECK(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fill_f));
+    MUST(cuFuncSetAttribute(fill_f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 8192));
+    MUST(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fill_f));
     printf("  max dynamic shared after setting 8192: %d\n", v);
     printf("  cache config: %s\n", name(cuFuncSetCacheConfig(fill_f, CU_FUNC_CACHE_PREFER_SHARED)));
-    CHECK(cuFuncGetModule(&owner, fill_f));
+    MUST(cuFuncGetModule(&owner, fill_f));
     printf("  module of lib_fill: %s\n", owner == mod ? "the module" : "another");
-    CHECK(cuFuncIsLoaded(&state, fill_f));
+    MUST(cuFuncIsLoaded(&state, fill_f));
     printf("  loaded: %s, cuFuncLoad: %s\n", state == CU_FUNCTION_LOADING_STATE_LOADED ? "yes" : "no",
            name(cuFuncLoad(fill_f)));
     occupancy(axpb_f, dev);
     printf("  not a kernel: %s\n", name(cuKernelGetParamInfo((CUkernel)&v, 0, &off, NULL)));
     r = cuLibraryGetKernel(&none_k, (CUlibrary)&v, "lib_fill");
     printf("  not a library: %s\n", name(r));
-    CHECK(cuModuleUnload(mod));
+    MUST(cuModuleUnload(mod));
     printf("  unloaded\n");
 }
 
@@ -307,11 +292,11 @@ static void library_part(const void *image, CUdevice dev)
     int v = 0;
 
     printf("library from memory:\n");
-    CHECK(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
-    CHECK(cuLibraryGetKernelCount(&count, lib));
+    MUST(cuLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
+    MUST(cuLibraryGetKernelCount(&count, lib));
     printf("  %u kernels\n", count);
-    CHECK(cuLibraryGetKernel(&axpb_k, lib, "lib_axpb"));
-    CHECK(cuLibraryGetKernel(&fill_k, lib, "lib_fill"));
+    MUST(cuLibraryGetKernel(&axpb_k, lib, "lib_axpb"));
+    MUST(cuLibraryGetKernel(&fill_k, lib, "lib_fill"));
     printf("  unknown kernel: %s\n", name(cuLibraryGetKernel(&none, lib, "no_such_kernel")));
     {   /* Library options as cuBLASLt passes them to its loads (H100: refusing them broke its sgemm). */
         CUlibrary kept = NULL;
@@ -324,28 +309,28 @@ static void library_part(const void *image, CUdevice dev)
         if (kept)
             cuLibraryUnload(kept);
     }
-    CHECK(cuKernelGetName(&kname, axpb_k));
+    MUST(cuKernelGetName(&kname, axpb_k));
     printf("  name: %s\n", kname);
-    CHECK(cuKernelGetParamInfo(axpb_k, 2, &off, &size));
+    MUST(cuKernelGetParamInfo(axpb_k, 2, &off, &size));
     printf("  lib_axpb parameter 2: %zu@%zu\n", size, off);
-    CHECK(cuKernelGetLibrary(&owner, fill_k));
+    MUST(cuKernelGetLibrary(&owner, fill_k));
     printf("  library of lib_fill: %s\n", owner == lib ? "the library" : "another");
-    CHECK(cuKernelGetFunction(&axpb_f, axpb_k));
-    CHECK(cuLibraryGetGlobal(&bias, &bytes, lib, "lib_bias"));
+    MUST(cuKernelGetFunction(&axpb_f, axpb_k));
+    MUST(cuLibraryGetGlobal(&bias, &bytes, lib, "lib_bias"));
     printf("  global lib_bias: %zu bytes\n", bytes);
     printf("  lib_axpb by its function: %s\n", axpb(axpb_f, bias, -4));
     printf("  lib_axpb by the kernel handle: %s\n", axpb((CUfunction)axpb_k, bias, 6));
     printf("  lib_fill by the kernel handle and extra: %d\n", fill((CUfunction)fill_k, BY_EXTRA));
-    CHECK(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 4096, fill_k, dev));
-    CHECK(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fill_k, dev));
+    MUST(cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 4096, fill_k, dev));
+    MUST(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, fill_k, dev));
     printf("  max dynamic shared after setting 4096: %d\n", v);
     printf("  kernel cache config: %s\n", name(cuKernelSetCacheConfig(fill_k, CU_FUNC_CACHE_PREFER_L1, dev)));
     printf("  attribute on device 99: %s\n",
            name(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, fill_k, 99)));
-    CHECK(cuLibraryGetModule(&mod, lib));
+    MUST(cuLibraryGetModule(&mod, lib));
     printf("  cuModuleUnload of its module: %s\n", name(cuModuleUnload(mod)));
     printf("  managed, no outputs: %s\n", name(cuLibraryGetManaged(NULL, NULL, lib, "lib_bias")));
-    CHECK(cuLibraryUnload(lib));
+    MUST(cuLibraryUnload(lib));
     printf("  unloaded\n");
     printf("  stale kernel, launch: %s\n", name(cuLaunchKernel((CUfunction)fill_k, 1, 1, 1, 1, 1, 1, 0, NULL,
                                                                (void *[]){ &bias, &v, &v, &v }, NULL)));
@@ -369,21 +354,21 @@ static void file_part(const char *path)
     void *image = read_file(path, &len);
 
     printf("from the file:\n");
-    CHECK(cuLibraryLoadFromFile(&lib, path, NULL, NULL, 0, NULL, NULL, 0));
-    CHECK(cuLibraryGetKernelCount(&count, lib));
+    MUST(cuLibraryLoadFromFile(&lib, path, NULL, NULL, 0, NULL, NULL, 0));
+    MUST(cuLibraryGetKernelCount(&count, lib));
     printf("  cuLibraryLoadFromFile: %u kernels\n", count);
-    CHECK(cuLibraryUnload(lib));
-    CHECK(cuModuleLoad(&mod, path));
-    CHECK(cuModuleGetFunctionCount(&count, mod));
+    MUST(cuLibraryUnload(lib));
+    MUST(cuModuleLoad(&mod, path));
+    MUST(cuModuleGetFunctionCount(&count, mod));
     printf("  cuModuleLoad: %u functions\n", count);
-    CHECK(cuModuleUnload(mod));
-    CHECK(cuModuleLoadDataEx(&mod, image, 2, opts, opts_values));
+    MUST(cuModuleUnload(mod));
+    MUST(cuModuleLoadDataEx(&mod, image, 2, opts, opts_values));
     printf("  cuModuleLoadDataEx with an info log: log \"%s\"\n", log);
-    CHECK(cuModuleUnload(mod));
-    CHECK(cuModuleLoadFatBinary(&mod, image));
-    CHECK(cuModuleGetFunctionCount(&count, mod));
+    MUST(cuModuleUnload(mod));
+    MUST(cuModuleLoadFatBinary(&mod, image));
+    MUST(cuModuleGetFunctionCount(&count, mod));
     printf("  cuModuleLoadFatBinary: %u functions\n", count);
-    CHECK(cuModuleUnload(mod));
+    MUST(cuModuleUnload(mod));
     printf("  unknown JIT option: %s\n", name(cuModuleLoadDataEx(&mod, image, 1, &bad_opt, &bad_value)));
     printf("  JIT option count without options: %s\n", name(cuModuleLoadDataEx(&mod, image, 1, NULL, NULL)));
     printf("  missing file: %s\n", name(cuModuleLoad(&mod, "/nonexistent/library.fatbin")));
@@ -408,15 +393,15 @@ int main(int argc, char **argv)
     }
     image = read_file(argv[1], &len);
     printf("before cuInit: %s\n", name(cuModuleLoadData(&mod, image)));
-    CHECK(cuInit(0));
+    MUST(cuInit(0));
     printf("without a context: %s\n", name(cuModuleLoadData(&mod, image)));
-    CHECK(cuDeviceGet(&dev, 0));
-    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK(cuCtxSetCurrent(ctx));
+    MUST(cuDeviceGet(&dev, 0));
+    MUST(cuDevicePrimaryCtxRetain(&ctx, dev));
+    MUST(cuCtxSetCurrent(ctx));
     module_part(image, dev);
     library_part(image, dev);
     file_part(argv[1]);
-    CHECK(cuDevicePrimaryCtxRelease(dev));
+    MUST(cuDevicePrimaryCtxRelease(dev));
     free(image);
     printf("done\n");
     return 0;
