@@ -324,13 +324,6 @@ static cudaError_t load_code(cudaLibrary_t *library, const void *code)
     return err;
 }
 
-cudaError_t tdm_library_load_block_first(cudaLibrary_t *library, const void *code)
-{
-    if (!library || !code)
-        return cudaErrorInvalidValue;
-    return load_code(library, code);
-}
-
 cudaError_t cudaLibraryLoadData(cudaLibrary_t *library, const void *code, enum cudaJitOption *jitOptions,
                                 void **jitOptionsValues, unsigned int numJitOptions,
                                 enum cudaLibraryOption *libraryOptions, void **libraryOptionValues,

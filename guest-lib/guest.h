@@ -194,10 +194,6 @@ tdm_variable *tdm_variable_for_host(const void *host_var, cudaError_t *err);
 void tdm_registrations_reset(void);
 
 /* ---- libraries (api_library.c) ---- */
-/* Loads a fat binary (or a wrapper of one, a cubin, PTX) given by address alone, as the
- * driver's module and library loads are: the one fat binary block at code, and the blocks
- * after it only when that one has no code for the device (api_library.c says why). */
-cudaError_t tdm_library_load_block_first(cudaLibrary_t *library, const void *code);
 
 /* ---- launch configuration stack (launch.c) ---- */
 cudaError_t tdm_launch(tdm_function *f, dim3 grid, dim3 block, void **args, size_t shmem, cudaStream_t stream);

@@ -119,7 +119,7 @@ int main(int argc, char **argv)
     const char *mps_run_dir = NULL;
     bool supervise = false;
     struct sigaction sa;
-    int c, rc;
+    int c, rc, count;
 
     tdm_log_set_program("tandem-server");
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -136,12 +136,12 @@ int main(int argc, char **argv)
             if (cfg.handshake_timeout_s < 0) goto bad;
             break;
         case 'T':
-            if (atoi(optarg) < 0) goto bad;
-            cfg.session_streams = (uint32_t)atoi(optarg);
+            if ((count = atoi(optarg)) < 0) goto bad;
+            cfg.session_streams = (uint32_t)count;
             break;
         case 'E':
-            if (atoi(optarg) < 0) goto bad;
-            cfg.session_events = (uint32_t)atoi(optarg);
+            if ((count = atoi(optarg)) < 0) goto bad;
+            cfg.session_events = (uint32_t)count;
             break;
         case 'A':
             if (parse_size(optarg, &cfg.arena_base)) goto bad;

@@ -426,20 +426,29 @@ int tdm_session_event_elapsed(tdm_session *s, uint64_t start, uint64_t end, floa
 
 /* ---- memory ---- */
 
-/* The backend's mapping of new memory (and its zero fill, which waits on a stream) in relaxed
- * capture mode: it is the server's own work, not a call of the program's, and a capture in
- * global mode makes such calls fail on every thread of the process, so without it one
- * session's capture would refuse every session's allocations (and a program that allocates in
- * relaxed mode while it captures, as PyTorch's caching allocator does, would see its capture
- * invalidated). */
+bool tdm_session_capture_relax(tdm_session *s, int *saved)
+{
+    *saved = cudaStreamCaptureModeRelaxed;
+    return ops(s)->capture_mode_exchange && ops(s)->capture_mode_exchange(be(s), saved) == 0;
+}
+
+void tdm_session_capture_restore(tdm_session *s, int saved)
+{
+    ops(s)->capture_mode_exchange(be(s), &saved);
+}
+
+/* The backend maps and zero-fills new memory (the fill waits on a stream) in relaxed mode: it
+ * is the server's work, not the program's call, and PyTorch's caching allocator allocates
+ * while it captures a CUDA graph (after switching its own thread to relaxed mode, which the
+ * guest keeps to itself). */
 static int mem_map_relaxed(tdm_session *s, uint64_t addr, uint64_t size, tdm_bmem **mem)
 {
-    int mode = cudaStreamCaptureModeRelaxed, err;
-    bool relaxed = ops(s)->capture_mode_exchange && ops(s)->capture_mode_exchange(be(s), &mode) == 0;
+    int saved, err;
+    bool relaxed = tdm_session_capture_relax(s, &saved);
 
     err = ops(s)->mem_map(be(s), addr, size, mem);
     if (relaxed)
-        ops(s)->capture_mode_exchange(be(s), &mode);
+        tdm_session_capture_restore(s, saved);
     return err;
 }
 

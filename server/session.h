@@ -146,6 +146,13 @@ void tdm_session_defer(tdm_session *s, int err);
 int tdm_session_sync_result(tdm_session *s, int err);
 
 int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr);
+/* The server's own potentially unsafe calls (mapping memory, registering host memory) while a
+ * guest may capture: the session's thread goes to relaxed capture mode, in which the driver
+ * allows them, and back.  A guest's global-mode capture runs in thread-local mode on that
+ * thread (session_graph.c), which would refuse them and invalidate the capture.  relax returns
+ * false when the backend keeps no modes (then there is nothing to restore). */
+bool tdm_session_capture_relax(tdm_session *s, int *saved);
+void tdm_session_capture_restore(tdm_session *s, int saved);
 int tdm_session_free(tdm_session *s, uint64_t addr);
 /* A standby's mirror: records memory imported at the active's address as
  * the session's allocation. */

@@ -19,7 +19,7 @@ static bool inside(uint64_t off, uint64_t len, uint64_t area_off, uint64_t area_
 static int backend_register(tdm_session *s, uint64_t off, uint64_t size, void **handle)
 {
     tdm_server *srv = s->srv;
-    int mode = cudaStreamCaptureModeRelaxed, err;
+    int saved, err;
     bool relaxed;
 
     *handle = NULL;
@@ -27,12 +27,11 @@ static int backend_register(tdm_session *s, uint64_t off, uint64_t size, void **
         return 0;
     /* The session's stream may be capturing (the first copy through the
      * data area may be a captured one): registering is an unsafe call,
-     * which in the program's capture mode would invalidate the capture.
-     * In relaxed mode the driver allows it, as for graph memory. */
-    relaxed = srv->ops->capture_mode_exchange && srv->ops->capture_mode_exchange(srv->be, &mode) == 0;
+     * which in the program's capture mode would invalidate the capture. */
+    relaxed = tdm_session_capture_relax(s, &saved);
     err = srv->ops->host_register(srv->be, tdm_shm_at(&s->shm->conn.region, off), size, handle);
     if (relaxed)
-        srv->ops->capture_mode_exchange(srv->be, &mode);
+        tdm_session_capture_restore(s, saved);
     return err;
 }
 

@@ -28,6 +28,8 @@
 CUresult tdm_cu_from(cudaError_t err, const char *entry_point);
 /* The same, naming the calling entry point for TANDEM_LOG_ERRORS (drv_errors.c). */
 #define tdm_cu(err) tdm_cu_from((err), __func__)
+/* Whether TANDEM_LOG_ERRORS=1 asks for a line per error (docs/driver-api.md). */
+bool tdm_cu_log_errors(void);
 /* r, an error an entry point finds in its own arguments, with a TANDEM_LOG_ERRORS line saying
  * what was wrong. */
 CUresult tdm_cu_bad_argument(CUresult r, const char *entry_point, const char *what);

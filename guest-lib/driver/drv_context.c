@@ -331,14 +331,15 @@ CUresult cuCtxGetLimit(size_t *pvalue, CUlimit limit)
 {
     CUresult r;
     int optin = 0;
+    tdm_cu_ctx *ctx = tdm_cu_ctx_of(NULL, &r);
 
-    if (!tdm_cu_ctx_of(NULL, &r))
+    if (!ctx)
         return r;
     switch (limit) {
     case CU_LIMIT_SHMEM_SIZE:
         if (!pvalue)
             return CUDA_ERROR_INVALID_VALUE;
-        r = tdm_cu(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, tdm_cu_current()->device));
+        r = tdm_cu(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, ctx->device));
         if (!r)
             *pvalue = (size_t)optin;
         return r;

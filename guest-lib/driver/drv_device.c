@@ -42,15 +42,11 @@ CUresult tdm_cu_device(CUdevice dev)
 {
     CUresult r = tdm_cu_ready();
 
-    cudaError_t err;
-
     if (r)
         return r;
-    /* No server (or the session closed at exit) is the runtime layer's error; a number outside
-     * the session's devices is an invalid device. */
-    err = tdm_check_device(dev);
-    return err == cudaSuccess || err == cudaErrorInvalidDevice ? (err ? CUDA_ERROR_INVALID_DEVICE : CUDA_SUCCESS)
-                                                                : tdm_cu(err);
+    /* A number outside the session's devices, or the runtime layer's own error (no server, or
+     * the session closed at exit). */
+    return tdm_cu(tdm_check_device(dev));
 }
 
 CUresult cuDriverGetVersion(int *driverVersion)

@@ -34,15 +34,20 @@ static CUresult driver_code(cudaError_t err)
     }
 }
 
+bool tdm_cu_log_errors(void)
+{
+    const char *env = getenv("TANDEM_LOG_ERRORS");
+
+    return env && strcmp(env, "1") == 0;
+}
+
 /* TANDEM_LOG_ERRORS=1: a line for each error a driver entry point returns through tdm_cu,
  * naming the entry point and the runtime layer's code it came from.  Libraries such as cuBLAS
  * turn a driver error into an opaque status of their own; this says which call it was.
  * CUDA_ERROR_NOT_READY is a normal answer of the queries and is not logged. */
 static void log_error(const char *entry_point, cudaError_t err, CUresult r)
 {
-    const char *env = getenv("TANDEM_LOG_ERRORS");
-
-    if (!env || strcmp(env, "1") != 0 || r == CUDA_ERROR_NOT_READY)
+    if (r == CUDA_ERROR_NOT_READY || !tdm_cu_log_errors())
         return;
     tdm_log("%s returns %s (%s from the runtime layer)", entry_point,
             tdm_cu_error_name(r) ? tdm_cu_error_name(r) : "an unnamed error", cudaGetErrorName(err));
@@ -50,9 +55,7 @@ static void log_error(const char *entry_point, cudaError_t err, CUresult r)
 
 CUresult tdm_cu_bad_argument(CUresult r, const char *entry_point, const char *what)
 {
-    const char *env = getenv("TANDEM_LOG_ERRORS");
-
-    if (env && strcmp(env, "1") == 0)
+    if (tdm_cu_log_errors())
         tdm_log("%s returns %s: %s", entry_point, tdm_cu_error_name(r) ? tdm_cu_error_name(r) : "an unnamed error",
                 what);
     return r;

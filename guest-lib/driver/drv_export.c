@@ -50,7 +50,7 @@ static CUresult load_image(CUmodule *module, const void *image)
 
     if (!module || !image)
         return CUDA_ERROR_INVALID_VALUE;
-    r = tdm_cu(tdm_library_load_block_first(&lib, image));
+    r = tdm_cu(cudaLibraryLoadData(&lib, image, NULL, NULL, 0, NULL, NULL, 0));
     if (!r)
         *module = (CUmodule)lib;
     return r;

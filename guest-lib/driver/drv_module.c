@@ -125,9 +125,7 @@ static CUresult jit_options(unsigned n, CUjit_option *opts, void **values, const
  * what cuBLASLt passes (the runtime layer's stricter check refused its loads on the H100). */
 static void library_options(unsigned n, const CUlibraryOption *opts, void *const *values)
 {
-    const char *env = getenv("TANDEM_LOG_ERRORS");
-
-    if (!env || strcmp(env, "1") != 0)
+    if (!tdm_cu_log_errors())
         return;
     for (unsigned i = 0; i < n && opts; i++)
         tdm_log("a library load's option %u (value %p) is taken and changes nothing through Tandem", (unsigned)opts[i],
@@ -205,7 +203,7 @@ static CUresult module_load(CUmodule *module, const void *image, const char *pat
     if (path)
         r = tdm_cu(cudaLibraryLoadFromFile(&l, path, NULL, NULL, 0, NULL, NULL, 0));
     else
-        r = tdm_cu(tdm_library_load_block_first(&l, image));
+        r = tdm_cu(cudaLibraryLoadData(&l, image, NULL, NULL, 0, NULL, NULL, 0));
     if (!r)
         *module = (CUmodule)l;
     return r;
