@@ -279,7 +279,7 @@ static void module_part(const void *image, CUdevice dev)
     printf("  unloaded\n");
 }
 
-static void library_part(const void *image, CUdevice dev)
+static void library_part(const void *image, size_t len, CUdevice dev)
 {
     CUlibrary lib, owner = NULL;
     CUkernel axpb_k, fill_k, none;
@@ -308,6 +308,26 @@ static void library_part(const void *image, CUdevice dev)
                r == CUDA_SUCCESS && cuLibraryGetKernel(&none, kept, "lib_axpb") == CUDA_SUCCESS ? "yes" : "no");
         if (kept)
             cuLibraryUnload(kept);
+    }
+    {   /* A section where another block follows the one pointed at, as in cuBLAS's: the driver
+         * reads the one block (api_library.c load_code); shipping the whole section made the
+         * sim, which takes one block, refuse the load (and took cuBLAS's loads to 140 MB). */
+        size_t at = (len + 7) & ~(size_t)7;
+        char *section = calloc(1, 2 * at + 64);
+        CUlibrary first = NULL;
+        CUresult r;
+        CUlibraryOption opt = CU_LIBRARY_BINARY_IS_PRESERVED;
+        void *val = (void *)(uintptr_t)1;
+        if (!section)
+            exit(2);
+        memcpy(section, image, len);
+        memcpy(section + at, image, len);
+        r = cuLibraryLoadData(&first, section, NULL, NULL, 0, &opt, &val, 1);
+        printf("  the first block of a section: %s, lib_axpb found %s\n", name(r),
+               r == CUDA_SUCCESS && cuLibraryGetKernel(&none, first, "lib_axpb") == CUDA_SUCCESS ? "yes" : "no");
+        if (first)
+            cuLibraryUnload(first);
+        free(section);
     }
     MUST(cuKernelGetName(&kname, axpb_k));
     printf("  name: %s\n", kname);
@@ -399,7 +419,7 @@ int main(int argc, char **argv)
     MUST(cuDevicePrimaryCtxRetain(&ctx, dev));
     MUST(cuCtxSetCurrent(ctx));
     module_part(image, dev);
-    library_part(image, dev);
+    library_part(image, len, dev);
     file_part(argv[1]);
     MUST(cuDevicePrimaryCtxRelease(dev));
     free(image);

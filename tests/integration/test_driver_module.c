@@ -90,6 +90,7 @@ Test(driver_module, modules_libraries_kernels_launches, .init = up, .fini = down
         /* cuLibraryGetKernel: no kernel of that name, CUDA_ERROR_NOT_FOUND. */
         "  unknown kernel: CUDA_ERROR_NOT_FOUND\n"
         "  with the binary preserved: CUDA_SUCCESS, lib_axpb found yes\n"
+        "  the first block of a section: CUDA_SUCCESS, lib_axpb found yes\n"
         "  name: lib_axpb\n"
         "  lib_axpb parameter 2: 4@16\n"
         "  library of lib_fill: the library\n"
