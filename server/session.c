@@ -93,9 +93,12 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
     tdm_handles_init(&s->modules, TAG_MODULE);
     tdm_handles_init(&s->funcs, TAG_FUNC);
     tdm_session_graphs_init(s);
+    err = srv->ops->space_create ? srv->ops->space_create(srv->be, &s->space) : 0;
+    if (err)
+        goto fail;
     /* The session's null stream is a stream of its own, not the device's
      * legacy stream, so sessions never wait for each other's work. */
-    err = srv->ops->stream_create(srv->be, 0, 0, &s->null_stream.bs);
+    err = srv->ops->stream_create(srv->be, 0, 0, s->space, &s->null_stream.bs);
     if (!err)
         err = srv->ops->event_create(srv->be, cudaEventDisableTiming, &s->null_stream.order_ev);
     if (err) {
@@ -107,8 +110,8 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
     if (tdm_device_output_create(s->id, TDM_OUTPUT_MAX, TDM_OUTPUT_MAX_CHUNKS, &s->output) != 0) {
         srv->ops->event_destroy(srv->be, s->null_stream.order_ev);
         srv->ops->stream_destroy(srv->be, s->null_stream.bs);
-        free(s);
-        return cudaErrorMemoryAllocation;
+        err = cudaErrorMemoryAllocation;
+        goto fail;
     }
     err = srv->hooks && srv->hooks->opened ? srv->hooks->opened(srv->hooks_ctx, s) : 0;
     if (err) {
@@ -121,6 +124,8 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
     *out = s;
     return 0;
 fail:
+    if (s->space)
+        srv->ops->space_destroy(srv->be, s->space);
     tdm_session_health_ended(s);
     free(s);
     return err;
@@ -229,7 +234,7 @@ int tdm_session_stream_create(tdm_session *s, unsigned flags, int priority, uint
     st = calloc(1, sizeof(*st));
     if (!st)
         return cudaErrorMemoryAllocation;
-    err = ops(s)->stream_create(be(s), flags, priority, &st->bs);
+    err = ops(s)->stream_create(be(s), flags, priority, s->space, &st->bs);
     if (err)
         goto fail;
     err = ops(s)->event_create(be(s), cudaEventDisableTiming, &st->order_ev);
@@ -487,6 +492,7 @@ int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr)
         goto fail_map;
     }
     s->mem_used += rounded;
+    tdm_session_grant(s, *addr);
     HOOK(s, memory_made, &r, mem);
     return 0;
 fail_map:
@@ -525,6 +531,7 @@ int tdm_session_free(tdm_session *s, uint64_t addr)
     /* cudaFree waits for work that may still use the memory. */
     err = tdm_session_device_synchronize(s);
     tdm_range_map_remove(&s->ranges, addr, &r);
+    tdm_session_revoke(s, addr);   /* importers that keep it open keep their grant */
     tdm_session_memory_forget(s, addr);
     int uerr = release_alloc(s, &r);
     return err ? err : uerr;
@@ -537,7 +544,18 @@ int tdm_session_adopt_mem(tdm_session *s, uint64_t addr, uint64_t mapped, uint64
     if (size == 0 || size > mapped || tdm_range_map_insert(&s->ranges, &r) != 0)
         return cudaErrorInvalidValue;
     s->mem_used += mapped;
-    return 0;
+    return tdm_session_grant(s, addr);
+}
+
+int tdm_session_grant(tdm_session *s, uint64_t dev)
+{
+    return s->space ? ops(s)->space_grant(be(s), s->space, dev) : 0;
+}
+
+void tdm_session_revoke(tdm_session *s, uint64_t dev)
+{
+    if (s->space)
+        ops(s)->space_revoke(be(s), s->space, dev);
 }
 
 int tdm_session_mem_get_info(tdm_session *s, uint64_t *free_bytes, uint64_t *total)
@@ -845,6 +863,7 @@ int tdm_session_module_adopt(tdm_session *s, tdm_bmodule *bm, const void *image,
         }
         v->addr = r.addr;
         m->nvars++;
+        tdm_session_grant(s, v->dev);
         var_addr[i] = r.addr;
         var_size[i] = r.size;
     }
@@ -1058,6 +1077,8 @@ void tdm_session_destroy(tdm_session *s)
     tdm_handles_release(&s->graph_nodes);
     free(s->captures);
     tdm_range_map_release(&s->ranges);
+    if (s->space)
+        ops(s)->space_destroy(be(s), s->space);
     tdm_device_output_destroy(s->output);
     atomic_fetch_sub(&s->srv->live_sessions, 1);
     tdm_session_health_ended(s);

@@ -77,6 +77,7 @@ typedef struct tdm_session {
     int pid;
     char client[128];
     tdm_range_map ranges;
+    tdm_bspace *space;               /* what its kernels may touch, where the backend has spaces (issue 16) */
     tdm_handle_table streams, events, modules, funcs;
     tdm_stream_state null_stream;    /* the session's own legacy stream */
     uint64_t mem_used;               /* bytes mapped for cudaMalloc */
@@ -157,6 +158,11 @@ int tdm_session_free(tdm_session *s, uint64_t addr);
 /* A standby's mirror: records memory imported at the active's address as
  * the session's allocation. */
 int tdm_session_adopt_mem(tdm_session *s, uint64_t addr, uint64_t mapped, uint64_t size, tdm_bmem *mem);
+/* Kernels of the session may (grant) or may no longer (revoke) touch the
+ * mapped memory at device address dev (issue 16; nothing to do on a backend
+ * without address spaces). */
+int tdm_session_grant(tdm_session *s, uint64_t dev);
+void tdm_session_revoke(tdm_session *s, uint64_t dev);
 int tdm_session_mem_get_info(tdm_session *s, uint64_t *free_bytes, uint64_t *total);
 
 int tdm_session_memcpy_htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream);

@@ -131,6 +131,7 @@ int tdm_session_ipc_open_mem(tdm_session *s, const uint8_t handle[64], unsigned 
         }
         im = &ipc->imports[ipc->nimports++];
         *im = (ipc_import){ .e = e, .addr = e->range.addr };
+        tdm_session_grant(s, e->range.addr);
     }
     im->refs++;
     ipc->holds++;
@@ -149,6 +150,7 @@ static void drop_import(tdm_session *s, tdm_session_ipc *ipc, ipc_import *im)
     if (--im->refs)
         return;
     tdm_range_map_remove(&s->ranges, im->addr, NULL);
+    tdm_session_revoke(s, im->addr);
     *im = ipc->imports[--ipc->nimports];
     if (tdm_ipc_close(table(s), e)) {
         /* The owner freed it already: the memory goes now, once this

@@ -165,6 +165,7 @@ int tdm_session_library_global(tdm_session *s, uint64_t library, const char *nam
         return cudaErrorMemoryAllocation;
     v->addr = r.addr;
     m->nvars++;
+    tdm_session_grant(s, v->dev);
     *addr = r.addr;
     *size = r.size;
     return 0;

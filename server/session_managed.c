@@ -125,6 +125,8 @@ int tdm_session_shm_managed_map(tdm_session *s, uint64_t off, uint64_t size, uin
                                      : 0;
     if (!err)
         err = s->srv->ops->host_map(s->srv->be, (void *)(uintptr_t)addr, size, &dev);
+    if (!err)
+        err = tdm_session_grant(s, dev);
     if (!err && dev != addr) {
         tdm_log_session(s->id, "the device maps managed block 0x%llx at 0x%llx, not at its host address; "
                         "cudaMallocManaged fails", (unsigned long long)addr, (unsigned long long)dev);

@@ -434,6 +434,8 @@ int tdm_session_shm_host_map(tdm_session *s, uint64_t off, uint64_t size, uint64
         return cudaErrorMemoryAllocation;
     h.p = tdm_shm_at(&s->shm->conn.region, off);
     err = ops(s)->host_map(be(s), h.p, size, &h.dev);
+    if (!err && (err = tdm_session_grant(s, h.dev)) != 0)
+        ops(s)->host_unmap(be(s), h.p, size);
     if (err)
         return err;
     m->maps[m->nmaps++] = h;

@@ -181,7 +181,7 @@ static void *thread_main(void *arg)
         return NULL;
     for (int i = 0; i < j->n; i++)
         h[i] = i * 3;
-    j->err = ops->stream_create(j->b, cudaStreamNonBlocking, 0, &s);
+    j->err = ops->stream_create(j->b, cudaStreamNonBlocking, 0, NULL, &s);
     if (!j->err)
         j->err = ops->memcpy_htod(j->b, j->addr, h, (size_t)j->n * sizeof(int), s);
     if (!j->err)
@@ -226,9 +226,9 @@ static void test_streams_events(tdm_backend *b, tdm_bfunc *spin)
     float ms = -1;
     int err;
 
-    err = ops->stream_create(b, cudaStreamNonBlocking, -1, &s1);
+    err = ops->stream_create(b, cudaStreamNonBlocking, -1, NULL, &s1);
     check(!err && s1, "stream_create non-blocking, priority -1", err);
-    err = ops->stream_create(b, 0, 0, &s2);
+    err = ops->stream_create(b, 0, 0, NULL, &s2);
     check(!err && s2, "stream_create blocking", err);
     err = ops->event_create(b, 0, &e0);
     check(!err, "event_create timing", err);
@@ -400,7 +400,7 @@ static void test_module(tdm_backend *b, const char *path, uint64_t a, uint64_t a
     {
         tdm_bstream *s = NULL;
 
-        err = ops->stream_create(b, cudaStreamNonBlocking, 0, &s);
+        err = ops->stream_create(b, cudaStreamNonBlocking, 0, NULL, &s);
         if (check(!err, "stream_create for the htod source test", err)) {
             test_htod_consumes_source(b, spin, s, a, a_size);
             ops->stream_destroy(b, s);

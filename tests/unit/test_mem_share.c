@@ -40,7 +40,9 @@ static int standby_child(int fd, uint64_t addr)
     tdm_bmem *mem = NULL;
     uint32_t *p = (uint32_t *)(uintptr_t)addr;
 
-    munmap((void *)(uintptr_t)ARENA_BASE, ARENA_SIZE);
+    /* The arena and the module globals window the sim reserves right
+     * after it (1 GiB, sim_internal.h). */
+    munmap((void *)(uintptr_t)ARENA_BASE, ARENA_SIZE + (1ull << 30));
     if (ops->init(&b, &cfg) || ops->arena_reserve(b))
         return 10;
     if (ops->mem_import(b, addr, GRAN, fd, &mem))

@@ -288,7 +288,7 @@ Test(sim_memory, copy_to_unmapped_memory_faults_the_stream, .init = up, .fini = 
     uint32_t v = 1;
 
     cr_assert_eq(ops->mem_unmap(be, addr, GRAN, mem), 0);
-    cr_assert_eq(ops->stream_create(be, 0, 0, &s), 0);
+    cr_assert_eq(ops->stream_create(be, 0, 0, NULL, &s), 0);
     cr_redirect_stderr();
     cr_assert_eq(ops->memcpy_htod(be, addr, &v, sizeof(v), s), 0);
     cr_expect_eq(ops->stream_synchronize(be, s), cudaErrorIllegalAddress);
@@ -309,7 +309,7 @@ Test(sim_stream, work_is_asynchronous_and_ordered, .init = up, .fini = down)
     uint32_t *out = malloc((size_t)n * 4);
     double t0, enqueue_s, total_s;
 
-    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &s), 0);
+    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, NULL, &s), 0);
     cr_assert_eq(ops->memset_d8(be, x, 0, (size_t)n * 4, s), 0);
     t0 = now_s();
     launch_increment(f, &pi, x, n, 20, s);
@@ -350,8 +350,8 @@ Test(sim_kernel, a_spinning_kernel_does_not_hold_up_maps_and_unmaps, .init = up,
     tdm_dim3 one = { 1, 1, 1 };
     double t0, waited;
 
-    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &spinner), 0);
-    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &other), 0);
+    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, NULL, &spinner), 0);
+    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, NULL, &other), 0);
     cr_assert_eq(ops->memset_d8(be, latch, 0, GRAN, spinner), 0);
     /* The zeros land before anything else: the host's write below goes on
      * another stream and must not be overwritten by them. */
@@ -387,6 +387,117 @@ Test(sim_kernel, a_spinning_kernel_does_not_hold_up_maps_and_unmaps, .init = up,
     cr_assert_eq(ops->module_unload(be, m), 0);
 }
 
+/* ---- tenant isolation (issue 16) ---- */
+
+/* Guards finding 2 of issue 16: a kernel that computes for long, without
+ * ever waiting, held the memory table's lock for its whole run, so another
+ * session's allocation waited for it and every later copy of every session
+ * queued behind that allocation.  Now a map and a copy on another stream
+ * finish while the kernel still runs. */
+Test(sim_kernel, a_long_kernel_does_not_hold_up_other_streams_maps_and_copies, .init = up, .fini = down,
+     .timeout = 60)
+{
+    tdm_bmodule *m = load_module();
+    tdm_param_info pi, spi;
+    tdm_bfunc *f = get_func(m, K_MATMUL, &pi), *stamp = get_func(m, K_STAMP, &spi);
+    tdm_bstream *busy = NULL, *other = NULL;
+    tdm_bmem *mats = NULL, *mark_mem = NULL, *more = NULL;
+    const int32_t n = 512;             /* one launch of n^3 checked multiply-adds: seconds, never a wait */
+    uint64_t a = map(0, 2 * GRAN, &mats), b = a + (uint64_t)n * n * 4, c = b + (uint64_t)n * n * 4;
+    uint64_t started = map(2 * GRAN, GRAN, &mark_mem), extra;
+    volatile uint32_t *started_word = (volatile uint32_t *)(uintptr_t)started;
+    uint32_t mark = 1, word = 0x5eed, back = 0;
+    packed p = { .len = 0 }, sp = { .len = 0 };
+    tdm_dim3 one = { 1, 1, 1 };
+
+    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, NULL, &busy), 0);
+    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, NULL, &other), 0);
+    pack(&sp, &spi, 0, &started);
+    pack(&sp, &spi, 1, &mark);
+    pack(&p, &pi, 0, &a);
+    pack(&p, &pi, 1, &b);
+    pack(&p, &pi, 2, &c);
+    pack(&p, &pi, 3, &n);
+    cr_assert_eq(ops->launch(be, stamp, one, one, 0, busy, sp.buf, sp.len), 0);
+    cr_assert_eq(ops->launch(be, f, (tdm_dim3){ 32, 32, 1 }, (tdm_dim3){ 16, 16, 1 }, 0, busy, p.buf, p.len), 0);
+    for (int i = 0; i < 5000 && *started_word != mark; i++)
+        nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+    cr_assert_eq(*started_word, mark, "the stamp before the long kernel never ran");
+    double t_started = now_s();
+    nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+    double t0 = now_s();
+    extra = map(3 * GRAN, GRAN, &more);
+    cr_assert_eq(ops->memcpy_htod(be, extra, &word, sizeof(word), other), 0);
+    cr_assert_eq(ops->memcpy_dtoh_sync(be, &back, extra, sizeof(back), other), 0);
+    double waited = now_s() - t0;
+    cr_expect_eq(back, word);
+    cr_assert_eq(ops->stream_synchronize(be, busy), 0);
+    double ran = now_s() - t_started;
+    /* Held up, they would take about as long as the kernel had left. */
+    cr_expect_lt(waited, ran / 4, "the map and the copy took %.3f s beside a kernel of %.3f s", waited, ran);
+    cr_assert_eq(ops->mem_unmap(be, extra, GRAN, more), 0);
+    cr_assert_eq(ops->stream_destroy(be, other), 0);
+    cr_assert_eq(ops->stream_destroy(be, busy), 0);
+    cr_assert_eq(ops->mem_unmap(be, started, GRAN, mark_mem), 0);
+    cr_assert_eq(ops->mem_unmap(be, a, 2 * GRAN, mats), 0);
+    cr_assert_eq(ops->module_unload(be, m), 0);
+}
+
+/* Guards finding 1 of issue 16: a kernel reached any mapped memory, so a
+ * guest that guessed another session's address read and wrote it.  Now a
+ * kernel touches only what was granted to its stream's space: the owner's
+ * kernel works on the memory, another space's kernel faults and leaves it
+ * as it was. */
+Test(sim_space, a_kernel_touches_only_memory_granted_to_its_space, .init = up, .fini = down)
+{
+    tdm_bmodule *m = load_module();
+    tdm_param_info pi;
+    tdm_bfunc *f = get_func(m, K_INCREMENT, &pi);
+    tdm_bspace *owner = NULL, *intruder = NULL;
+    tdm_bstream *os = NULL, *is = NULL;
+    tdm_bmem *mem = NULL;
+    uint64_t x = map(0, GRAN, &mem);
+    uint32_t *words = (uint32_t *)(uintptr_t)x;   /* mapped here, at its device address */
+
+    cr_assert_eq(ops->space_create(be, &owner), 0);
+    cr_assert_eq(ops->space_create(be, &intruder), 0);
+    cr_assert_eq(ops->space_grant(be, owner, x), 0);
+    cr_assert_eq(ops->stream_create(be, 0, 0, owner, &os), 0);
+    cr_assert_eq(ops->stream_create(be, 0, 0, intruder, &is), 0);
+    for (uint32_t i = 0; i < 64; i++)
+        words[i] = 1000 + i;
+    launch_increment(f, &pi, x, 64, 1, os);
+    cr_assert_eq(ops->stream_synchronize(be, os), 0, "the owner's kernel was refused its own memory");
+    cr_expect_eq(words[3], 1000 + 3 + 1 + 3);
+    cr_redirect_stderr();
+    launch_increment(f, &pi, x, 64, 1, is);
+    cr_expect_eq(ops->stream_synchronize(be, is), cudaErrorIllegalAddress);
+    cr_expect(stderr_contains_both("another session's memory", K_INCREMENT), "no fault naming the kernel");
+    for (uint32_t i = 0; i < 64; i++)
+        cr_assert_eq(words[i], 1000 + i + 1 + i % 7, "word %u changed by the other space's kernel", i);
+    ops->stream_destroy(be, is);
+    ops->stream_destroy(be, os);
+    ops->space_destroy(be, intruder);
+    ops->space_destroy(be, owner);
+}
+
+/* Guards finding 1 of issue 16: module globals were server heap pointers,
+ * which told a guest where the server's heap is.  They are now device
+ * addresses in the window the sim reserves right after the arena (1 GiB,
+ * sim_internal.h), as a GPU gives device addresses. */
+Test(sim_module, globals_are_device_addresses_beside_the_arena, .init = up, .fini = down)
+{
+    tdm_bmodule *m = load_module();
+    uint64_t addr = 0, size = 0, window = ARENA_BASE + ARENA_SIZE;
+    void *heap = malloc(64);
+
+    cr_assert_eq(ops->module_get_global(be, m, "vadd_scale", &addr, &size), 0);
+    cr_expect(addr >= window && addr + size <= window + (1ull << 30), "global at %#llx", (unsigned long long)addr);
+    cr_expect_neq(addr >> 32, (uint64_t)(uintptr_t)heap >> 32, "a global next to the heap");
+    free(heap);
+    cr_assert_eq(ops->module_unload(be, m), 0);
+}
+
 Test(sim_stream, destroy_finishes_queued_work, .init = up, .fini = down)
 {
     tdm_bmodule *m = load_module();
@@ -397,7 +508,7 @@ Test(sim_stream, destroy_finishes_queued_work, .init = up, .fini = down)
     uint64_t x = map(0, GRAN, &mem);
     uint32_t out[8];
 
-    cr_assert_eq(ops->stream_create(be, 0, 0, &s), 0);
+    cr_assert_eq(ops->stream_create(be, 0, 0, NULL, &s), 0);
     launch_increment(f, &pi, x, 1 << 18, 10, s);
     cr_assert_eq(ops->stream_destroy(be, s), 0);
     /* The legacy stream (NULL) sees the finished result. */
@@ -421,7 +532,7 @@ Test(sim_event, never_recorded_is_complete, .init = up, .fini = down)
     cr_expect_eq(ops->event_query(be, e), 0);
     cr_expect_eq(ops->event_synchronize(be, e), 0);
     cr_expect_eq(ops->event_elapsed_ms(be, e, e2, &ms), cudaErrorInvalidResourceHandle);
-    cr_assert_eq(ops->stream_create(be, 0, 0, &s), 0);
+    cr_assert_eq(ops->stream_create(be, 0, 0, NULL, &s), 0);
     cr_expect_eq(ops->stream_wait_event(be, s, e), 0);
     cr_expect_eq(ops->stream_synchronize(be, s), 0);
     cr_assert_eq(ops->stream_destroy(be, s), 0);
@@ -441,8 +552,8 @@ Test(sim_event, wait_orders_work_across_streams, .init = up, .fini = down)
     uint64_t x = map(0, 2 * (uint64_t)n * 4, &mem), y = x + (uint64_t)n * 4;
     uint32_t *out = malloc((size_t)n * 4);
 
-    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &a), 0);
-    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &b), 0);
+    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, NULL, &a), 0);
+    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, NULL, &b), 0);
     cr_assert_eq(ops->event_create(be, cudaEventDisableTiming, &done), 0);
     launch_increment(f, &pi, x, n, 15, a);
     cr_assert_eq(ops->event_record(be, done, a), 0);
@@ -481,7 +592,7 @@ Test(sim_event, elapsed_time, .init = up, .fini = down)
     float ms = -1;
     double t0;
 
-    cr_assert_eq(ops->stream_create(be, 0, 0, &s), 0);
+    cr_assert_eq(ops->stream_create(be, 0, 0, NULL, &s), 0);
     cr_assert_eq(ops->event_create(be, 0, &start), 0);
     cr_assert_eq(ops->event_create(be, 0, &stop), 0);
     cr_assert_eq(ops->event_create(be, cudaEventDisableTiming, &untimed), 0);
@@ -522,8 +633,8 @@ Test(sim_kernel, illegal_address_loses_the_context_for_every_stream, .init = up,
     uint64_t x = map(0, GRAN, &mem);
     uint32_t out[4] = { 0 }, in[4] = { 1, 2, 3, 4 };
 
-    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &bad), 0);
-    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, &good), 0);
+    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, NULL, &bad), 0);
+    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, NULL, &good), 0);
     /* Before the fault the other stream works. */
     cr_assert_eq(ops->memcpy_htod(be, x, in, sizeof(in), good), 0);
     launch_increment(f, &pi, x, 4, 1, good);
@@ -546,7 +657,7 @@ Test(sim_kernel, illegal_address_loses_the_context_for_every_stream, .init = up,
     cr_expect_eq(ops->stream_synchronize(be, good), cudaErrorIllegalAddress);
     cr_expect_eq(ops->memcpy_dtoh_sync(be, out, x, sizeof(out), good), cudaErrorIllegalAddress);
     cr_expect_eq(ops->stream_synchronize(be, NULL), cudaErrorIllegalAddress);
-    cr_assert_eq(ops->stream_create(be, 0, 0, &later), 0);
+    cr_assert_eq(ops->stream_create(be, 0, 0, NULL, &later), 0);
     cr_expect_eq(ops->stream_synchronize(be, later), cudaErrorIllegalAddress);
     cr_expect_not(ops->stream_lost_context(be, later));
     cr_expect_neq(ops->device_synchronize(be), 0);
@@ -573,7 +684,7 @@ static void expect_fault(uint64_t (*ptr)(uint64_t x, uint32_t *host), int want)
     uint64_t x = map(0, GRAN, &mem);
     uint32_t host_word = 0;
 
-    cr_assert_eq(ops->stream_create(be, 0, 0, &st), 0);
+    cr_assert_eq(ops->stream_create(be, 0, 0, NULL, &st), 0);
     launch_increment(f, &pi, ptr(x, &host_word), 1, 1, st);
     cr_expect_eq(ops->stream_synchronize(be, st), want);
     cr_expect_eq(host_word, 0u);
@@ -796,7 +907,7 @@ static void *session_thread(void *p)
     int32_t n = N;
     int ok = 1;
 
-    if (!buf || ops->stream_create(be, cudaStreamNonBlocking, 0, &s) || ops->event_create(be, 0, &e))
+    if (!buf || ops->stream_create(be, cudaStreamNonBlocking, 0, NULL, &s) || ops->event_create(be, 0, &e))
         ok = 0;
     pack(&pk, w->pi, 0, &w->x);
     pack(&pk, w->pi, 1, &n);
@@ -856,7 +967,7 @@ Test(sim_shutdown, with_work_pending)
     tdm_bfunc *f = get_func(m, K_INCREMENT, &pi);
     uint64_t x = map(0, (uint64_t)n * 4, &mem);
     for (int i = 0; i < 3; i++)
-        cr_assert_eq(ops->stream_create(be, 0, 0, &s[i]), 0);
+        cr_assert_eq(ops->stream_create(be, 0, 0, NULL, &s[i]), 0);
     cr_assert_eq(ops->event_create(be, 0, &e), 0);
     launch_increment(f, &pi, x, n, 200, s[0]);
     cr_assert_eq(ops->event_record(be, e, s[0]), 0);
@@ -915,7 +1026,7 @@ Test(sim_cluster, shapes_are_checked_as_the_driver_checks_them, .init = up, .fin
 
     /* Accepted launches run their twin, which faults on these parameters:
      * on a stream of their own. */
-    cr_assert_eq(ops->stream_create(be, 0, 0, &s), 0);
+    cr_assert_eq(ops->stream_create(be, 0, 0, NULL, &s), 0);
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         tdm_bfunc *f = get_func(m, cases[i].kernel, NULL);
         tdm_cluster_config c = { .grid = cases[i].grid, .block = { 32, 1, 1 }, .cluster = cases[i].cluster,

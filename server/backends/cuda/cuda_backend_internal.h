@@ -110,7 +110,7 @@ CUfunction tdm_cuda_func_handle(const tdm_bfunc *f);
 const tdm_param_info *tdm_cuda_func_params(const tdm_bfunc *f);
 
 /* cuda_stream.c */
-int tdm_cuda_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bstream **out);
+int tdm_cuda_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bspace *sp, tdm_bstream **out);
 int tdm_cuda_stream_destroy(tdm_backend *b, tdm_bstream *s);
 int tdm_cuda_stream_synchronize(tdm_backend *b, tdm_bstream *s);
 int tdm_cuda_stream_query(tdm_backend *b, tdm_bstream *s);

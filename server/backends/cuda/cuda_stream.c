@@ -6,10 +6,12 @@
 #define STREAM_FLAGS_KNOWN cudaStreamNonBlocking
 #define EVENT_FLAGS_KNOWN (cudaEventBlockingSync | cudaEventDisableTiming | cudaEventInterprocess)
 
-int tdm_cuda_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bstream **out)
+int tdm_cuda_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bspace *sp, tdm_bstream **out)
 {
     CUstream cs = NULL;
     int err = tdm_cuda_enter(b);
+
+    (void)sp; /* one context, one address space: tenants are apart by process */
 
     *out = NULL;
     if (err)

@@ -30,6 +30,7 @@ typedef struct tdm_bgraph tdm_bgraph;   /* a graph (captured) */
 typedef struct tdm_bgexec tdm_bgexec;   /* an executable graph */
 typedef struct tdm_bgnode tdm_bgnode;   /* a node of a graph built node by node */
 typedef struct tdm_bhold tdm_bhold;     /* a stream held for a host callback (issue 14) */
+typedef struct tdm_bspace tdm_bspace;   /* what one session's kernels may touch (issue 16) */
 
 #define TDM_MAX_KERNEL_PARAMS 256
 #define TDM_MAX_PARAM_BYTES 32764       /* CUDA 12.1+ kernel parameter limit */
@@ -232,9 +233,21 @@ typedef struct tdm_backend_ops {
                              uint64_t *addr, uint64_t *size);
     int (*func_get_attributes)(tdm_backend *b, tdm_bfunc *f, tdm_func_attrs *out);
 
+    /* Address spaces (issue 16): a session's kernels touch only memory
+     * granted to its space.  Optional (NULL): the sessions of one cuda
+     * backend share its context's address space, and tenants are kept
+     * apart by running in separate server processes (docs/security.md).
+     * space_grant: the mapped memory holding addr becomes reachable by
+     * kernels of `sp` until it is unmapped or revoked. */
+    int (*space_create)(tdm_backend *b, tdm_bspace **out);
+    void (*space_destroy)(tdm_backend *b, tdm_bspace *sp);
+    int (*space_grant)(tdm_backend *b, tdm_bspace *sp, uint64_t addr);
+    void (*space_revoke)(tdm_backend *b, tdm_bspace *sp, uint64_t addr);
+
     /* Streams and events.  flags/priority as in cudaStreamCreateWithPriority
-     * and cudaEventCreateWithFlags. */
-    int (*stream_create)(tdm_backend *b, unsigned flags, int priority, tdm_bstream **out);
+     * and cudaEventCreateWithFlags; the stream's kernels run in `sp` (NULL:
+     * unchecked, or a backend without spaces). */
+    int (*stream_create)(tdm_backend *b, unsigned flags, int priority, tdm_bspace *sp, tdm_bstream **out);
     int (*stream_destroy)(tdm_backend *b, tdm_bstream *s);
     int (*stream_synchronize)(tdm_backend *b, tdm_bstream *s);
     int (*stream_query)(tdm_backend *b, tdm_bstream *s); /* 0 or cudaErrorNotReady */

@@ -1,10 +1,13 @@
-/* Checked device-memory access for simulated kernels (sim_kernel.h).  The
- * stream worker running the launch holds the memory table's lock shared, so
- * these search it without locking. */
+/* Checked device-memory access for simulated kernels (sim_kernel.h): each
+ * range a launch touches is looked up once, checked against the launching
+ * session's space and pinned until the launch ends, so no lock is held while
+ * it runs (issue 16). */
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 
+#include "grow.h"
 #include "sim_internal.h"
 
 void sim_launch_fault(const sim_launch *l, int err, const char *why)
@@ -17,26 +20,53 @@ void sim_launch_fault(const sim_launch *l, int err, const char *why)
             why);
 }
 
-static void fault_at(const sim_launch *l, int err, uint64_t addr, size_t bytes)
+static void fault_at(const sim_launch *l, int err, uint64_t addr, size_t bytes, bool denied)
 {
-    char why[128];
+    char why[160];
 
     snprintf(why, sizeof(why), "%zu-byte access at %#llx%s", bytes, (unsigned long long)addr,
-             err == cudaErrorIllegalAddress ? " outside mapped device memory" : "");
+             err != cudaErrorIllegalAddress ? ""
+             : denied ? " to another session's memory"
+                      : " outside mapped device memory");
     sim_launch_fault(l, err, why);
+}
+
+static bool holds(const sim_range *r, uint64_t addr, size_t bytes)
+{
+    return r && addr >= r->addr && bytes <= r->size && addr - r->addr <= r->size - bytes;
+}
+
+/* A range the launch pinned already, or pins now. */
+static sim_range *reach(sim_exec *x, uint64_t addr, size_t bytes, bool *denied)
+{
+    sim_range *r;
+
+    *denied = false;
+    for (size_t i = 0; i < x->npinned; i++)
+        if (holds(x->pinned[i], addr, bytes))
+            return x->pinned[i];
+    /* The launching module's own globals need no grant: a kernel reaches
+     * them by name, whoever registered them. */
+    bool own = addr >= x->own_lo && bytes <= x->own_hi - x->own_lo && addr - x->own_lo <= x->own_hi - x->own_lo - bytes;
+    if (tdm_grow(&x->pinned, &x->cap_pinned, x->npinned + 1, sizeof(*x->pinned), 8) != 0)
+        return NULL;
+    r = sim_mapped_pin(x->mapped, addr, bytes, own ? NULL : x->space, denied);
+    if (r)
+        x->pinned[x->npinned++] = r;
+    return r;
 }
 
 void *sim_mem_ptr(const sim_launch *l, uint64_t addr, size_t bytes)
 {
     sim_exec *x = l->exec;
-    const sim_range *r = x->last;
+    bool denied;
 
     if (x->err)
         return NULL;
-    if (!(r && addr >= r->addr && bytes <= r->size && addr - r->addr <= r->size - bytes)) {
-        r = sim_mapped_find_locked(x->mapped, addr);
-        if (!r || bytes > r->size || addr - r->addr > r->size - bytes) {
-            fault_at(l, cudaErrorIllegalAddress, addr, bytes);
+    if (!holds(x->last, addr, bytes)) {
+        sim_range *r = reach(x, addr, bytes, &denied);
+        if (!r) {
+            fault_at(l, cudaErrorIllegalAddress, addr, bytes, denied);
             return NULL;
         }
         x->last = r;
@@ -45,11 +75,21 @@ void *sim_mem_ptr(const sim_launch *l, uint64_t addr, size_t bytes)
     return (void *)(uintptr_t)addr;
 }
 
+void sim_exec_release(sim_exec *x)
+{
+    for (size_t i = 0; i < x->npinned; i++)
+        sim_mapped_unpin(x->mapped, x->pinned[i]);
+    free(x->pinned);
+    x->pinned = NULL;
+    x->npinned = x->cap_pinned = 0;
+    x->last = NULL;
+}
+
 void *sim_mem_ptr_aligned(const sim_launch *l, uint64_t addr, size_t bytes, size_t align)
 {
     if (addr & (align - 1)) {
         if (!l->exec->err)
-            fault_at(l, cudaErrorMisalignedAddress, addr, bytes);
+            fault_at(l, cudaErrorMisalignedAddress, addr, bytes, false);
         return NULL;
     }
     return sim_mem_ptr(l, addr, bytes);
@@ -62,16 +102,11 @@ bool sim_launch_stopped(const sim_launch *l)
 
 bool sim_launch_wait_step(const sim_launch *l, long ns)
 {
-    sim_exec *x = l->exec;
     struct timespec step = { 0, ns };
 
-    /* The table may change while the lock is out: the cached range too. */
-    x->last = NULL;
-    sim_mapped_read_unlock(x->mapped);
     if (ns > 0)
         nanosleep(&step, NULL);
     else
         sched_yield();
-    sim_mapped_read_lock(x->mapped);
     return !sim_launch_stopped(l);
 }

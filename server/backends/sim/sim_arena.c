@@ -16,32 +16,51 @@ uint64_t sim_granularity(tdm_backend *b)
     return SIM_GRANULARITY;
 }
 
+uint64_t sim_globals_window(const tdm_backend *b)
+{
+    return b->cfg.arena_base + b->cfg.arena_size;
+}
+
+/* A PROT_NONE reservation at exactly `at`; NULL after logging why. */
+static void *reserve_at(uint64_t at, uint64_t size, const char *what)
+{
+    void *p = mmap((void *)(uintptr_t)at, size, PROT_NONE,
+                   MAP_FIXED_NOREPLACE | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+    if (p == MAP_FAILED) {
+        sim_log("cannot reserve the %s at %#llx (%llu bytes): %s", what, (unsigned long long)at,
+                (unsigned long long)size, strerror(errno));
+        return NULL;
+    }
+    /* Kernels before 4.17 take MAP_FIXED_NOREPLACE as a mere hint. */
+    if ((uint64_t)(uintptr_t)p != at) {
+        munmap(p, size);
+        sim_log("the kernel placed the %s at %p instead of %#llx", what, p, (unsigned long long)at);
+        return NULL;
+    }
+    return p;
+}
+
 int sim_arena_reserve(tdm_backend *b)
 {
     uint64_t base = b->cfg.arena_base, size = b->cfg.arena_size;
-    void *p;
 
     if (b->arena)
         return cudaErrorMemoryAllocation;
-    if (!base || !size || base % SIM_GRANULARITY || size % SIM_GRANULARITY || base + size < base) {
+    if (!base || !size || base % SIM_GRANULARITY || size % SIM_GRANULARITY || base + size < base ||
+        base + size + SIM_GLOBALS_WINDOW < base) {
         sim_log("arena [%#llx, +%#llx) is not %llu-byte aligned", (unsigned long long)base,
                 (unsigned long long)size, (unsigned long long)SIM_GRANULARITY);
         return cudaErrorMemoryAllocation;
     }
-    p = mmap((void *)(uintptr_t)base, size, PROT_NONE,
-             MAP_FIXED_NOREPLACE | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) {
-        sim_log("cannot reserve the arena at %#llx (%llu bytes): %s", (unsigned long long)base,
-                (unsigned long long)size, strerror(errno));
+    b->arena = reserve_at(base, size, "arena");
+    if (!b->arena)
+        return cudaErrorMemoryAllocation;
+    b->globals_window = reserve_at(sim_globals_window(b), SIM_GLOBALS_WINDOW, "module globals window");
+    if (!b->globals_window) {
+        sim_arena_release(b);
         return cudaErrorMemoryAllocation;
     }
-    /* Kernels before 4.17 take MAP_FIXED_NOREPLACE as a mere hint. */
-    if ((uint64_t)(uintptr_t)p != base) {
-        munmap(p, size);
-        sim_log("the kernel placed the arena at %p instead of %#llx", p, (unsigned long long)base);
-        return cudaErrorMemoryAllocation;
-    }
-    b->arena = p;
     return 0;
 }
 
@@ -49,7 +68,9 @@ void sim_arena_release(tdm_backend *b)
 {
     if (b->arena)
         munmap(b->arena, b->cfg.arena_size);
-    b->arena = NULL;
+    if (b->globals_window)
+        munmap(b->globals_window, SIM_GLOBALS_WINDOW);
+    b->arena = b->globals_window = NULL;
 }
 
 static bool in_arena(tdm_backend *b, uint64_t addr, uint64_t size)
@@ -216,9 +237,7 @@ int sim_mem_get_info(tdm_backend *b, uint64_t *free_bytes, uint64_t *total_bytes
 {
     uint64_t used;
 
-    pthread_rwlock_rdlock(&b->mapped.lock);
-    used = b->mapped.arena_bytes;
-    pthread_rwlock_unlock(&b->mapped.lock);
+    used = sim_mapped_arena_bytes(&b->mapped);
     *total_bytes = SIM_TOTAL_MEM;
     *free_bytes = used < SIM_TOTAL_MEM ? SIM_TOTAL_MEM - used : 0;
     return 0;

@@ -28,7 +28,7 @@ static int sim_init(tdm_backend **out, const tdm_backend_config *cfg)
     err = sim_mps_join(b, cfg->sim_mps_domain);
     if (err)
         goto fail_cond;
-    err = sim_stream_create(b, 0, 0, &b->legacy);
+    err = sim_stream_create(b, 0, 0, NULL, &b->legacy);
     if (err)
         goto fail_mps;
     *out = b;
@@ -93,6 +93,10 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .module_get_function = sim_module_get_function,
     .module_get_global = sim_module_get_global,
     .func_get_attributes = sim_func_get_attributes,
+    .space_create = sim_space_create,
+    .space_destroy = sim_space_destroy,
+    .space_grant = sim_space_grant,
+    .space_revoke = sim_space_revoke,
     .stream_create = sim_stream_create,
     .stream_destroy = sim_stream_destroy,
     .stream_synchronize = sim_stream_synchronize,

@@ -20,40 +20,68 @@
 #define SIM_TOTAL_MEM (16ull << 30)
 #define SIM_DRIVER_VERSION 13000
 #define SIM_MAX_DYN_SHARED (48u << 10) /* without the opt-in attribute, as on the GPU */
+#define SIM_GLOBALS_WINDOW (1ull << 30) /* module globals, right after the arena (sim_module.c) */
 #define SIM_LIMIT_COUNT 7              /* cudaLimit values 0..6 (issue 14, sim_runtime_ops.c) */
 
 /* ---- the mapped-memory table (sim_mapped.c): every access is checked against it ---- */
 
+/* What one session's kernels may touch (issue 16): the server makes one per
+ * session and grants it each range the session holds, as separate CUDA
+ * contexts have separate address spaces.  Only its identity matters. */
+struct tdm_bspace {
+    uint64_t id;             /* for log lines */
+};
+
 typedef struct sim_range {
     uint64_t addr, size;
     bool arena;              /* an arena mapping (counts against total memory) */
+    atomic_int pins;         /* operations using it now: an unmap waits for them */
+    bool removed;            /* out of the table; the remover waits for pins to drop */
+    /* The spaces whose kernels may touch it (the allocating session's, and
+     * those that opened it by IPC); a range no space holds is reachable by
+     * copies the server checked itself, never by a kernel. */
+    tdm_bspace **spaces;
+    size_t nspaces, cap_spaces;
 } sim_range;
 
-/* Sorted, non-overlapping.  Writers (map, unmap, module load/unload) take
- * the lock exclusively; a stream worker holds it shared for the whole of one
- * operation, so memory cannot be unmapped under a running copy or kernel,
- * and the accessors it calls search without locking. */
+/* Sorted, non-overlapping, one heap object per range.  The lock guards the
+ * table and each range's spaces, and is held only for a lookup: an operation
+ * pins what it uses instead, so a map or unmap never waits for another
+ * session's long kernel or copy (issue 16, finding 2), and an unmap waits
+ * only for the operations that use the range it removes. */
 typedef struct sim_mapped {
     pthread_rwlock_t lock;
-    sim_range *v;
+    pthread_mutex_t pin_lock;
+    pthread_cond_t unpinned;
+    sim_range **v;
     size_t n, cap;
     uint64_t arena_bytes;    /* sum of arena ranges */
 } sim_mapped;
 
 int sim_mapped_init(sim_mapped *m);
 void sim_mapped_release(sim_mapped *m);
-/* Both take the lock exclusively.  insert fails with
- * cudaErrorInvalidValue on overlap and with cudaErrorMemoryAllocation when
- * arena ranges would exceed SIM_TOTAL_MEM. */
+/* insert fails with cudaErrorInvalidValue on overlap and with
+ * cudaErrorMemoryAllocation when arena ranges would exceed SIM_TOTAL_MEM.
+ * remove returns once no operation uses the range any more. */
 int sim_mapped_insert(sim_mapped *m, uint64_t addr, uint64_t size, bool arena);
 int sim_mapped_remove(sim_mapped *m, uint64_t addr, uint64_t size);
-/* The caller holds the lock (shared or exclusive).  The range containing
- * addr, or NULL. */
-const sim_range *sim_mapped_find_locked(const sim_mapped *m, uint64_t addr);
-bool sim_mapped_covers_locked(const sim_mapped *m, uint64_t addr, uint64_t n);
-/* For stream workers: held shared around one whole operation. */
-void sim_mapped_read_lock(sim_mapped *m);
-void sim_mapped_read_unlock(sim_mapped *m);
+/* The range holding all of [addr, addr + n), pinned, if there is one and
+ * `space` may touch it (NULL: any); NULL otherwise.  *denied tells a range
+ * that is there but not the space's. */
+sim_range *sim_mapped_pin(sim_mapped *m, uint64_t addr, uint64_t n, const tdm_bspace *space, bool *denied);
+void sim_mapped_unpin(sim_mapped *m, sim_range *r);
+/* The range holding addr may be touched by kernels of `space` from now on
+ * (until it is unmapped, or revoked).  cudaErrorInvalidValue if nothing is
+ * mapped at addr. */
+int sim_mapped_grant(sim_mapped *m, uint64_t addr, tdm_bspace *space);
+void sim_mapped_revoke(sim_mapped *m, uint64_t addr, const tdm_bspace *space);
+/* Forgets `space` on every range (it is destroyed). */
+void sim_mapped_forget_space(sim_mapped *m, const tdm_bspace *space);
+/* Bytes of arena ranges mapped now. */
+uint64_t sim_mapped_arena_bytes(sim_mapped *m);
+/* The lowest address >= lo where `size` bytes (aligned to `align`) fit
+ * below hi between mapped ranges; 0 if none. */
+uint64_t sim_mapped_find_gap(sim_mapped *m, uint64_t lo, uint64_t hi, uint64_t size, uint64_t align);
 
 struct tdm_bmem {
     int fd;                  /* the memfd: the analogue of a shareable handle */
@@ -148,6 +176,7 @@ struct tdm_bstream {
     uint64_t enqueued, completed;
     int sticky;              /* first fault; later work is skipped */
     uint64_t mps_gen;        /* the MPS domain's fault generation at creation */
+    const tdm_bspace *space; /* whose memory its kernels may touch (NULL: any) */
     bool lost_context;       /* its kernel's fault lost the context (sim_health.c) */
     bool stop;               /* drain, then exit */
     struct tdm_bstream *next;
@@ -176,7 +205,8 @@ struct tdm_bmodule {
     tdm_backend *b;
     int refs;                /* the loader's, plus one per queued launch */
     uint32_t nglobals;       /* sim_global_count() */
-    void **storage;          /* per global of the kernel table */
+    void **storage;          /* per global of the kernel table, in the block below */
+    uint64_t globals_at, globals_size; /* the block in the globals window (sim_module.c) */
     struct tdm_bfunc *funcs;
     struct tdm_bmodule *prev, *next;
 };
@@ -198,6 +228,8 @@ struct tdm_backend {
     tdm_backend_config cfg;
     sim_mapped mapped;
     void *arena;             /* NULL until arena_reserve succeeded */
+    void *globals_window;    /* reserved with the arena, right after it */
+    atomic_uint_fast64_t last_space; /* ids of address spaces (sim_space.c) */
     atomic_bool stopping;    /* shutdown: skip queued work, end running kernels */
 
     /* One lock for every queue, event and module reference count: the
@@ -226,11 +258,17 @@ struct tdm_backend {
 struct sim_exec {
     sim_mapped *mapped;
     const atomic_bool *stopping;
-    const sim_range *last;   /* the range of the previous access: most hit it */
+    const tdm_bspace *space; /* the launching session's (NULL: unchecked) */
+    uint64_t own_lo, own_hi; /* the launching module's globals, always its own */
+    sim_range *last;         /* the range of the previous access: most hit it */
+    sim_range **pinned;      /* every range the launch touched, pinned until it ends */
+    size_t npinned, cap_pinned;
     int err;
     sim_output *output;      /* the launching stream's device output */
     tdm_backend *b;          /* conditional handles a twin sets (sim_set_conditional) */
 };
+/* Unpins what the launch touched. */
+void sim_exec_release(sim_exec *x);
 
 /* A line with the tandem-server[sim] prefix (tests and docs/sim-backend.md
  * name it): what the simulated device did, such as a kernel's fault, which
@@ -241,6 +279,8 @@ struct sim_exec {
 int sim_arena_reserve(tdm_backend *b);
 void sim_arena_release(tdm_backend *b);
 uint64_t sim_granularity(tdm_backend *b);
+/* Where module globals go: SIM_GLOBALS_WINDOW bytes after the arena. */
+uint64_t sim_globals_window(const tdm_backend *b);
 int sim_mem_map(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem **out);
 int sim_mem_unmap(tdm_backend *b, uint64_t addr, uint64_t size, tdm_bmem *mem);
 int sim_mem_export(tdm_backend *b, tdm_bmem *mem, int *fd_out);
@@ -250,7 +290,12 @@ int sim_mem_get_info(tdm_backend *b, uint64_t *free_bytes, uint64_t *total_bytes
 void sim_mems_free_all(tdm_backend *b);
 
 /* sim_stream.c */
-int sim_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bstream **out);
+int sim_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bspace *sp, tdm_bstream **out);
+/* sim_mapped.c: the space ops */
+int sim_space_create(tdm_backend *b, tdm_bspace **out);
+void sim_space_destroy(tdm_backend *b, tdm_bspace *sp);
+int sim_space_grant(tdm_backend *b, tdm_bspace *sp, uint64_t addr);
+void sim_space_revoke(tdm_backend *b, tdm_bspace *sp, uint64_t addr);
 int sim_stream_destroy(tdm_backend *b, tdm_bstream *s);
 int sim_stream_synchronize(tdm_backend *b, tdm_bstream *s);
 int sim_stream_query(tdm_backend *b, tdm_bstream *s);

@@ -1,8 +1,13 @@
 /* Modules: the sim cannot run GPU code, so a module is a validated fat
  * binary header plus storage for the kernel table's globals; its kernels are the
- * C twins in server/sim_kernels/, found by mangled name. */
+ * C twins in server/sim_kernels/, found by mangled name.  The storage is one
+ * block of the globals window beside the arena (sim_arena.c), at a device
+ * address as on a GPU: a guest learns nothing of the server's heap from it
+ * (issue 16). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "code_image.h"
 #include "sim_internal.h"
@@ -10,6 +15,7 @@
 #define FATBIN_MAGIC 0xBA55ED50u
 #define FATBIN_HEADER_SIZE 16u  /* magic u32, version u16, header_size u16, fat_size u64 */
 #define GLOBAL_ALIGN 256        /* as the GPU aligns module variables */
+#define BLOCK_ALIGN 4096        /* a module's block is mapped on its own pages */
 
 static int check_image(const void *image, size_t len)
 {
@@ -33,7 +39,7 @@ static int check_image(const void *image, size_t len)
     return 0;
 }
 
-/* Frees a module no one references: storage, funcs. */
+/* Frees a module no one references: funcs (its block is gone already). */
 static void module_free(tdm_bmodule *m)
 {
     while (m->funcs) {
@@ -42,24 +48,65 @@ static void module_free(tdm_bmodule *m)
         free(f->globals);
         free(f);
     }
-    for (uint32_t i = 0; i < m->nglobals; i++)
-        free(m->storage[i]);
     free(m->storage);
     free(m);
 }
 
-/* Takes the module's globals out of (or, on failure, never into) the
- * memory table; `inserted` of them are in it. */
-static void globals_unpublish(tdm_backend *b, tdm_bmodule *m, uint32_t inserted)
+static uint64_t aligned(uint64_t n)
 {
-    for (uint32_t i = 0; i < inserted; i++)
-        sim_mapped_remove(&b->mapped, (uint64_t)(uintptr_t)m->storage[i], sim_global_at(i)->size);
+    return (n + GLOBAL_ALIGN - 1) / GLOBAL_ALIGN * GLOBAL_ALIGN;
+}
+
+/* Takes the module's block out of the memory table (once no running launch
+ * uses it) and gives its pages back: a launch still queued that touches a
+ * global faults instead of using freed memory. */
+static void globals_unpublish(tdm_backend *b, tdm_bmodule *m)
+{
+    if (!m->globals_size)
+        return;
+    sim_mapped_remove(&b->mapped, m->globals_at, m->globals_size);
+    mmap((void *)(uintptr_t)m->globals_at, m->globals_size, PROT_NONE,
+         MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    m->globals_size = 0;
+}
+
+/* Places the block of `size` bytes in the globals window and maps it
+ * (zeroed, as the GPU initializes module variables). */
+static int globals_publish(tdm_backend *b, tdm_bmodule *m, uint64_t size)
+{
+    uint64_t lo = sim_globals_window(b), hi = lo + SIM_GLOBALS_WINDOW, at;
+    int err = cudaErrorMemoryAllocation;
+
+    size = (size + BLOCK_ALIGN - 1) / BLOCK_ALIGN * BLOCK_ALIGN;
+
+    if (!b->globals_window)
+        return cudaErrorMemoryAllocation;   /* no arena reserved */
+    /* Another load may take the gap between the search and the insert. */
+    for (int tries = 0; tries < 16 && err; tries++) {
+        at = sim_mapped_find_gap(&b->mapped, lo, hi, size, BLOCK_ALIGN);
+        if (!at)
+            break;
+        err = sim_mapped_insert(&b->mapped, at, size, false);
+    }
+    if (err) {
+        sim_log("the module globals window is full (%llu bytes wanted)", (unsigned long long)size);
+        return cudaErrorMemoryAllocation;
+    }
+    if (mmap((void *)(uintptr_t)at, size, PROT_READ | PROT_WRITE, MAP_FIXED | MAP_PRIVATE | MAP_ANONYMOUS, -1,
+             0) == MAP_FAILED) {
+        sim_log("cannot map module globals at %#llx: %s", (unsigned long long)at, strerror(errno));
+        sim_mapped_remove(&b->mapped, at, size);
+        return cudaErrorMemoryAllocation;
+    }
+    m->globals_at = at;
+    m->globals_size = size;
+    return 0;
 }
 
 int sim_module_load(tdm_backend *b, const void *image, size_t len, tdm_bmodule **out)
 {
     tdm_bmodule *m;
-    uint32_t i = 0;
+    uint64_t size = 0;
     int err;
 
     *out = NULL;
@@ -81,22 +128,13 @@ int sim_module_load(tdm_backend *b, const void *image, size_t len, tdm_bmodule *
     }
     /* Every module gets every global of the kernel table: the image cannot be parsed
      * here, and the guest only asks for the variables it registered. */
-    for (i = 0; i < m->nglobals; i++) {
-        size_t size = sim_global_at(i)->size;
-        size_t alloc = (size + GLOBAL_ALIGN - 1) / GLOBAL_ALIGN * GLOBAL_ALIGN;
-        m->storage[i] = aligned_alloc(GLOBAL_ALIGN, alloc);
-        if (!m->storage[i]) {
-            err = cudaErrorMemoryAllocation;
-            goto fail;
-        }
-        memset(m->storage[i], 0, alloc);     /* as the GPU zero-initializes */
-        err = sim_mapped_insert(&b->mapped, (uint64_t)(uintptr_t)m->storage[i], size, false);
-        if (err) {
-            free(m->storage[i]);
-            m->storage[i] = NULL;
-            goto fail;
-        }
-    }
+    for (uint32_t i = 0; i < m->nglobals; i++)
+        size += aligned(sim_global_at(i)->size);
+    if (size && (err = globals_publish(b, m, size)) != 0)
+        goto fail;
+    size = 0;
+    for (uint32_t i = 0; i < m->nglobals; size += aligned(sim_global_at(i)->size), i++)
+        m->storage[i] = (void *)(uintptr_t)(m->globals_at + size);
     pthread_mutex_lock(&b->lock);
     m->next = b->modules;
     if (b->modules)
@@ -106,7 +144,6 @@ int sim_module_load(tdm_backend *b, const void *image, size_t len, tdm_bmodule *
     *out = m;
     return 0;
 fail:
-    globals_unpublish(b, m, i);
     module_free(m);
     return err;
 }
@@ -131,7 +168,7 @@ int sim_module_unload(tdm_backend *b, tdm_bmodule *m)
     /* Unpublished now, freed when the last queued launch is done: a launch
      * still queued that touches a global faults instead of using freed
      * memory. */
-    globals_unpublish(b, m, m->nglobals);
+    globals_unpublish(b, m);
     pthread_mutex_lock(&b->lock);
     sim_module_unref_locked(b, m);
     pthread_mutex_unlock(&b->lock);

@@ -75,7 +75,7 @@ static void *worker(void *arg)
     return NULL;
 }
 
-int sim_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bstream **out)
+int sim_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bspace *sp, tdm_bstream **out)
 {
     tdm_bstream *s = calloc(1, sizeof(*s));
 
@@ -83,6 +83,7 @@ int sim_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bstream 
     if (!s)
         return cudaErrorMemoryAllocation;
     s->b = b;
+    s->space = sp;
     s->mps_gen = sim_mps_generation(b);
     sim_output_init(&s->output);
     if (pthread_cond_init(&s->wake, NULL) != 0) {

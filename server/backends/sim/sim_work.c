@@ -168,7 +168,15 @@ int sim_launch_kernel(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 bloc
 static int run_kernel(tdm_backend *b, sim_op *op)
 {
     tdm_bfunc *f = op->func;
-    sim_exec x = { .mapped = &b->mapped, .stopping = &b->stopping, .output = &op->stream->output, .b = b };
+    sim_exec x = {
+        .mapped = &b->mapped,
+        .stopping = &b->stopping,
+        .space = op->stream->space,
+        .own_lo = f->m->globals_at,
+        .own_hi = f->m->globals_at + f->m->globals_size,
+        .output = &op->stream->output,
+        .b = b,
+    };
     sim_launch l = {
         .kernel = f->k->name,
         .grid = op->grid,
@@ -186,6 +194,7 @@ static int run_kernel(tdm_backend *b, sim_op *op)
             return cudaErrorLaunchOutOfResources;
     }
     f->k->run(&l);
+    sim_exec_release(&x);
     free(l.dyn_shared);
     return x.err;
 }
@@ -197,39 +206,42 @@ static int copy_fault(const char *what, uint64_t addr, size_t n)
     return cudaErrorIllegalAddress;
 }
 
+/* Pins the range holding [addr, addr + n) for a copy: the server checked
+ * the session's rights itself, so any mapped memory will do.  0, or the
+ * fault. */
+static int pin_for_copy(tdm_backend *b, const char *what, uint64_t addr, size_t n, sim_range **out)
+{
+    bool denied;
+
+    *out = sim_mapped_pin(&b->mapped, addr, n, NULL, &denied);
+    return *out ? 0 : copy_fault(what, addr, n);
+}
+
 int sim_op_execute(tdm_backend *b, sim_op *op)
 {
     int err = 0;
 
-    if (op->kind == SIM_OP_COND)      /* runs ops of its own, each taking the lock below */
+    if (op->kind == SIM_OP_COND)      /* runs ops of its own, each pinning what it touches */
         return sim_cond_execute(b, op);
-    /* Shared for the whole op: nothing it touches can be unmapped under it. */
-    sim_mapped_read_lock(&b->mapped);
+    /* What the op touches is pinned for its whole run: nothing can be
+     * unmapped under it, and maps of other ranges go on meanwhile. */
+    sim_range *a = NULL, *c = NULL;
     switch (op->kind) {
     case SIM_OP_HTOD:
-        if (!sim_mapped_covers_locked(&b->mapped, op->dst, op->n))
-            err = copy_fault("host-to-device copy", op->dst, op->n);
-        else
+        if (!(err = pin_for_copy(b, "host-to-device copy", op->dst, op->n, &a)))
             memcpy((void *)(uintptr_t)op->dst, op->host, op->n);
         break;
     case SIM_OP_DTOH:
-        if (!sim_mapped_covers_locked(&b->mapped, op->src, op->n))
-            err = copy_fault("device-to-host copy", op->src, op->n);
-        else
+        if (!(err = pin_for_copy(b, "device-to-host copy", op->src, op->n, &a)))
             memcpy(op->host, (const void *)(uintptr_t)op->src, op->n);
         break;
     case SIM_OP_DTOD:
-        if (!sim_mapped_covers_locked(&b->mapped, op->src, op->n))
-            err = copy_fault("device-to-device copy source", op->src, op->n);
-        else if (!sim_mapped_covers_locked(&b->mapped, op->dst, op->n))
-            err = copy_fault("device-to-device copy destination", op->dst, op->n);
-        else
+        if (!(err = pin_for_copy(b, "device-to-device copy source", op->src, op->n, &a)) &&
+            !(err = pin_for_copy(b, "device-to-device copy destination", op->dst, op->n, &c)))
             memmove((void *)(uintptr_t)op->dst, (const void *)(uintptr_t)op->src, op->n);
         break;
     case SIM_OP_MEMSET:
-        if (!sim_mapped_covers_locked(&b->mapped, op->dst, op->n))
-            err = copy_fault("memset", op->dst, op->n);
-        else
+        if (!(err = pin_for_copy(b, "memset", op->dst, op->n, &a)))
             memset((void *)(uintptr_t)op->dst, op->value, op->n);
         break;
     case SIM_OP_LAUNCH:
@@ -238,6 +250,9 @@ int sim_op_execute(tdm_backend *b, sim_op *op)
     default:
         break;
     }
-    sim_mapped_read_unlock(&b->mapped);
+    if (a)
+        sim_mapped_unpin(&b->mapped, a);
+    if (c)
+        sim_mapped_unpin(&b->mapped, c);
     return err;
 }

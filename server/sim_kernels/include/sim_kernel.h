@@ -44,13 +44,9 @@ void *sim_mem_ptr_aligned(const sim_launch *l, uint64_t addr, size_t bytes, size
  * blocks check it so a huge grid cannot hold a shutdown hostage. */
 bool sim_launch_stopped(const sim_launch *l);
 /* One step of a twin that waits (for the host's write to a latch, or for
- * time to pass, `ns` nanoseconds; 0 just yields): the memory table's lock
- * is released meanwhile, so another session's map or unmap, which waits
- * for it, never waits for this kernel (a spinning kernel held it for as
- * long as it spun, and every later copy of every session queued behind
- * the unmap: one tenant's latch stalled the server).  Pointers from
- * sim_mem_ptr must be resolved again after it.  False once the launch is
- * stopped (sim_launch_stopped). */
+ * time to pass, `ns` nanoseconds; 0 just yields).  Pointers from
+ * sim_mem_ptr stay valid across it: what a launch touched stays mapped
+ * until it ends.  False once the launch is stopped (sim_launch_stopped). */
 bool sim_launch_wait_step(const sim_launch *l, long ns);
 /* Marks the launch faulted with `err` (a cudaError_t), for faults a twin
  * detects itself, such as out-of-bounds shared memory.  The first fault
