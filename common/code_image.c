@@ -138,6 +138,10 @@ static int elf_kernels(const uint8_t *p, size_t len, int (*fn)(const char *, siz
         strsh = p + shoff + (uint64_t)link * ELF_SECTION;
         stroff = u64_at(strsh + 0x18);
         strsize = u64_at(strsh + 0x20);
+        /* elf_span did not check a SHT_NOBITS section's place: it has no
+         * bytes in the image, so it holds no names (fuzz_code_image). */
+        if (u32_at(strsh + 4) == SHT_NOBITS || !fits(stroff, strsize, len))
+            continue;
         for (uint64_t s = 0; s + ELF_SYMBOL <= size; s += ELF_SYMBOL) {
             const uint8_t *sym = p + off + s;
             uint32_t name = u32_at(sym);

@@ -9,7 +9,9 @@ static int block_size(const unsigned char *p, size_t room, size_t *size)
     if (room < sizeof(h))
         return -1;
     memcpy(&h, p, sizeof(h));
-    if (h.magic != TDM_FATBIN_MAGIC || h.header_size < sizeof(h) || h.fat_size > room - h.header_size)
+    /* header_size first: room - header_size must not wrap (fuzz_code_image). */
+    if (h.magic != TDM_FATBIN_MAGIC || h.header_size < sizeof(h) || h.header_size > room ||
+        h.fat_size > room - h.header_size)
         return -1;
     *size = h.header_size + h.fat_size;
     return 0;

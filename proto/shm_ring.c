@@ -219,7 +219,10 @@ int tdm_shm_ring_recv(tdm_shm_ring *r, tdm_shm_msg *m, size_t max, bool wait, td
             m->p = np;
             m->cap = ncap;
         }
-        copy_out(r, r->pos + sizeof(h), m->p + m->len, h.len);
+        /* An empty first frame leaves m->p NULL, and even NULL + 0 is
+         * undefined behaviour (clang's UBSan aborts on it; fuzz_shm_ring). */
+        if (h.len)
+            copy_out(r, r->pos + sizeof(h), m->p + m->len, h.len);
         m->len += h.len;
         r->pos += sizeof(h) + pad8(h.len);
         atomic_store_explicit(&r->ctl->tail, r->pos, memory_order_release);

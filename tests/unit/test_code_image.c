@@ -156,3 +156,22 @@ Test(code_image, what_is_no_code_is_invalid)
     cr_expect_eq(tdm_code_image_kind(elf, n), TDM_IMAGE_INVALID);
     cr_expect_eq(tdm_code_image_length(elf, n), 0);
 }
+
+/* Found by fuzz_code_image (tests/fuzz/corpus/fuzz_code_image/regress-nobits-strtab):
+ * a symbol table whose names section is SHT_NOBITS, which elf_span does not
+ * place, had its names read at whatever offset that section claimed; the
+ * server (the sim backend lists a library's kernels) then read far outside
+ * the guest's image and died with every session.  Such names are not read. */
+Test(code_image, a_symbol_table_naming_a_nobits_section_names_no_kernel)
+{
+    uint8_t buf[512];
+    size_t len = cubin(buf);
+    uint8_t *strsh = buf + 96 + 4 * 24 + 64;
+    names l = { 0 };
+
+    put32(strsh + 4, 8);                   /* SHT_NOBITS */
+    put64(strsh + 0x18, 1ull << 40);
+    cr_expect_eq(tdm_code_image_kind(buf, len), TDM_IMAGE_CUBIN, "a NOBITS section may lie anywhere");
+    cr_assert_eq(tdm_code_image_kernels(buf, len, collect, &l), 0);
+    cr_expect_eq(l.n, 0);
+}

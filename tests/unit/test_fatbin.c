@@ -69,3 +69,23 @@ Test(fatbin, a_bad_first_header_is_no_image)
     memcpy(buf, &h, sizeof(h));
     cr_expect_eq(tdm_fatbin_image_size(buf, sizeof(buf)), 0);
 }
+
+/* Found by fuzz_code_image (tests/fuzz/corpus/fuzz_code_image/regress-header-past-room):
+ * a header_size larger than the bytes left made `room - header_size` wrap,
+ * so a block claimed tens of KiB past the limit and the guest would have
+ * sent bytes it was never given.  Such a block is no block, first or later. */
+Test(fatbin, a_header_longer_than_the_room_is_no_block)
+{
+    static _Alignas(8) unsigned char buf[256];
+    tdm_fatbin_header h = { TDM_FATBIN_MAGIC, 1, 0xbc10, 0x1bf };
+    size_t first;
+
+    memset(buf, 0, sizeof(buf));
+    memcpy(buf, &h, sizeof(h));
+    cr_expect_eq(tdm_fatbin_block_size(buf, sizeof(buf)), 0);
+    cr_expect_eq(tdm_fatbin_image_size(buf, sizeof(buf)), 0);
+
+    first = put_block(buf, 0, 64);
+    memcpy(buf + first, &h, sizeof(h));
+    cr_expect_eq(tdm_fatbin_image_size(buf, sizeof(buf)), first, "a bad second block is not counted");
+}

@@ -274,7 +274,11 @@ Test(shm_ring, frame_length_past_published_bytes_is_corruption)
  * consumer memcpy 0 bytes into its still-NULL message buffer, undefined
  * behaviour that the UBSan build turned into an abort of the server and
  * every session.  An empty message is received as one of 0 bytes (the
- * RPC layer then refuses it as malformed, for that guest alone). */
+ * RPC layer then refuses it as malformed, for that guest alone).  The same
+ * frame then still computed NULL + 0 for the copy's destination, undefined
+ * too, which fuzz_shm_ring found under clang's UBSan (gcc's does not check
+ * it; tests/fuzz/corpus/fuzz_shm_ring/regress-empty-first-frame replays it
+ * there). */
 Test(shm_ring, an_empty_first_frame_is_an_empty_message)
 {
     tdm_shm_frame_hdr h = { 0, TDM_SHM_FRAME_LAST };
