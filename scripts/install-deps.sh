@@ -5,7 +5,7 @@
 set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
-pkgs=(build-essential cmake pkg-config libtirpc-dev rpcsvc-proto libcriterion-dev gnuplot-nox)
+pkgs=(build-essential cmake pkg-config libtirpc-dev rpcsvc-proto libcriterion-dev gnuplot-nox libinih-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

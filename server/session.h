@@ -26,6 +26,17 @@
 
 #define TDM_SESSION_LIMITS 7 /* cudaLimit values 0..6 (issue 14, session_runtime.c) */
 
+/* ---- tenants (issue 16) ---- */
+/* What one session may hold: the server's defaults (--session-quota, --session-streams,
+ * --session-events), or its tenant's overrides once its credential was accepted (front/tenants.h).
+ * 0 lifts a bound. */
+typedef struct tdm_session_bounds {
+    uint64_t mem_quota;          /* bytes of device memory */
+    uint32_t streams, events;    /* live at once */
+} tdm_session_bounds;
+
+struct tdm_tenant;               /* front/tenants.h: the core only carries it */
+
 typedef struct tdm_stream_state {
     tdm_bstream *bs;
     bool blocking;               /* synchronizes with the session's null stream */
@@ -121,6 +132,13 @@ typedef struct tdm_session {
     struct tdm_session_mipmap *mipmap; /* session_layout_mipmap.c; NULL until the first */
     /* ---- peer and batch copies, pool selection and sharing (issue 14) ---- */
     struct tdm_session_pool_share *pool_share; /* session_pool_share.c; NULL until used */
+    /* ---- tenants (issue 16) ---- */
+    tdm_session_bounds bounds;       /* what it may hold (the server's defaults until its tenant is known) */
+    struct tdm_tenant *tenant;       /* whose session it is, once HELLO or RESUME presented the credential;
+                                      * NULL without --tenants (front/tenants.c) */
+    const char *tenant_name;         /* its name for log lines; NULL without a tenant */
+    char peer[128];                  /* who connected (TCP address, or shm and pid), for log lines */
+    long peer_uid;                   /* an shm guest's user (SO_PEERCRED); -1 over TCP */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
