@@ -112,6 +112,16 @@ static bool parse_count(const char *v, int *out)
     return true;
 }
 
+/* An override of a per-session count: *has says whether value is one. */
+static bool set_bound(const char *value, bool *has, uint32_t *out)
+{
+    int n = 0;
+
+    *has = parse_count(value, &n);
+    *out = (uint32_t)n;
+    return *has;
+}
+
 /* uid: a number or a user's name. */
 static bool parse_uid(const char *v, long *out)
 {
@@ -188,7 +198,6 @@ static int on_key(void *user, const char *section, const char *key, const char *
     char *why = c->why;
     size_t wl = sizeof(c->why);
     unsigned k;
-    int n = 0;
 
     if (!t)
         return 0;
@@ -215,15 +224,11 @@ static int on_key(void *user, const char *section, const char *key, const char *
             return 1;
         break;
     case K_STREAMS:
-        t->has_streams = parse_count(value, &n);
-        t->bounds.streams = (uint32_t)n;
-        if (t->has_streams)
+        if (set_bound(value, &t->has_streams, &t->bounds.streams))
             return 1;
         break;
     case K_EVENTS:
-        t->has_events = parse_count(value, &n);
-        t->bounds.events = (uint32_t)n;
-        if (t->has_events)
+        if (set_bound(value, &t->has_events, &t->bounds.events))
             return 1;
         break;
     case K_MAX_SESSIONS:
