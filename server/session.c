@@ -1040,6 +1040,14 @@ void tdm_session_take_over(tdm_session *s, tdm_session *from)
     /* ---- tcp lanes (issue 14): the connection's, like its region ---- */
     s->lanes = tmp.lanes;
     from->lanes = NULL;
+    /* ---- tenants (issue 16): who connected, admitted at RESUME, and so its bounds ---- */
+    s->tenant = tmp.tenant;
+    s->tenant_name = tmp.tenant_name;
+    s->bounds = tmp.bounds;
+    s->peer_uid = tmp.peer_uid;
+    memcpy(s->peer, tmp.peer, sizeof(s->peer));
+    from->tenant = NULL;
+    from->tenant_name = NULL;
 }
 
 void tdm_session_destroy(tdm_session *s)

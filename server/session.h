@@ -151,7 +151,8 @@ void tdm_session_release_all(tdm_session *s);
 /* The connection's session `s` becomes `from` (a session a standby
  * mirrored): s takes from's state, hook state included, and from gets s's
  * old state to be destroyed.  What belongs to the connection (an shm
- * guest's region) stays with s. */
+ * guest's region, its lanes, its peer and the tenant it was admitted as,
+ * with that tenant's bounds) stays with s. */
 void tdm_session_take_over(tdm_session *s, tdm_session *from);
 /* The device address behind the start of r (a range of the session). */
 uint64_t tdm_session_range_dev(const tdm_range *r);

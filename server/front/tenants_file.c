@@ -161,10 +161,13 @@ static tdm_tenant *tenant_of(load_ctx *c, const char *section)
 
     if (ts->n && strcmp(ts->v[ts->n - 1].name, section) == 0)
         return &ts->v[ts->n - 1];
+    if (!section[0]) {
+        snprintf(c->why, sizeof(c->why), "a key outside any [tenant] section");
+        return NULL;
+    }
     if (!valid_name(section)) {
-        snprintf(c->why, sizeof(c->why), section[0] ? "tenant name [%s] is not 1 to %d letters, digits, '-', '_' or '.'"
-                                                    : "a key outside any [tenant] section%s",
-                 section, TDM_TENANT_NAME_MAX - 1);
+        snprintf(c->why, sizeof(c->why), "tenant name [%s] is not 1 to %d letters, digits, '-', '_' or '.'", section,
+                 TDM_TENANT_NAME_MAX - 1);
         return NULL;
     }
     for (size_t i = 0; i < ts->n; i++) {

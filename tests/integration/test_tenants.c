@@ -12,6 +12,7 @@
 #include "guest_calls.h"
 #include "harness.h"
 #include "tandem_rpc.h"
+#include "takeover_pair.h"
 #include "transport.h"
 
 #define ALICE "alice-token-0123456789abcdef"
@@ -40,7 +41,8 @@ static void make_dir(void)
     snprintf(token_path, sizeof(token_path), "%s/bob.token", dir);
 }
 
-static void up(void)
+/* alice (2 streams), bob (3 streams, token in a file), carol (2 sessions at most). */
+static void write_tenants(void)
 {
     char text[1024];
 
@@ -53,16 +55,27 @@ static void up(void)
              "[carol]\ntoken = " CAROL "\nmax_sessions = 2\n",
              token_path);
     write_file(tenants_path, text, 0600);
+}
+
+static void up(void)
+{
     const char *args[] = { "--tenants", tenants_path, NULL };
+
+    write_tenants();
     th_server_start(&srv, args);
+}
+
+static void remove_tenants(void)
+{
+    unlink(token_path);
+    unlink(tenants_path);
+    rmdir(dir);
 }
 
 static void down(void)
 {
     th_server_stop(&srv);
-    unlink(token_path);
-    unlink(tenants_path);
-    rmdir(dir);
+    remove_tenants();
 }
 
 static void run_vector_add(const char *endpoint, th_result *r)
@@ -200,6 +213,33 @@ Test(tenants, a_call_before_the_credential_ends_the_connection, .init = up, .fin
     t->ops->close(t);
     cr_expect(th_server_log_has(&srv, "refused: the session has not presented its credential"),
               "no line; see %s", srv.log);
+}
+
+/* A session resumed on a standby presents its tenant's token again: the standby, given the same
+ * file, admits it as that tenant (the mirror does not say whose the session is). */
+Test(tenants, a_resumed_session_is_its_tenants_on_the_standby, .init = write_tenants, .fini = remove_tenants)
+{
+    const char *ref_argv[] = { th_bin("example-reference"), "vector_add", NULL };
+    const char *sextra[] = { "--tenants", tenants_path, NULL };
+    const char *aextra[] = { "--tenants", tenants_path, "--crash-after-calls", "12", NULL };
+    const char *argv[] = { "/usr/bin/env", "TANDEM_RESUME=exact", th_example("vector_add"), NULL };
+    th_result *ref = calloc(1, sizeof(*ref)), *r = calloc(1, sizeof(*r));
+    th_pair p;
+
+    th_require_sim();
+    th_run(ref_argv, 60, ref);
+    cr_assert_eq(ref->status, 0, "example-reference failed: %s", ref->err);
+    th_pair_start(&p, sextra, aextra);
+    setenv("TANDEM_TOKEN", ALICE, 1);
+    th_run_guest(p.active.endpoint, argv, 120, r);
+    cr_expect(th_server_log_has(&p.active, "crashing at call"), "the active did not die");
+    cr_expect_eq(r->status, 0, "the session did not resume: %s", r->err);
+    cr_expect_str_eq(r->out, ref->out);
+    cr_expect(th_server_log_has(&p.standby, "is tenant alice"), "the standby did not admit alice; see %s",
+              p.standby.log);
+    th_pair_stop(&p);
+    free(ref);
+    free(r);
 }
 
 /* Runs the server with --tenants holding text (mode 0600 unless told), expecting it to refuse
