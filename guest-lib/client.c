@@ -129,6 +129,33 @@ static void close_at_exit(void)
     pthread_mutex_unlock(&cl->lock);
 }
 
+/* Why the server at ep answered HELLO with err, for the program's user; and what the program's
+ * calls get from now on.  Each refusal has a message of its own (issue 16): a guest must tell a
+ * missing credential from a full server and from a mismatched build. */
+static void refusal(tdm_conn *c, const char *ep, int err, char *msg, size_t len)
+{
+    switch (err) {
+    case cudaErrorNoDevice:
+        /* As natively for a user the device nodes do not let in. */
+        c->lost_err = cudaErrorNoDevice;
+        snprintf(msg, len, "the server at %s refused the credential%s: set TANDEM_TOKEN (or TANDEM_TOKEN_FILE) to "
+                 "the tenant's token", ep, c->token.len ? "" : " (none was given)");
+        break;
+    case cudaErrorDevicesUnavailable:
+        c->lost_err = cudaErrorDevicesUnavailable;
+        snprintf(msg, len, "the server at %s refused the session: the tenant has as many sessions open as it may "
+                 "(its max_sessions; the server's log names the limit)", ep);
+        break;
+    case cudaErrorInsufficientDriver:
+        snprintf(msg, len, "the server at %s refused the session: it speaks another protocol version (guest "
+                 "library and server of different builds)", ep);
+        break;
+    default:
+        snprintf(msg, len, "the server at %s refused the session (cudaError %d; its log says why)", ep, err);
+        break;
+    }
+}
+
 static cudaError_t connect_locked(tdm_client *cl)
 {
     tdm_conn *c = &cl->conn;
@@ -151,6 +178,12 @@ static cudaError_t connect_locked(tdm_client *cl)
     }
     if (!ep || !*ep)
         ep = DEFAULT_SERVER;
+    /* ---- tenants (issue 16) ---- */
+    if (tdm_guest_token_load(&c->token, err, sizeof(err)) != 0) {
+        c->lost_err = cudaErrorNoDevice;
+        snprintf(msg, sizeof(msg), "cannot connect to the Tandem server at %s: %s", ep, err);
+        return tdm_conn_fail(c, msg);
+    }
     if (tdm_transport_open(ep, &c->t, err, sizeof(err)) != 0) {
         snprintf(msg, sizeof(msg), "cannot reach the Tandem server at %s: %s", ep, err);
         return tdm_conn_fail(c, msg);
@@ -160,6 +193,7 @@ static cudaError_t connect_locked(tdm_client *cl)
     a.pid = (int)getpid();
     a.client = name;
     a.resume_policy = tdm_resume_policy_wanted();
+    a.token = tdm_guest_token_wire(&c->token);
     memset(&r, 0, sizeof(r));
     if (tdm_conn_call(c, TDM_HELLO, &a, &r) != 0) {
         c->t->ops->close(c->t);
@@ -170,10 +204,12 @@ static cudaError_t connect_locked(tdm_client *cl)
         return tdm_conn_fail(c, msg);
     }
     if (r.err) {
+        int refused = r.err;
+
         xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
         c->t->ops->close(c->t);
         c->t = NULL;
-        snprintf(msg, sizeof(msg), "the server at %s refused the session (protocol mismatch?)", ep);
+        refusal(c, ep, refused, msg, sizeof(msg));
         return tdm_conn_fail(c, msg);
     }
     c->session = r.session_id;

@@ -12,6 +12,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "token.h"
 #include "transport.h"
 
 typedef struct tdm_conn {
@@ -20,6 +21,7 @@ typedef struct tdm_conn {
     unsigned gen;          /* bumped each time t is pointed at another server */
     bool broken;           /* lost for good: calls fail at once */
     cudaError_t lost_err;  /* what calls get once it is lost (0: cudaErrorDevicesUnavailable) */
+    tdm_guest_token token; /* the tenant's credential, presented at HELLO and every RESUME (issue 16) */
 } tdm_conn;
 
 /* A call or post on c's transport, with the XDR types of proc's row of

@@ -115,6 +115,11 @@ int tdm_rpc_serve_one(const tdm_rpc_program *p, void *ctx, const tdm_rpc_io *io,
         return TDM_RPC_NEXT;
     }
 
+    if (p->admits && !p->admits(ctx, msg.rm_call.cb_proc)) {
+        snprintf(why, whylen, "procedure %u refused: the session has not presented its credential",
+                 (unsigned)msg.rm_call.cb_proc);
+        return TDM_RPC_FINISHED;
+    }
     memset(b->args, 0, proc->args_size);
     if (p->prepare_args)
         p->prepare_args(ctx, msg.rm_call.cb_proc, b->args);

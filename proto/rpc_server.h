@@ -44,6 +44,11 @@ typedef struct tdm_rpc_program {
      * field to NULL) so that it is not freed. */
     void (*prepare_args)(void *ctx, uint32_t proc, void *args);
     void (*reclaim_args)(void *ctx, uint32_t proc, void *args);
+    /* ---- tenants (issue 16) ---- */
+    /* When set: whether the call may be served at all, asked before its arguments are decoded.
+     * False ends the connection unanswered (a guest of a server with tenants calling before it
+     * presented its credential, issue 16). */
+    bool (*admits)(void *ctx, uint32_t proc);
 } tdm_rpc_program;
 
 typedef enum {

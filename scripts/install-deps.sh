@@ -6,9 +6,10 @@ set -euo pipefail
 export DEBIAN_FRONTEND=noninteractive
 
 # clang and its runtimes (libFuzzer, the sanitizers; only recommended by
-# clang, so named) build the fuzz harnesses (scripts/fuzz.sh).
+# clang, so named) build the fuzz harnesses (scripts/fuzz.sh); libinih reads
+# the tenants file (--tenants).
 pkgs=(build-essential cmake pkg-config libtirpc-dev rpcsvc-proto libcriterion-dev gnuplot-nox
-      clang libclang-rt-14-dev)
+      clang libclang-rt-14-dev libinih-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

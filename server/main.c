@@ -14,6 +14,7 @@
 #include "resilience.h"
 #include "server.h"
 #include "supervise.h"
+#include "tenants.h"
 
 static volatile sig_atomic_t stop_requested;
 
@@ -44,6 +45,10 @@ static void usage(FILE *f)
             "  --session-streams N    live streams per session (default 1024; 0 = no bound): each\n"
             "                         stream has a server thread\n"
             "  --session-events N     live events per session (default 65536; 0 = no bound)\n"
+            "  --tenants FILE         serve only guests that present a tenant's token (TANDEM_TOKEN),\n"
+            "                         each within its tenant's bounds (docs/security.md); FILE must be\n"
+            "                         private to the server's user (mode 600).  Without it: anyone\n"
+            "                         who reaches the server\n"
             "  --mps start            start an MPS control daemon for this GPU (own pipe and log\n"
             "                         directories under --mps-run-dir), serve as its client, stop it at exit\n"
             "  --mps attach DIR       serve as a client of the MPS daemon with pipe directory DIR\n"
@@ -70,26 +75,6 @@ static void usage(FILE *f)
             "                         served, before its reply is sent\n");
 }
 
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
-
-    if (errno || end == s)
-        return -1;
-    switch (*end) {
-    case 'K': case 'k': v <<= 10; end++; break;
-    case 'M': case 'm': v <<= 20; end++; break;
-    case 'G': case 'g': v <<= 30; end++; break;
-    default: break;
-    }
-    if (*end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -104,7 +89,7 @@ int main(int argc, char **argv)
         { "crash-after-calls", required_argument, 0, 'C' }, { "failback-from", required_argument, 0, 'F' },
         { "crash-before-reply", no_argument, 0, 'B' }, { "supervise", no_argument, 0, 'V' },
         { "handshake-timeout", required_argument, 0, 'H' }, { "session-streams", required_argument, 0, 'T' },
-        { "session-events", required_argument, 0, 'E' },
+        { "session-events", required_argument, 0, 'E' }, { "tenants", required_argument, 0, 'N' },
         { 0, 0, 0, 0 },
     };
     tdm_server_config cfg = {
@@ -118,6 +103,9 @@ int main(int argc, char **argv)
     tdm_mps mps = { 0 };
     const char *mps_run_dir = NULL;
     bool supervise = false;
+    const char *tenants_path = NULL;
+    tdm_tenants tenants = { 0 };
+    char why[600];
     struct sigaction sa;
     int c, rc, count;
 
@@ -144,13 +132,13 @@ int main(int argc, char **argv)
             cfg.session_events = (uint32_t)count;
             break;
         case 'A':
-            if (parse_size(optarg, &cfg.arena_base)) goto bad;
+            if (tdm_parse_size(optarg, &cfg.arena_base)) goto bad;
             break;
         case 'S':
-            if (parse_size(optarg, &cfg.arena_size)) goto bad;
+            if (tdm_parse_size(optarg, &cfg.arena_size)) goto bad;
             break;
         case 'q':
-            if (parse_size(optarg, &cfg.session_mem_quota)) goto bad;
+            if (tdm_parse_size(optarg, &cfg.session_mem_quota)) goto bad;
             break;
         case 'D': cfg.sim_mps_domain = optarg; break;
         case 'Y': cfg.standby_sock = optarg; break;
@@ -159,6 +147,7 @@ int main(int argc, char **argv)
         case 'F': cfg.failback_from = optarg; break;
         case 'B': cfg.crash_before_reply = true; break;
         case 'V': supervise = true; break;
+        case 'N': tenants_path = optarg; break;
         case 'R': mps_run_dir = optarg; break;
         case 'M':
             cfg.mps_mode = optarg;
@@ -177,6 +166,16 @@ int main(int argc, char **argv)
     if (optind < argc) {
         usage(stderr);
         return 2;
+    }
+
+    /* ---- tenants (issue 16) ---- */
+    /* Before anything starts: a bad file stops the server instead of serving the wrong guests. */
+    if (tenants_path) {
+        if (tdm_tenants_load(tenants_path, &tenants, why, sizeof(why)) != 0) {
+            tdm_log("--tenants: %s", why);
+            return 2;
+        }
+        cfg.tenants = &tenants;
     }
 
     /* A standby keeps one descriptor per imported allocation (to hand it
@@ -233,6 +232,7 @@ int main(int argc, char **argv)
     if (rc == 0) {
         tdm_resilience_stop(resil);
         tdm_server_stop(&srv);
+        tdm_tenants_free(&tenants);   /* no session is left to point at it */
     }
     /* After the backend let go of the GPU: the daemon's client is gone. */
     tdm_mps_stop(&mps);

@@ -34,6 +34,9 @@ typedef struct tdm_server_config {
     const char *standby_listen;  /* standby: where actives connect (--standby-listen) */
     const char *failback_from;   /* a new active: take the sessions of the standby
                                   * listening there (--failback-from) */
+    /* ---- tenants (issue 16) ---- */
+    struct tdm_tenants *tenants; /* --tenants: who may open sessions, and their bounds (front/tenants.h);
+                                  * NULL: anyone who reaches the server, with the defaults above */
     long crash_after_calls;      /* test hook: die by SIGKILL at this call (0 = never) */
     bool crash_before_reply;     /* ... after serving it, before its reply, instead */
 } tdm_server_config;
@@ -58,6 +61,10 @@ typedef struct tdm_server {
     /* ---- ipc (issue 14) ---- */
     tdm_ipc_table ipc;           /* what its sessions exported (ipc_exports.h) */
 } tdm_server;
+
+/* A size as options and the tenants file give it: a number (decimal, 0x hex), optionally
+ * followed by K, M or G (binary).  0, or -1 when s is not one (parse_size.c). */
+int tdm_parse_size(const char *s, uint64_t *out);
 
 /* 0 on success; otherwise a cudaError_t after logging why. */
 int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg);

@@ -82,6 +82,10 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
         return cudaErrorMemoryAllocation;
     s->srv = srv;
     s->id = atomic_fetch_add(&srv->next_session_id, 1);
+    s->bounds = (tdm_session_bounds){ .mem_quota = srv->cfg.session_mem_quota,
+                                      .streams = srv->cfg.session_streams,
+                                      .events = srv->cfg.session_events };
+    s->peer_uid = -1;
     err = tdm_session_health_admit(s);
     if (err) {
         free(s);
@@ -218,6 +222,19 @@ tdm_stream_state *tdm_session_stream_for_work(tdm_session *s, uint64_t handle, i
     return *err ? NULL : st;
 }
 
+/* ---- per-session bounds (issue 16) ---- */
+/* A creation refused at the session's bound of `what` (streams, events): as a GPU out of
+ * resources refuses it, with a line naming the tenant, the bound and where it was set. */
+static int refuse_at_bound(tdm_session *s, const char *call, uint32_t held, const char *what)
+{
+    if (s->tenant_name)
+        tdm_log_session(s->id, "%s refused: the session of tenant %s holds %u %s (session_%s of tenant %s)",
+                        call, s->tenant_name, held, what, what, s->tenant_name);
+    else
+        tdm_log_session(s->id, "%s refused: the session holds %u %s (--session-%s)", call, held, what, what);
+    return cudaErrorMemoryAllocation;
+}
+
 int tdm_session_stream_create(tdm_session *s, unsigned flags, int priority, uint64_t *out)
 {
     tdm_stream_state *st;
@@ -226,11 +243,8 @@ int tdm_session_stream_create(tdm_session *s, unsigned flags, int priority, uint
     if (flags & ~(unsigned)cudaStreamNonBlocking)
         return cudaErrorInvalidValue;
     /* ---- per-session bounds (issue 16): a stream is a server thread ---- */
-    if (s->srv->cfg.session_streams && s->streams.live >= s->srv->cfg.session_streams) {
-        tdm_log_session(s->id, "cudaStreamCreate refused: the session holds %u streams (--session-streams)",
-                        s->streams.live);
-        return cudaErrorMemoryAllocation;
-    }
+    if (s->bounds.streams && s->streams.live >= s->bounds.streams)
+        return refuse_at_bound(s, "cudaStreamCreate", s->streams.live, "streams");
     st = calloc(1, sizeof(*st));
     if (!st)
         return cudaErrorMemoryAllocation;
@@ -343,11 +357,8 @@ int tdm_session_event_create(tdm_session *s, unsigned flags, uint64_t *out)
     if ((flags & cudaEventInterprocess) && !(flags & cudaEventDisableTiming))
         return cudaErrorInvalidValue;
     /* ---- per-session bounds (issue 16) ---- */
-    if (s->srv->cfg.session_events && s->events.live >= s->srv->cfg.session_events) {
-        tdm_log_session(s->id, "cudaEventCreate refused: the session holds %u events (--session-events)",
-                        s->events.live);
-        return cudaErrorMemoryAllocation;
-    }
+    if (s->bounds.events && s->events.live >= s->bounds.events)
+        return refuse_at_bound(s, "cudaEventCreate", s->events.live, "events");
     e = calloc(1, sizeof(*e));
     if (!e)
         return cudaErrorMemoryAllocation;
@@ -459,7 +470,7 @@ static int mem_map_relaxed(tdm_session *s, uint64_t addr, uint64_t size, tdm_bme
 
 int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr)
 {
-    uint64_t quota = s->srv->cfg.session_mem_quota, rounded = 0;
+    uint64_t quota = s->bounds.mem_quota, rounded = 0;
     tdm_range r = { 0 };
     tdm_bmem *mem = NULL;
     int err;
@@ -474,8 +485,9 @@ int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr)
     /* ---- ipc (issue 14): what it freed and importers keep counts too ---- */
     uint64_t used = s->mem_used + tdm_session_ipc_kept(s);
     if (quota && (rounded > quota || used > quota - rounded)) {
-        tdm_log_session(s->id, "cudaMalloc(%llu) exceeds its quota of %llu bytes", (unsigned long long)size,
-                        (unsigned long long)quota);
+        tdm_log_session(s->id, "cudaMalloc(%llu) exceeds its quota of %llu bytes (%s%s)", (unsigned long long)size,
+                        (unsigned long long)quota, s->tenant_name ? "session_quota of tenant " : "--session-quota",
+                        s->tenant_name ? s->tenant_name : "");
         err = cudaErrorMemoryAllocation;
         goto fail_arena;
     }
@@ -560,7 +572,7 @@ void tdm_session_revoke(tdm_session *s, uint64_t dev)
 
 int tdm_session_mem_get_info(tdm_session *s, uint64_t *free_bytes, uint64_t *total)
 {
-    uint64_t quota = s->srv->cfg.session_mem_quota;
+    uint64_t quota = s->bounds.mem_quota;
     int err = ops(s)->mem_get_info(be(s), free_bytes, total);
 
     if (err || !quota)
@@ -1047,6 +1059,14 @@ void tdm_session_take_over(tdm_session *s, tdm_session *from)
     /* ---- tcp lanes (issue 14): the connection's, like its region ---- */
     s->lanes = tmp.lanes;
     from->lanes = NULL;
+    /* ---- tenants (issue 16): who connected, admitted at RESUME, and so its bounds ---- */
+    s->tenant = tmp.tenant;
+    s->tenant_name = tmp.tenant_name;
+    s->bounds = tmp.bounds;
+    s->peer_uid = tmp.peer_uid;
+    memcpy(s->peer, tmp.peer, sizeof(s->peer));
+    from->tenant = NULL;
+    from->tenant_name = NULL;
 }
 
 void tdm_session_destroy(tdm_session *s)

@@ -26,6 +26,17 @@
 
 #define TDM_SESSION_LIMITS 7 /* cudaLimit values 0..6 (issue 14, session_runtime.c) */
 
+/* ---- tenants (issue 16) ---- */
+/* What one session may hold: the server's defaults (--session-quota, --session-streams,
+ * --session-events), or its tenant's overrides once its credential was accepted (front/tenants.h).
+ * 0 lifts a bound. */
+typedef struct tdm_session_bounds {
+    uint64_t mem_quota;          /* bytes of device memory */
+    uint32_t streams, events;    /* live at once */
+} tdm_session_bounds;
+
+struct tdm_tenant;               /* front/tenants.h: the core only carries it */
+
 typedef struct tdm_stream_state {
     tdm_bstream *bs;
     bool blocking;               /* synchronizes with the session's null stream */
@@ -122,6 +133,13 @@ typedef struct tdm_session {
     struct tdm_session_mipmap *mipmap; /* session_layout_mipmap.c; NULL until the first */
     /* ---- peer and batch copies, pool selection and sharing (issue 14) ---- */
     struct tdm_session_pool_share *pool_share; /* session_pool_share.c; NULL until used */
+    /* ---- tenants (issue 16) ---- */
+    tdm_session_bounds bounds;       /* what it may hold (the server's defaults until its tenant is known) */
+    struct tdm_tenant *tenant;       /* whose session it is, once HELLO or RESUME presented the credential;
+                                      * NULL without --tenants (front/tenants.c) */
+    const char *tenant_name;         /* its name for log lines; NULL without a tenant */
+    char peer[128];                  /* who connected (TCP address, or shm and pid), for log lines */
+    long peer_uid;                   /* an shm guest's user (SO_PEERCRED); -1 over TCP */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -134,7 +152,8 @@ void tdm_session_release_all(tdm_session *s);
 /* The connection's session `s` becomes `from` (a session a standby
  * mirrored): s takes from's state, hook state included, and from gets s's
  * old state to be destroyed.  What belongs to the connection (an shm
- * guest's region) stays with s. */
+ * guest's region, its lanes, its peer and the tenant it was admitted as,
+ * with that tenant's bounds) stays with s. */
 void tdm_session_take_over(tdm_session *s, tdm_session *from);
 /* The device address behind the start of r (a range of the session). */
 uint64_t tdm_session_range_dev(const tdm_range *r);

@@ -244,7 +244,7 @@ int tdm_session_array_create(tdm_session *s, const int bits[4], int kind, tdm_ex
                              uint64_t *out)
 {
     const unsigned known = cudaArrayLayered | cudaArraySurfaceLoadStore | cudaArrayCubemap | cudaArrayTextureGather;
-    uint64_t quota = s->srv->cfg.session_mem_quota;
+    uint64_t quota = s->bounds.mem_quota;
     tdm_array_desc d = { .kind = kind, .width = ext.width, .height = ext.height, .depth = ext.depth,
                          .flags = flags };
     struct tdm_session_layout *l = layout_of(s);

@@ -75,7 +75,8 @@ static void acknowledge(tdm_resume *r, tdm_conn *c);
 static int failover(tdm_resume *r, tdm_conn *c)
 {
     tdm_journal *j = &r->journal;
-    tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), c->session, r->token, 0, 0 };
+    tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), c->session, r->token, 0, 0,
+                          tdm_guest_token_wire(&c->token) };
     tdm_hello_res h;
     char err[400], msg[800];
     size_t replayed = 0;
@@ -228,7 +229,8 @@ static void quiesce(tdm_resume *r, tdm_conn *c)
  * lost: the old server has let it go). */
 static int move(tdm_resume *r, tdm_conn *c, const tdm_hello_res *moved, uint64_t seq)
 {
-    tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), moved->session_id, moved->resume_token, seq, seq };
+    tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), moved->session_id, moved->resume_token, seq, seq,
+                          tdm_guest_token_wire(&c->token) };
     tdm_hello_res h;
     char err[400] = "", msg[800], to[256];
     double t0 = tdm_now_ms();

@@ -13,6 +13,7 @@
 #include "resilience.h"
 #include "session.h"
 #include "tandem_rpc.h"
+#include "tenants.h"
 #include "xdr_extra.h"
 
 /* Handlers fill `res` with memory the RPC layer frees with xdr_free, so
@@ -80,6 +81,9 @@ bool tdm_serve_HELLO(void *ctx, void *args, void *res)
 
     if (!hello_begin(s, a->proto_version, r))
         return false;
+    r->err = tdm_tenants_admit(s->srv->cfg.tenants, s, &a->token);
+    if (r->err)
+        return false;
     s->pid = a->pid;
     snprintf(s->client, sizeof(s->client), "%s", a->client ? a->client : "");
     hello_describe(s, r);
@@ -94,6 +98,11 @@ bool tdm_serve_RESUME(void *ctx, void *args, void *res)
     tdm_hello_res *r = res;
 
     if (!hello_begin(s, a->proto_version, r))
+        return false;
+    /* The resume token proves the guest owns the session; the tenant's token says whose it is,
+     * which the mirror does not carry: this server applies that tenant's bounds (issue 16). */
+    r->err = tdm_tenants_admit(s->srv->cfg.tenants, s, &a->token);
+    if (r->err)
         return false;
     r->err = tdm_resilience_resume(s, a->session_id, a->resume_token, a->epoch, a->epoch_sent, &r->resumed_epoch);
     if (r->err)
@@ -178,8 +187,8 @@ bool tdm_serve_DEVICE_INFO(void *ctx, void *args, void *res)
     memcpy(r->attrs.attrs_val, di->attrs, sizeof(di->attrs));
     r->attrs.attrs_len = TDM_DEVICE_ATTR_COUNT;
     r->simulated = di->simulated;
-    if (s->srv->cfg.session_mem_quota && s->srv->cfg.session_mem_quota < r->total_mem)
-        r->total_mem = s->srv->cfg.session_mem_quota;
+    if (s->bounds.mem_quota && s->bounds.mem_quota < r->total_mem)
+        r->total_mem = s->bounds.mem_quota;
     return true;
 }
 
@@ -496,6 +505,12 @@ static void crash_point(tdm_session *s, uint32_t proc, bool served)
     }
 }
 
+/* ---- tenants (issue 16): nothing but HELLO and RESUME before the credential ---- */
+static bool admits(void *ctx, uint32_t proc)
+{
+    return tdm_tenants_allow_call(ctx, proc);
+}
+
 static void before_call(void *ctx, uint32_t proc)
 {
     tdm_output_call_begins(ctx);
@@ -530,6 +545,7 @@ const tdm_rpc_program tdm_dispatch_program = {
     .procs = procs,
     .nprocs = sizeof(procs) / sizeof(procs[0]),
     .on_garbage_oneway = garbage_oneway,
+    .admits = admits,
     .before_call = before_call,
     .after_call = after_call,
     .prepare_args = tdm_dispatch_prepare_args,

@@ -19,6 +19,7 @@
 #include "log.h"
 #include "session.h"
 #include "shm_socket.h"
+#include "tenants.h"
 
 #define MAX_CONNS 1024
 
@@ -38,6 +39,7 @@ typedef struct conn {
     conn_set *set;
     int fd;
     bool shm;                 /* a unix-socket guest of the shm transport */
+    long uid;                 /* its user (SO_PEERCRED), checked against its tenant's; -1 over TCP */
     char peer[128];
 } conn;
 
@@ -164,7 +166,7 @@ static void *serve_conn(void *arg)
     if (!speaks_in_time(c))
         goto out;
     if (c->shm) {
-        tdm_listener_serve_shm(c->srv, c->fd, c->peer);
+        tdm_listener_serve_shm(c->srv, c->fd, c->peer, c->uid);
         goto out;
     }
     if (starts_as_lane(c->fd)) {
@@ -176,6 +178,7 @@ static void *serve_conn(void *arg)
         tdm_log("cannot open a session for %s (cudaError %d)", c->peer, err);
         goto out;
     }
+    snprintf(s->peer, sizeof(s->peer), "%s", c->peer);
     tdm_log("session %llu opened by %s", (unsigned long long)s->id, c->peer);
     /* Without lanes (out of memory) the session copies on this connection. */
     s->lanes = lanes = tdm_lanes_create();
@@ -187,6 +190,7 @@ static void *serve_conn(void *arg)
     set_lanes(c->set, c->fd, NULL);
     tdm_lanes_close(lanes);
     s->lanes = NULL;
+    tdm_tenants_release(s);
     tdm_session_destroy(s);
 out:
     set_remove(c->set, c->fd);
@@ -254,14 +258,15 @@ static void accept_one(tdm_server *srv, conn_set *cs, int lfd, const char *shm_n
     int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC), one = 1;
     pthread_attr_t attr;
     pthread_t th;
+    struct ucred cred = { .uid = (uid_t)-1 };
     conn *c;
 
     if (fd < 0)
         return;
     if (shm_name) {
-        struct ucred cred = { 0 };
         socklen_t cl = sizeof(cred);
-        getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl);
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) != 0)
+            cred.uid = (uid_t)-1;   /* unknown: a tenant bound to a uid refuses it */
         snprintf(host, sizeof(host), "shm:%s", shm_name);
         snprintf(serv, sizeof(serv), "pid %d", (int)cred.pid);
     } else {
@@ -293,6 +298,7 @@ static void accept_one(tdm_server *srv, conn_set *cs, int lfd, const char *shm_n
     c->set = cs;
     c->fd = fd;
     c->shm = shm_name != NULL;
+    c->uid = shm_name ? (long)cred.uid : -1;
     snprintf(c->peer, sizeof(c->peer), shm_name ? "%s %s" : "%s:%s", host, serv);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -342,6 +348,13 @@ int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile s
         printf(" and shm:%s (unix socket @tandem-shm-%s)", cfg->shm_name, cfg->shm_name);
     printf(", backend %s%s\n", srv->ops->name, srv->ops->simulated ? " (SIMULATED GPU, not a real device)" : "");
     fflush(stdout);
+    /* ---- tenants (issue 16): who may use it, said once at start ---- */
+    if (srv->cfg.tenants)
+        tdm_log("%zu tenant(s) from --tenants: a guest must present its tenant's token (TANDEM_TOKEN)",
+                srv->cfg.tenants->n);
+    else
+        tdm_log("no --tenants: any guest that can reach %s%s%s may use the GPU", ep, cfg->shm_name ? " or " : "",
+                cfg->shm_name ? shm_ep : "");
 
     while (!*stop) {
         struct pollfd p[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };

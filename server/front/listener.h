@@ -15,8 +15,9 @@ typedef struct tdm_listener_config {
 } tdm_listener_config;
 
 /* Serves one shm guest connected on unix socket fd, on the calling thread:
- * takes its region, runs its session, releases both (listener_shm.c). */
-void tdm_listener_serve_shm(tdm_server *srv, int fd, const char *peer);
+ * takes its region, runs its session, releases both (listener_shm.c).  uid:
+ * the guest's user, for a tenant bound to one (issue 16). */
+void tdm_listener_serve_shm(tdm_server *srv, int fd, const char *peer, long uid);
 
 /* Serves until *stop becomes non-zero (set from a signal handler); the
  * listener polls it at least every 200 ms.  0 on a clean stop. */

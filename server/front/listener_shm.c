@@ -8,8 +8,9 @@
 #include "log.h"
 #include "session.h"
 #include "shm_guest.h"
+#include "tenants.h"
 
-void tdm_listener_serve_shm(tdm_server *srv, int fd, const char *peer)
+void tdm_listener_serve_shm(tdm_server *srv, int fd, const char *peer, long uid)
 {
     tdm_shm_guest g;
     tdm_session *s = NULL;
@@ -27,6 +28,8 @@ void tdm_listener_serve_shm(tdm_server *srv, int fd, const char *peer)
         goto out;
     }
     s->shm = &g;
+    s->peer_uid = uid;
+    snprintf(s->peer, sizeof(s->peer), "%s", peer);
     tdm_log("session %llu opened by %s (region %llu MiB)", (unsigned long long)s->id,
             peer, (unsigned long long)(g.conn.region.g.size >> 20));
     tdm_rpc_end end = tdm_shm_serve(&tdm_dispatch_program, s, &g.conn, why, sizeof(why));
@@ -34,6 +37,7 @@ void tdm_listener_serve_shm(tdm_server *srv, int fd, const char *peer)
             end == TDM_RPC_MALFORMED ? " (other sessions are unaffected)" : "");
     /* The session waits for its work first: the device may still read or
      * write the region until then. */
+    tdm_tenants_release(s);
     tdm_session_destroy(s);
     tdm_shm_guest_release(srv, &g);
 out:

@@ -257,19 +257,33 @@ void th_run(const char *const *argv, int timeout_s, th_result *r)
     run(NULL, argv, timeout_s, r);
 }
 
-struct tdm_transport *th_guest_open(const char *endpoint, const char *name)
+int th_guest_hello(const char *endpoint, const char *name, const char *token, struct tdm_transport **out)
 {
     tdm_transport *t = NULL;
     char err[256];
-    tdm_hello_args a = { TDM_PROTO_VERSION, (int)getpid(), (char *)name, TDM_RESUME_NONE };
+    tdm_hello_args a = { TDM_PROTO_VERSION, (int)getpid(), (char *)name, TDM_RESUME_NONE,
+                         { token ? (u_int)strlen(token) : 0, (char *)token } };
     tdm_hello_res r;
+    int refused;
 
     cr_assert_eq(tdm_transport_open(endpoint, &t, err, sizeof(err)), 0, "%s", err);
     memset(&r, 0, sizeof(r));
     cr_assert_eq(t->ops->call(t, TDM_HELLO, (xdrproc_t)xdr_tdm_hello_args, &a, (xdrproc_t)xdr_tdm_hello_res, &r), 0);
-    cr_assert_eq(r.err, 0);
-    cr_assert_eq(!!r.simulated, th_simulated(), "the server's simulated flag is wrong");
+    refused = r.err;
+    if (!refused)
+        cr_assert_eq(!!r.simulated, th_simulated(), "the server's simulated flag is wrong");
     xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&r);
+    if (refused)
+        t->ops->close(t);
+    *out = refused ? NULL : t;
+    return refused;
+}
+
+struct tdm_transport *th_guest_open(const char *endpoint, const char *name)
+{
+    tdm_transport *t = NULL;
+
+    cr_assert_eq(th_guest_hello(endpoint, name, NULL, &t), 0, "the server refused the session");
     return t;
 }
 

@@ -44,6 +44,9 @@ void th_run_driver_guest(const char *endpoint, const char *const *argv, int time
  * or if the server says it is simulated when it is not (or the reverse). */
 struct tdm_transport;
 struct tdm_transport *th_guest_open(const char *endpoint, const char *name);
+/* The same presenting a tenant's token (NULL: none): the server's answer to HELLO (0: *out is
+ * the open transport; otherwise *out is NULL and the connection closed). */
+int th_guest_hello(const char *endpoint, const char *name, const char *token, struct tdm_transport **out);
 /* Runs argv plainly. */
 void th_run(const char *const *argv, int timeout_s, th_result *r);
 

@@ -135,7 +135,7 @@ static const tdm_rpc_proc toy_procs[] = {
     [TDM_FLUSH] = { (xdrproc_t)tdm_xdr_void, 0, NULL, 0, toy_flush },
 };
 static const tdm_rpc_program toy_program = { TANDEM_PROG, TANDEM_V1, toy_procs,
-                                             sizeof(toy_procs) / sizeof(toy_procs[0]), toy_garbage, NULL, NULL, NULL, NULL };
+                                             sizeof(toy_procs) / sizeof(toy_procs[0]), toy_garbage, NULL, NULL, NULL, NULL, NULL };
 
 typedef struct {
     int listen_fd;
