@@ -698,8 +698,13 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
                           : !(ms->f->ended || ms->handed_off) ? "its active server is still serving it"
                           : ms->diverged ? "its mirror diverged (see above)"
                                          : "the guest's journal does not reach back to the active's last epoch";
+        uint64_t mirrored = ms ? ms->epoch : 0;
         pthread_mutex_unlock(&sb->lock);
-        tdm_log("standby: refused to resume session %llu: %s", (unsigned long long)id, why);
+        /* The epochs tell a journal that lost its reach (the guest's two
+         * against the mirror's) from the other refusals at a glance. */
+        tdm_log("standby: refused to resume session %llu: %s (guest at epoch %llu or %llu, mirror at %llu)",
+                (unsigned long long)id, why, (unsigned long long)epoch, (unsigned long long)epoch_sent,
+                (unsigned long long)mirrored);
         return cudaErrorDevicesUnavailable;
     }
     ms->claimed = true;

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,21 +138,42 @@ int th_server_stop(th_server *s)
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-int th_server_log_count(const th_server *s, const char *text)
+/* The first MiB of the server's log, NUL-terminated, in a buffer of the
+ * harness's (each call overwrites it). */
+static const char *read_log(const th_server *s)
 {
     static char buf[1 << 20];
     FILE *f = fopen(s->log, "r");
     size_t n;
-    int count = 0;
 
     if (!f)
-        return 0;
+        return "";
     n = fread(buf, 1, sizeof(buf) - 1, f);
     fclose(f);
     buf[n] = 0;
-    for (const char *p = strstr(buf, text); p; p = strstr(p + 1, text))
+    return buf;
+}
+
+int th_server_log_count(const th_server *s, const char *text)
+{
+    int count = 0;
+
+    for (const char *p = strstr(read_log(s), text); p; p = strstr(p + 1, text))
         count++;
     return count;
+}
+
+const char *th_server_log_line(const th_server *s, const char *text, char *out, size_t len)
+{
+    const char *log = read_log(s), *p = strstr(log, text), *start, *end;
+
+    if (!p || len == 0)
+        return "";
+    for (start = p; start > log && start[-1] != '\n'; start--)
+        ;
+    end = strchr(p, '\n');
+    snprintf(out, len, "%.*s", (int)(end ? end - start : (ptrdiff_t)strlen(start)), start);
+    return out;
 }
 
 int th_server_log_has(const th_server *s, const char *text)

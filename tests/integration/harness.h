@@ -25,6 +25,9 @@ int th_server_stop(th_server *s);
 int th_server_log_has(const th_server *s, const char *text);
 /* How many times text is in the server's log. */
 int th_server_log_count(const th_server *s, const char *text);
+/* The first line of the server's log that contains text, copied to out;
+ * "" when there is none.  Returns what to print. */
+const char *th_server_log_line(const th_server *s, const char *text, char *out, size_t len);
 
 typedef struct th_result {
     int status;          /* exit code, or 128+signal */

@@ -154,7 +154,9 @@ static void victim_survives(const char *trigger, int fired_status_min)
               out, ref);
     if (fired) {
         cr_expect(th_server_log_has(&p.active, "the device context is lost"), "%s: see %s", trigger, p.active.log);
-        cr_expect(strstr(err, "resumed on") != NULL, "%s: no takeover reported:\n%s", trigger, err);
+        char why[512];
+        cr_expect(strstr(err, "resumed on") != NULL, "%s: no takeover reported:\n%s\nthe standby: %s", trigger, err,
+                  th_server_log_line(&p.standby, "standby: refused", why, sizeof(why)));
     }
     th_server_stop(&trig);
     th_pair_stop(&p);
