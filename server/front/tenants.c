@@ -17,7 +17,8 @@ bool tdm_tenant_token_matches(const tdm_tenant *t, const void *token, uint32_t l
 
     if (len > sizeof(given))
         len = sizeof(given);   /* XDR bounds it already; this only keeps the copy in bounds */
-    memcpy(given, token, len);
+    if (len)
+        memcpy(given, token, len);   /* an empty token comes as NULL */
     for (size_t i = 0; i < sizeof(given); i++)
         diff |= given[i] ^ t->token[i];
     /* Padding alone cannot tell "abc" from "abc\0": the lengths must match too. */
