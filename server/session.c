@@ -499,12 +499,11 @@ int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr)
     r.mapped = rounded;
     r.kind = TDM_RANGE_ALLOC;
     r.backing = mem;
-    if (tdm_range_map_insert(&s->ranges, &r) != 0) {
+    if (tdm_session_ranges_add(s, &r) != 0) {
         err = cudaErrorMemoryAllocation;
         goto fail_map;
     }
     s->mem_used += rounded;
-    tdm_session_grant(s, *addr);
     HOOK(s, memory_made, &r, mem);
     return 0;
 fail_map:
@@ -553,10 +552,21 @@ int tdm_session_adopt_mem(tdm_session *s, uint64_t addr, uint64_t mapped, uint64
 {
     tdm_range r = { .addr = addr, .size = size, .mapped = mapped, .kind = TDM_RANGE_ALLOC, .backing = mem };
 
-    if (size == 0 || size > mapped || tdm_range_map_insert(&s->ranges, &r) != 0)
+    if (size == 0 || size > mapped || tdm_session_ranges_add(s, &r) != 0)
         return cudaErrorInvalidValue;
     s->mem_used += mapped;
-    return tdm_session_grant(s, addr);
+    return 0;
+}
+
+int tdm_session_ranges_add(tdm_session *s, const tdm_range *r)
+{
+    if (tdm_range_map_insert(&s->ranges, r) != 0)
+        return -1;
+    if (tdm_session_grant(s, tdm_session_range_dev(r)) != 0) {
+        tdm_range_map_remove(&s->ranges, r->addr, NULL);
+        return -1;
+    }
+    return 0;
 }
 
 int tdm_session_grant(tdm_session *s, uint64_t dev)
@@ -869,13 +879,12 @@ int tdm_session_module_adopt(tdm_session *s, tdm_bmodule *bm, const void *image,
             }
             r.addr = var_logical[i];
         }
-        if (tdm_range_map_insert(&s->ranges, &r) != 0) {
+        if (tdm_session_ranges_add(s, &r) != 0) {
             var_err[i] = cudaErrorInvalidSymbol;
             continue;
         }
         v->addr = r.addr;
         m->nvars++;
-        tdm_session_grant(s, v->dev);
         var_addr[i] = r.addr;
         var_size[i] = r.size;
     }

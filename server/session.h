@@ -182,6 +182,10 @@ int tdm_session_adopt_mem(tdm_session *s, uint64_t addr, uint64_t mapped, uint64
  * without address spaces). */
 int tdm_session_grant(tdm_session *s, uint64_t dev);
 void tdm_session_revoke(tdm_session *s, uint64_t dev);
+/* Adds r to the session's ranges and grants its kernels the memory behind
+ * it: what the session may copy, its kernels may touch.  0, or -1 (an
+ * overlap, or no memory for the map or the grant) with nothing added. */
+int tdm_session_ranges_add(tdm_session *s, const tdm_range *r);
 int tdm_session_mem_get_info(tdm_session *s, uint64_t *free_bytes, uint64_t *total);
 
 int tdm_session_memcpy_htod(tdm_session *s, uint64_t dst, const void *src, uint64_t n, uint64_t stream);

@@ -124,14 +124,13 @@ int tdm_session_ipc_open_mem(tdm_session *s, const uint8_t handle[64], unsigned 
     if (!im) {
         tdm_range r = { .addr = e->range.addr, .size = e->range.size, .mapped = e->range.mapped,
                         .kind = TDM_RANGE_IMPORT, .backing = e };
-        if (tdm_range_map_insert(&s->ranges, &r) != 0) {
+        if (tdm_session_ranges_add(s, &r) != 0) {
             if (tdm_ipc_close(table(s), e))
                 release_kept(s, e);
             return cudaErrorMemoryAllocation;
         }
         im = &ipc->imports[ipc->nimports++];
         *im = (ipc_import){ .e = e, .addr = e->range.addr };
-        tdm_session_grant(s, e->range.addr);
     }
     im->refs++;
     ipc->holds++;

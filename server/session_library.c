@@ -161,11 +161,10 @@ int tdm_session_library_global(tdm_session *s, uint64_t library, const char *nam
     r.kind = TDM_RANGE_GLOBAL;
     r.backing = v;
     v->dev = r.addr;
-    if (tdm_range_map_insert(&s->ranges, &r) != 0)
+    if (tdm_session_ranges_add(s, &r) != 0)
         return cudaErrorMemoryAllocation;
     v->addr = r.addr;
     m->nvars++;
-    tdm_session_grant(s, v->dev);
     *addr = r.addr;
     *size = r.size;
     return 0;

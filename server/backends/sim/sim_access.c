@@ -33,7 +33,7 @@ static void fault_at(const sim_launch *l, int err, uint64_t addr, size_t bytes, 
 
 static bool holds(const sim_range *r, uint64_t addr, size_t bytes)
 {
-    return r && addr >= r->addr && bytes <= r->size && addr - r->addr <= r->size - bytes;
+    return r && sim_span_holds(r->addr, r->size, addr, bytes);
 }
 
 /* A range the launch pinned already, or pins now. */
@@ -47,7 +47,7 @@ static sim_range *reach(sim_exec *x, uint64_t addr, size_t bytes, bool *denied)
             return x->pinned[i];
     /* The launching module's own globals need no grant: a kernel reaches
      * them by name, whoever registered them. */
-    bool own = addr >= x->own_lo && bytes <= x->own_hi - x->own_lo && addr - x->own_lo <= x->own_hi - x->own_lo - bytes;
+    bool own = sim_span_holds(x->own_at, x->own_size, addr, bytes);
     if (tdm_grow(&x->pinned, &x->cap_pinned, x->npinned + 1, sizeof(*x->pinned), 8) != 0)
         return NULL;
     r = sim_mapped_pin(x->mapped, addr, bytes, own ? NULL : x->space, denied);

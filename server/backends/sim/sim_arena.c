@@ -75,11 +75,8 @@ void sim_arena_release(tdm_backend *b)
 
 static bool in_arena(tdm_backend *b, uint64_t addr, uint64_t size)
 {
-    uint64_t base = b->cfg.arena_base;
-
-    return b->arena && size && addr >= base && size <= b->cfg.arena_size &&
-           addr - base <= b->cfg.arena_size - size && addr % SIM_GRANULARITY == 0 &&
-           size % SIM_GRANULARITY == 0;
+    return b->arena && size && sim_span_holds(b->cfg.arena_base, b->cfg.arena_size, addr, size) &&
+           addr % SIM_GRANULARITY == 0 && size % SIM_GRANULARITY == 0;
 }
 
 /* Maps `fd` (which `mem` takes over) at addr and records the mapping. */

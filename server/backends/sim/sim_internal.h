@@ -27,10 +27,18 @@
 
 /* What one session's kernels may touch (issue 16): the server makes one per
  * session and grants it each range the session holds, as separate CUDA
- * contexts have separate address spaces.  Only its identity matters. */
+ * contexts have separate address spaces.  Only its address matters (ranges
+ * list the spaces they are granted to); C wants a member. */
 struct tdm_bspace {
-    uint64_t id;             /* for log lines */
+    char unused;
 };
+
+/* Whether [addr, addr + n) lies inside [base, base + size), without
+ * overflow for any guest-given addr and n. */
+static inline bool sim_span_holds(uint64_t base, uint64_t size, uint64_t addr, uint64_t n)
+{
+    return addr >= base && n <= size && addr - base <= size - n;
+}
 
 typedef struct sim_range {
     uint64_t addr, size;
@@ -229,7 +237,6 @@ struct tdm_backend {
     sim_mapped mapped;
     void *arena;             /* NULL until arena_reserve succeeded */
     void *globals_window;    /* reserved with the arena, right after it */
-    atomic_uint_fast64_t last_space; /* ids of address spaces (sim_space.c) */
     atomic_bool stopping;    /* shutdown: skip queued work, end running kernels */
 
     /* One lock for every queue, event and module reference count: the
@@ -259,7 +266,7 @@ struct sim_exec {
     sim_mapped *mapped;
     const atomic_bool *stopping;
     const tdm_bspace *space; /* the launching session's (NULL: unchecked) */
-    uint64_t own_lo, own_hi; /* the launching module's globals, always its own */
+    uint64_t own_at, own_size; /* the launching module's globals block, always its own */
     sim_range *last;         /* the range of the previous access: most hit it */
     sim_range **pinned;      /* every range the launch touched, pinned until it ends */
     size_t npinned, cap_pinned;
@@ -291,7 +298,7 @@ void sim_mems_free_all(tdm_backend *b);
 
 /* sim_stream.c */
 int sim_stream_create(tdm_backend *b, unsigned flags, int priority, tdm_bspace *sp, tdm_bstream **out);
-/* sim_mapped.c: the space ops */
+/* sim_space.c: the space ops */
 int sim_space_create(tdm_backend *b, tdm_bspace **out);
 void sim_space_destroy(tdm_backend *b, tdm_bspace *sp);
 int sim_space_grant(tdm_backend *b, tdm_bspace *sp, uint64_t addr);

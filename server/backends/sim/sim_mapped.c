@@ -152,7 +152,7 @@ sim_range *sim_mapped_pin(sim_mapped *m, uint64_t addr, uint64_t n, const tdm_bs
     *denied = false;
     pthread_rwlock_rdlock(&m->lock);
     r = find_locked(m, addr);
-    if (r && (n > r->size || addr - r->addr > r->size - n))
+    if (r && !sim_span_holds(r->addr, r->size, addr, n))
         r = NULL;
     else if (r && !may_touch(r, space)) {
         *denied = true;

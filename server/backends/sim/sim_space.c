@@ -13,7 +13,6 @@ int sim_space_create(tdm_backend *b, tdm_bspace **out)
     *out = NULL;
     if (!sp)
         return cudaErrorMemoryAllocation;
-    sp->id = atomic_fetch_add(&b->last_space, 1) + 1;
     *out = sp;
     return 0;
 }

@@ -172,8 +172,8 @@ static int run_kernel(tdm_backend *b, sim_op *op)
         .mapped = &b->mapped,
         .stopping = &b->stopping,
         .space = op->stream->space,
-        .own_lo = f->m->globals_at,
-        .own_hi = f->m->globals_at + f->m->globals_size,
+        .own_at = f->m->globals_at,
+        .own_size = f->m->globals_size,
         .output = &op->stream->output,
         .b = b,
     };
