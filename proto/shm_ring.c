@@ -172,8 +172,10 @@ uint64_t tdm_shm_ring_unread(const tdm_shm_ring *r)
     return h >= r->pos ? h - r->pos : 0;
 }
 
-int tdm_shm_ring_recv(tdm_shm_ring *r, tdm_shm_msg *m, size_t max, bool wait, tdm_shm_alive alive,
-                      void *alive_arg)
+/* One whole message into m; publish: whether the consumed bytes are given back to the producer
+ * (recv) or only r's private position moves (peek). */
+static int take(tdm_shm_ring *r, tdm_shm_msg *m, size_t max, bool wait, tdm_shm_alive alive, void *alive_arg,
+                bool publish)
 {
     bool first = true;
 
@@ -225,9 +227,22 @@ int tdm_shm_ring_recv(tdm_shm_ring *r, tdm_shm_msg *m, size_t max, bool wait, td
             copy_out(r, r->pos + sizeof(h), m->p + m->len, h.len);
         m->len += h.len;
         r->pos += sizeof(h) + pad8(h.len);
-        atomic_store_explicit(&r->ctl->tail, r->pos, memory_order_release);
-        tdm_shm_wake(&r->ctl->space_wait);
+        if (publish) {
+            atomic_store_explicit(&r->ctl->tail, r->pos, memory_order_release);
+            tdm_shm_wake(&r->ctl->space_wait);
+        }
         if (h.flags & TDM_SHM_FRAME_LAST)
             return TDM_SHM_OK;
     }
+}
+
+int tdm_shm_ring_recv(tdm_shm_ring *r, tdm_shm_msg *m, size_t max, bool wait, tdm_shm_alive alive,
+                      void *alive_arg)
+{
+    return take(r, m, max, wait, alive, alive_arg, true);
+}
+
+int tdm_shm_ring_peek(tdm_shm_ring *r, tdm_shm_msg *m, size_t max, tdm_shm_alive alive, void *alive_arg)
+{
+    return take(r, m, max, true, alive, alive_arg, false);
 }

@@ -55,6 +55,13 @@ int tdm_shm_ring_send(tdm_shm_ring *r, const void *msg, size_t len, tdm_shm_aliv
 int tdm_shm_ring_recv(tdm_shm_ring *r, tdm_shm_msg *m, size_t max, bool wait, tdm_shm_alive alive,
                       void *alive_arg);
 
+/* Consumer: waits for one whole message and copies it into m as recv does, but gives nothing
+ * back to the producer: the ring's published tail stays where it was, so that whoever attaches
+ * the ring next (at position 0) reads the same message.  Only r's private position moves.  The
+ * front of a server with a process per tenant reads a guest's HELLO this way before it hands
+ * the region to the tenant's process (server/front/isolate.c). */
+int tdm_shm_ring_peek(tdm_shm_ring *r, tdm_shm_msg *m, size_t max, tdm_shm_alive alive, void *alive_arg);
+
 /* Empties the ring for a new peer: head, tail and both waitpoints back to
  * 0 in the region, and r attached afresh.  Only for the region's owner once
  * its peer is gone (a takeover: the new server attaches at position 0). */

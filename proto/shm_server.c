@@ -20,6 +20,12 @@ static bool guest_alive(void *arg)
 
 int tdm_shm_conn_accept(tdm_shm_conn *c, int sock, uint64_t max_size, char *why, size_t whylen)
 {
+    return tdm_shm_conn_accept_keep(c, sock, max_size, NULL, why, whylen);
+}
+
+int tdm_shm_conn_accept_keep(tdm_shm_conn *c, int sock, uint64_t max_size, int *region_fd, char *why,
+                             size_t whylen)
+{
     tdm_shm_hello hello;
     int fd = -1, rc = -1;
 
@@ -33,20 +39,30 @@ int tdm_shm_conn_accept(tdm_shm_conn *c, int sock, uint64_t max_size, char *why,
                  hello.version);
         goto out;
     }
-    if (tdm_shm_region_attach(&c->region, fd, max_size, why, whylen))
-        goto out;
+    rc = tdm_shm_conn_adopt(c, sock, fd, max_size, why, whylen);
+out:
+    if (rc == 0 && region_fd) {
+        *region_fd = fd;
+        fd = -1;
+    }
+    if (fd >= 0)
+        close(fd);
+    tdm_shm_send_verdict(sock, rc, rc ? why : "");
+    return rc;
+}
+
+int tdm_shm_conn_adopt(tdm_shm_conn *c, int sock, int region_fd, uint64_t max_size, char *why, size_t whylen)
+{
+    memset(c, 0, sizeof(*c));
+    c->sock = sock;
+    c->region.fd = -1;
+    if (tdm_shm_region_attach(&c->region, region_fd, max_size, why, whylen))
+        return -1;
     tdm_shm_ring_attach(&c->rx, tdm_shm_at(&c->region, c->region.g.ring_off[TDM_SHM_G2S]),
                         c->region.g.ring_cap[TDM_SHM_G2S]);
     tdm_shm_ring_attach(&c->tx, tdm_shm_at(&c->region, c->region.g.ring_off[TDM_SHM_S2G]),
                         c->region.g.ring_cap[TDM_SHM_S2G]);
-    rc = 0;
-out:
-    if (fd >= 0)
-        close(fd);
-    tdm_shm_send_verdict(sock, rc, rc ? why : "");
-    if (rc)
-        tdm_shm_region_release(&c->region);
-    return rc;
+    return 0;
 }
 
 void tdm_shm_conn_release(tdm_shm_conn *c)

@@ -28,6 +28,17 @@ typedef struct tdm_shm_conn {
  * reason in why (the guest was told too).  sock stays the caller's. */
 int tdm_shm_conn_accept(tdm_shm_conn *c, int sock, uint64_t max_size, char *why, size_t whylen);
 
+/* The same, keeping the region's memfd open for the caller in *region_fd (to hand it on) when
+ * it returns 0. */
+int tdm_shm_conn_accept_keep(tdm_shm_conn *c, int sock, uint64_t max_size, int *region_fd, char *why,
+                             size_t whylen);
+
+/* The second half of accept: validates and maps the region of region_fd (a memfd the guest sent
+ * on sock, which the caller keeps and closes) and attaches both rings at position 0, without
+ * the handshake on sock: a tenant's process adopts a guest whose handshake the server's front
+ * made (server/front/isolate.c).  0, or -1 with the reason in why. */
+int tdm_shm_conn_adopt(tdm_shm_conn *c, int sock, int region_fd, uint64_t max_size, char *why, size_t whylen);
+
 /* Serves until the guest goes away, corrupts the rings, sends a malformed
  * message, or a handler ends the session. */
 tdm_rpc_end tdm_shm_serve(const tdm_rpc_program *p, void *ctx, tdm_shm_conn *c, char *why, size_t whylen);

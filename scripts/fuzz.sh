@@ -2,7 +2,7 @@
 # The fuzz harnesses (tests/fuzz, docs/security.md "Fuzzing"): builds them
 # with clang, libFuzzer, AddressSanitizer and UBSan in a build directory of
 # their own ($TANDEM_FUZZ_BUILD, default ./build-fuzz; the gcc build is not
-# touched), then runs each for $TANDEM_FUZZ_SECONDS (default 20) over its
+# touched), then runs each for $TANDEM_FUZZ_SECONDS (default 10) over its
 # seed corpus, two at a time.  Every committed input, earlier crashes
 # included, runs first.  Fails if a harness crashes, and names the input.
 #
@@ -15,7 +15,7 @@ CORPUS=$TANDEM_ROOT/tests/fuzz/corpus
 
 cmake -S "$TANDEM_ROOT" -B "$FUZZ_BUILD" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DTANDEM_FUZZ=ON -DTANDEM_WERROR=ON -DTANDEM_BUILD_TESTS=OFF -DTANDEM_BUILD_EXAMPLES=OFF \
-  -DTANDEM_FUZZ_SECONDS="${TANDEM_FUZZ_SECONDS:-20}" >/dev/null
+  -DTANDEM_FUZZ_SECONDS="${TANDEM_FUZZ_SECONDS:-10}" >/dev/null
 set +e
 cmake --build "$FUZZ_BUILD" -j "$TANDEM_JOBS" --target fuzz-harnesses fuzz-seeds 2>&1 |
   grep -vE '^\[ *[0-9]+%\] (Building|Linking|Generating|Built|rpcgen)|^(gmake|make)\['
@@ -38,4 +38,4 @@ if ! ctest --test-dir "$FUZZ_BUILD" -L fuzz -j "$TANDEM_JOBS" --output-on-failur
   ls -1 "$FUZZ_BUILD"/fuzz-crashes/* >&2 2>/dev/null || echo "  (none: see the output above)" >&2
   exit 1
 fi
-echo "fuzz: no crash in ${TANDEM_FUZZ_SECONDS:-20} s per harness"
+echo "fuzz: no crash in ${TANDEM_FUZZ_SECONDS:-10} s per harness"

@@ -12,7 +12,7 @@ echo "== build (warnings are errors) =="
 echo "== tests =="
 ctest --test-dir "$TANDEM_BUILD" --output-on-failure -j 2
 
-echo "== fuzzing: every harness for ${TANDEM_FUZZ_SECONDS:-20} s (clang, libFuzzer, ASan + UBSan) =="
+echo "== fuzzing: every harness for ${TANDEM_FUZZ_SECONDS:-10} s (clang, libFuzzer, ASan + UBSan) =="
 "$TANDEM_ROOT/scripts/fuzz.sh"
 
 echo "== build with AddressSanitizer + UBSan =="

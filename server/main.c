@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 
 #include "device_output.h"
+#include "isolate.h"
 #include "listener.h"
 #include "log.h"
 #include "mps.h"
@@ -66,6 +67,10 @@ static void usage(FILE *f)
             "                         took them over) whose standby socket is SOCKET; needs\n"
             "                         --standby-listen; each session moves at its guest's next\n"
             "                         synchronizing call, without copying memory\n"
+            "  --isolate tenant       with --tenants: each tenant's sessions in a process (an MPS\n"
+            "                         client, a CUDA context) of their own, started at the tenant's\n"
+            "                         first connection, so that no kernel reaches another tenant's\n"
+            "                         memory; this process only routes connections (docs/security.md)\n"
             "  --supervise            run the server in a child process and start a new one when\n"
             "                         the device context is lost (exit status 76): CUDA gives a\n"
             "                         process no new context after a sticky error (docs/health.md);\n"
@@ -73,6 +78,58 @@ static void usage(FILE *f)
             "  --crash-after-calls N  testing: die by SIGKILL when about to serve the Nth call\n"
             "  --crash-before-reply   testing: with --crash-after-calls, die once the Nth call was\n"
             "                         served, before its reply is sent\n");
+}
+
+/* ---- a process per tenant (issue 16) ---- */
+enum {
+    OPT_WORKER_OF = 1000, OPT_WORKER_FD, OPT_WORKER_INDEX, OPT_WORKER_ENDPOINT, OPT_WORKER_SHM_ENDPOINT,
+};
+
+/* Options that are the front's alone: where it listens, how it is supervised, the MPS daemon it
+ * starts (its processes inherit the daemon's environment), the GPU (passed on after --mps start
+ * chose it).  Every other option, those added later included, is passed on to each tenant's
+ * process as given. */
+static bool front_only(int opt)
+{
+    return strchr("lpfsVMRId", opt) != NULL && opt != 0;
+}
+
+/* What --isolate cannot be combined with, said before anything starts. */
+static bool check_isolate(const tdm_server_config *cfg, const char *tenants_path, bool supervise)
+{
+    const char *why = !tenants_path          ? "needs --tenants FILE: a process is started per tenant of the file"
+                      : cfg->standby_listen  ? "cannot be a standby (--standby-listen): a standby serves every "
+                                               "tenant's sessions in its one process"
+                      : cfg->failback_from   ? "cannot take sessions back (--failback-from)"
+                      : supervise            ? "starts each tenant's process again itself: leave out --supervise"
+                                             : NULL;
+
+    if (why)
+        tdm_log("--isolate tenant %s", why);
+    return why == NULL;
+}
+
+/* The front: it never touches the device; it routes each connection to its tenant's process. */
+static int run_front(const tdm_server_config *cfg, tdm_listener_config *lc, char **fwd, int nfwd)
+{
+    tdm_server front;
+    tdm_isolate iso;
+    int rc;
+
+    tdm_server_init_front(&front, cfg);
+    rc = tdm_isolate_init(&iso, &front, fwd, nfwd, cfg->device);
+    if (rc) {
+        tdm_log("--isolate: cannot find this program to start tenants' processes: %s", strerror(-rc));
+        return 1;
+    }
+    lc->route = tdm_isolate_route;
+    lc->route_ctx = &iso;
+    tdm_log("--isolate tenant: each of the %zu tenant(s) gets a process (a CUDA context) of its own at its first "
+            "connection; this process only routes connections", cfg->tenants->n);
+    rc = tdm_listener_run(&front, lc, &stop_requested);
+    tdm_isolate_stop(&iso);
+    tdm_isolate_free(&iso);
+    return rc == 0 ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -90,6 +147,11 @@ int main(int argc, char **argv)
         { "crash-before-reply", no_argument, 0, 'B' }, { "supervise", no_argument, 0, 'V' },
         { "handshake-timeout", required_argument, 0, 'H' }, { "session-streams", required_argument, 0, 'T' },
         { "session-events", required_argument, 0, 'E' }, { "tenants", required_argument, 0, 'N' },
+        /* ---- a process per tenant (issue 16): --isolate; the rest is how the front starts one ---- */
+        { "isolate", required_argument, 0, 'I' },   { "worker-of", required_argument, 0, OPT_WORKER_OF },
+        { "worker-fd", required_argument, 0, OPT_WORKER_FD }, { "worker-index", required_argument, 0, OPT_WORKER_INDEX },
+        { "worker-endpoint", required_argument, 0, OPT_WORKER_ENDPOINT },
+        { "worker-shm-endpoint", required_argument, 0, OPT_WORKER_SHM_ENDPOINT },
         { 0, 0, 0, 0 },
     };
     tdm_server_config cfg = {
@@ -97,7 +159,8 @@ int main(int argc, char **argv)
         .arena_size = TDM_DEFAULT_ARENA_SIZE, .session_mem_quota = 0, .max_sessions = 256,
         .handshake_timeout_s = 10, .session_streams = 1024, .session_events = 65536,
     };
-    tdm_listener_config lc = { .host = "127.0.0.1", .port = 7710, .port_file = NULL, .shm_name = NULL };
+    tdm_listener_config lc = { .host = "127.0.0.1", .port = 7710, .port_file = NULL, .shm_name = NULL,
+                               .handoff_fd = -1 };
     tdm_server srv;
     tdm_resilience *resil = NULL;
     tdm_mps mps = { 0 };
@@ -108,9 +171,15 @@ int main(int argc, char **argv)
     char why[600];
     struct sigaction sa;
     int c, rc, count;
+    /* ---- a process per tenant (issue 16) ---- */
+    bool isolate = false;
+    const char *worker_of = NULL;
+    int worker_fd = -1, worker_index = 0, at, nfwd = 0;
+    char *fwd[argc + 1];   /* the options a tenant's process takes too: at most all of them */
+    static char program[TDM_TENANT_NAME_MAX + 32];
 
     tdm_log_set_program("tandem-server");
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    for (at = optind; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1; at = optind) {
         switch (c) {
         case 'b': cfg.backend = optarg; break;
         case 'd': cfg.device = atoi(optarg); break;
@@ -159,9 +228,24 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'I':
+            if (strcmp(optarg, "tenant") != 0) {
+                tdm_log("--isolate takes 'tenant' (a process per tenant)");
+                return 2;
+            }
+            isolate = true;
+            break;
+        case OPT_WORKER_OF: worker_of = optarg; break;
+        case OPT_WORKER_FD: worker_fd = atoi(optarg); break;
+        case OPT_WORKER_INDEX: worker_index = atoi(optarg); break;
+        case OPT_WORKER_ENDPOINT: lc.endpoint = optarg; break;
+        case OPT_WORKER_SHM_ENDPOINT: lc.shm_endpoint = optarg; break;
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
+        if (!front_only(c))
+            for (int i = at; i < optind; i++)
+                fwd[nfwd++] = argv[i];
     }
     if (optind < argc) {
         usage(stderr);
@@ -176,6 +260,18 @@ int main(int argc, char **argv)
             return 2;
         }
         cfg.tenants = &tenants;
+    }
+    if (isolate && !check_isolate(&cfg, tenants_path, supervise))
+        return 2;
+    if (worker_of) {   /* a tenant's process: it serves that tenant only, numbering from its own base */
+        if (!tenants_path || tdm_tenants_keep_only(&tenants, worker_of) != 0 || worker_fd < 0 || worker_index < 0) {
+            tdm_log("--worker-of is how --isolate starts a tenant's process, with --tenants naming the tenant");
+            return 2;
+        }
+        snprintf(program, sizeof(program), "tandem-server[%s]", worker_of);
+        tdm_log_set_program(program);
+        cfg.session_id_base = ((uint64_t)worker_index + 1) << TDM_ISOLATE_ID_SHIFT;
+        lc.handoff_fd = worker_fd;
     }
 
     /* A standby keeps one descriptor per imported allocation (to hand it
@@ -204,6 +300,13 @@ int main(int argc, char **argv)
         if (strcmp(cfg.mps_mode, "start") == 0 ? tdm_mps_start(&mps, mps_run_dir, &cfg.device)
                                                : tdm_mps_attach(&mps, cfg.mps_dir))
             return 1;
+    }
+    if (isolate) {
+        rc = run_front(&cfg, &lc, fwd, nfwd);
+        tdm_mps_stop(&mps);
+        tdm_tenants_free(&tenants);
+        tdm_log("stopped");
+        return rc;
     }
     if (!cfg.backend) {
         cfg.backend = "cuda";

@@ -52,7 +52,7 @@ int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
         err = srv->ops->driver_version(srv->be, &srv->driver_version);
     if (err)
         goto fail;
-    atomic_init(&srv->next_session_id, 1);
+    atomic_init(&srv->next_session_id, cfg->session_id_base ? cfg->session_id_base : 1);
     atomic_init(&srv->live_sessions, 0);
     atomic_init(&srv->calls, 0);
     pthread_mutex_init(&srv->endpoint_lock, NULL);
@@ -93,6 +93,13 @@ bool tdm_server_endpoint(tdm_server *srv, char *tcp, char *shm, size_t len)
     snprintf(shm, len, "%s", srv->shm_endpoint);
     pthread_mutex_unlock(&srv->endpoint_lock);
     return tcp[0] != 0;
+}
+
+void tdm_server_init_front(tdm_server *srv, const tdm_server_config *cfg)
+{
+    memset(srv, 0, sizeof(*srv));
+    srv->cfg = *cfg;
+    pthread_mutex_init(&srv->endpoint_lock, NULL);
 }
 
 void tdm_server_stop(tdm_server *srv)

@@ -37,6 +37,8 @@ typedef struct tdm_server_config {
     /* ---- tenants (issue 16) ---- */
     struct tdm_tenants *tenants; /* --tenants: who may open sessions, and their bounds (front/tenants.h);
                                   * NULL: anyone who reaches the server, with the defaults above */
+    uint64_t session_id_base;    /* its first session's id (0: 1); a tenant's process of a server
+                                  * with a process per tenant numbers from its own (isolate.h) */
     long crash_after_calls;      /* test hook: die by SIGKILL at this call (0 = never) */
     bool crash_before_reply;     /* ... after serving it, before its reply, instead */
 } tdm_server_config;
@@ -69,6 +71,10 @@ int tdm_parse_size(const char *s, uint64_t *out);
 /* 0 on success; otherwise a cudaError_t after logging why. */
 int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg);
 void tdm_server_stop(tdm_server *srv);
+/* The front of a server with a process per tenant (front/isolate.h): a tdm_server with the
+ * configuration and endpoints only; it never touches a device, so it has no backend, arena or
+ * sessions, and nothing to stop. */
+void tdm_server_init_front(tdm_server *srv, const tdm_server_config *cfg);
 /* Installs the hooks every session of this server calls from now on;
  * before the first session, once. */
 void tdm_server_set_hooks(tdm_server *srv, const tdm_session_hooks *hooks, void *ctx);

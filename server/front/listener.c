@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dispatch.h"
+#include "handoff.h"
 #include "lanes.h"
 #include "lanes_wire.h"
 #include "log.h"
@@ -24,6 +25,7 @@
 #define MAX_CONNS 1024
 
 typedef struct conn_set {
+    const tdm_listener_config *cfg;
     pthread_mutex_t lock;
     pthread_cond_t idle;
     int fds[MAX_CONNS];
@@ -39,6 +41,7 @@ typedef struct conn {
     conn_set *set;
     int fd;
     bool shm;                 /* a unix-socket guest of the shm transport */
+    int region_fd;            /* its region's memfd when the front made its handshake, else -1 */
     long uid;                 /* its user (SO_PEERCRED), checked against its tenant's; -1 over TCP */
     char peer[128];
 } conn;
@@ -163,10 +166,16 @@ static void *serve_conn(void *arg)
     char why[160];
     int err;
 
-    if (!speaks_in_time(c))
+    /* An shm guest the front handed over spoke already: its handshake was the front's. */
+    if (c->region_fd < 0 && !speaks_in_time(c))
         goto out;
+    if (c->set->cfg->route) {   /* ---- a process per tenant (issue 16): the front ---- */
+        c->set->cfg->route(c->set->cfg->route_ctx, c->fd, c->shm, c->uid, c->peer);
+        goto out;
+    }
     if (c->shm) {
-        tdm_listener_serve_shm(c->srv, c->fd, c->peer, c->uid);
+        tdm_listener_serve_shm(c->srv, c->fd, c->peer, c->uid, c->region_fd);
+        c->region_fd = -1;
         goto out;
     }
     if (starts_as_lane(c->fd)) {
@@ -195,6 +204,8 @@ static void *serve_conn(void *arg)
 out:
     set_remove(c->set, c->fd);
     close(c->fd);
+    if (c->region_fd >= 0)
+        close(c->region_fd);
     free(c);
     return NULL;
 }
@@ -250,16 +261,61 @@ static int write_port_file(const char *path, int port)
     return 0;
 }
 
+/* Serves connection fd (from accept, or handed over by the front) on a thread of its own, or
+ * refuses it at the session limit; fd (and region_fd) are closed either way. */
+static void serve_new(tdm_server *srv, conn_set *cs, int fd, bool shm, long uid, const char *peer, int region_fd)
+{
+    pthread_attr_t attr;
+    pthread_t th;
+    conn *c;
+
+    pthread_mutex_lock(&cs->lock);
+    /* Lanes are not sessions; a lane not yet known as one counts as a
+     * session until its preamble is read. */
+    int full = cs->n >= MAX_CONNS || (srv->cfg.max_sessions > 0 && cs->n - cs->nlanes >= srv->cfg.max_sessions);
+    if (!full) {
+        cs->lanes[cs->n] = NULL;
+        cs->is_lane[cs->n] = false;
+        cs->fds[cs->n++] = fd;
+    }
+    pthread_mutex_unlock(&cs->lock);
+    if (full) {
+        tdm_log("refusing %s: session limit reached", peer);
+        goto drop;
+    }
+    c = calloc(1, sizeof(*c));
+    if (!c)
+        goto fail;
+    c->srv = srv;
+    c->set = cs;
+    c->fd = fd;
+    c->shm = shm;
+    c->region_fd = region_fd;
+    c->uid = uid;
+    snprintf(c->peer, sizeof(c->peer), "%s", peer);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int rc = pthread_create(&th, &attr, serve_conn, c);
+    pthread_attr_destroy(&attr);
+    if (rc == 0)
+        return;
+    free(c);
+fail:
+    tdm_log("cannot serve %s: out of resources", peer);
+    set_remove(cs, fd);
+drop:
+    close(fd);
+    if (region_fd >= 0)
+        close(region_fd);
+}
+
 static void accept_one(tdm_server *srv, conn_set *cs, int lfd, const char *shm_name)
 {
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
-    char host[NI_MAXHOST] = "?", serv[NI_MAXSERV] = "?";
+    char host[NI_MAXHOST] = "?", serv[NI_MAXSERV] = "?", peer[sizeof(host) + sizeof(serv) + 2];
     int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC), one = 1;
-    pthread_attr_t attr;
-    pthread_t th;
     struct ucred cred = { .uid = (uid_t)-1 };
-    conn *c;
 
     if (fd < 0)
         return;
@@ -275,52 +331,79 @@ static void accept_one(tdm_server *srv, conn_set *cs, int lfd, const char *shm_n
         getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), serv, sizeof(serv),
                     NI_NUMERICHOST | NI_NUMERICSERV);
     }
+    snprintf(peer, sizeof(peer), shm_name ? "%s %s" : "%s:%s", host, serv);
+    serve_new(srv, cs, fd, shm_name != NULL, shm_name ? (long)cred.uid : -1, peer, -1);
+}
 
+/* ---- a process per tenant (issue 16): a tenant's process takes connections from the front ---- */
+/* False when the front is gone: the process stops as on SIGTERM. */
+static bool take_handed(tdm_server *srv, conn_set *cs, int hfd)
+{
+    tdm_handoff h;
+    int fd, region_fd, rc = tdm_handoff_recv(hfd, &h, &fd, &region_fd);
+
+    if (rc == -ENOTCONN || (rc && rc != -EPROTO && rc != -EAGAIN)) {
+        tdm_log("the server's front is gone (%s): stopping", rc == -ENOTCONN ? "its socket closed" : strerror(-rc));
+        return false;
+    }
+    if (rc) {
+        tdm_log("a message from the front that hands no connection: ignored");
+        return true;
+    }
+    serve_new(srv, cs, fd, h.kind == TDM_HANDOFF_SHM, h.uid, h.peer, region_fd);
+    return true;
+}
+
+/* The front's endpoints stand for a tenant's process: guests and the standby know no other. */
+static int run_handed(tdm_server *srv, conn_set *cs, const tdm_listener_config *cfg, volatile sig_atomic_t *stop)
+{
+    tdm_server_set_endpoint(srv, cfg->endpoint ? cfg->endpoint : "", cfg->shm_endpoint && *cfg->shm_endpoint
+                                                                         ? cfg->shm_endpoint : NULL);
+    tdm_log("serving the connections the front hands over, backend %s%s", srv->ops->name,
+            srv->ops->simulated ? " (SIMULATED GPU, not a real device)" : "");
+    while (!*stop) {
+        struct pollfd p = { .fd = cfg->handoff_fd, .events = POLLIN };
+        if (poll(&p, 1, 200) <= 0)
+            continue;
+        if (!take_handed(srv, cs, cfg->handoff_fd))
+            break;
+    }
+    return 0;
+}
+
+/* Wakes every session thread and waits (10 s at most) for them: each destroys its session on
+ * the way out.  0, or -1 when some did not finish. */
+static int drain(conn_set *cs)
+{
     pthread_mutex_lock(&cs->lock);
-    /* Lanes are not sessions; a lane not yet known as one counts as a
-     * session until its preamble is read. */
-    int full = cs->n >= MAX_CONNS || (srv->cfg.max_sessions > 0 && cs->n - cs->nlanes >= srv->cfg.max_sessions);
-    if (!full) {
-        cs->lanes[cs->n] = NULL;
-        cs->is_lane[cs->n] = false;
-        cs->fds[cs->n++] = fd;
-    }
+    for (int i = 0; i < cs->n; i++)
+        shutdown(cs->fds[i], SHUT_RDWR);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    while (cs->n > 0 && pthread_cond_timedwait(&cs->idle, &cs->lock, &until) == 0)
+        ;
+    int left = cs->n;
     pthread_mutex_unlock(&cs->lock);
-    if (full) {
-        tdm_log("refusing %s:%s: session limit reached", host, serv);
-        close(fd);
-        return;
+    if (left) {
+        tdm_log("%d session(s) did not finish within 10 s of the stop", left);
+        return -1;  /* their threads still use the backend: do not tear it down */
     }
-    c = calloc(1, sizeof(*c));
-    if (!c)
-        goto fail;
-    c->srv = srv;
-    c->set = cs;
-    c->fd = fd;
-    c->shm = shm_name != NULL;
-    c->uid = shm_name ? (long)cred.uid : -1;
-    snprintf(c->peer, sizeof(c->peer), shm_name ? "%s %s" : "%s:%s", host, serv);
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&th, &attr, serve_conn, c);
-    pthread_attr_destroy(&attr);
-    if (rc == 0)
-        return;
-    free(c);
-fail:
-    tdm_log("cannot serve %s:%s: out of resources", host, serv);
-    set_remove(cs, fd);
-    close(fd);
+    return 0;
 }
 
 int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile sig_atomic_t *stop)
 {
-    conn_set cs = { .n = 0 };
+    conn_set cs = { .n = 0, .cfg = cfg };
     int port = 0, lfd, sfd = -1;
     char err[300];
 
     pthread_mutex_init(&cs.lock, NULL);
     pthread_cond_init(&cs.idle, NULL);
+    if (cfg->handoff_fd >= 0) {
+        run_handed(srv, &cs, cfg, stop);
+        return drain(&cs);
+    }
     lfd = listen_on(cfg, &port);
     if (lfd < 0)
         return -1;
@@ -346,7 +429,10 @@ int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile s
     printf("tandem-server: listening on tcp://%s:%d", cfg->host, port);
     if (cfg->shm_name)
         printf(" and shm:%s (unix socket @tandem-shm-%s)", cfg->shm_name, cfg->shm_name);
-    printf(", backend %s%s\n", srv->ops->name, srv->ops->simulated ? " (SIMULATED GPU, not a real device)" : "");
+    if (cfg->route)
+        printf(", a process per tenant\n");
+    else
+        printf(", backend %s%s\n", srv->ops->name, srv->ops->simulated ? " (SIMULATED GPU, not a real device)" : "");
     fflush(stdout);
     /* ---- tenants (issue 16): who may use it, said once at start ---- */
     if (srv->cfg.tenants)
@@ -369,20 +455,5 @@ int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile s
     if (sfd >= 0)
         close(sfd);
 
-    /* Wake every session thread; each destroys its session on the way out. */
-    pthread_mutex_lock(&cs.lock);
-    for (int i = 0; i < cs.n; i++)
-        shutdown(cs.fds[i], SHUT_RDWR);
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 10;
-    while (cs.n > 0 && pthread_cond_timedwait(&cs.idle, &cs.lock, &until) == 0)
-        ;
-    int left = cs.n;
-    pthread_mutex_unlock(&cs.lock);
-    if (left) {
-        tdm_log("%d session(s) did not finish within 10 s of the stop", left);
-        return -1;  /* their threads still use the backend: do not tear it down */
-    }
-    return 0;
+    return drain(&cs);
 }

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "dispatch.h"
 #include "log.h"
@@ -10,16 +11,23 @@
 #include "shm_guest.h"
 #include "tenants.h"
 
-void tdm_listener_serve_shm(tdm_server *srv, int fd, const char *peer, long uid)
+void tdm_listener_serve_shm(tdm_server *srv, int fd, const char *peer, long uid, int region_fd)
 {
     tdm_shm_guest g;
     tdm_session *s = NULL;
     char why[300];
-    int err;
+    int err, rc;
 
     memset(&g, 0, sizeof(g));
-    if (tdm_shm_conn_accept(&g.conn, fd, TDM_SHM_MAX_REGION, why, sizeof(why)) != 0) {
+    if (region_fd >= 0) {   /* ---- a process per tenant (issue 16) ---- */
+        rc = tdm_shm_conn_adopt(&g.conn, fd, region_fd, TDM_SHM_MAX_REGION, why, sizeof(why));
+        close(region_fd);
+    } else {
+        rc = tdm_shm_conn_accept(&g.conn, fd, TDM_SHM_MAX_REGION, why, sizeof(why));
+    }
+    if (rc != 0) {
         tdm_log("refusing shm guest %s: %s (other sessions are unaffected)", peer, why);
+        tdm_shm_conn_release(&g.conn);
         return;
     }
     err = tdm_session_create(srv, &s);

@@ -40,6 +40,10 @@ typedef struct tdm_tenants {
  * duplicate token are refused: -1 with why (naming the line or the tenant), else 0. */
 int tdm_tenants_load(const char *path, tdm_tenants *out, char *why, size_t whylen);
 void tdm_tenants_free(tdm_tenants *ts);
+/* A tenant's process of a server with a process per tenant (isolate.h) serves that tenant
+ * alone: ts keeps only the tenant called name, so that any other token is refused there.
+ * 0, or -1 when ts has no such tenant. */
+int tdm_tenants_keep_only(tdm_tenants *ts, const char *name);
 
 /* Whether token (len bytes) is t's.  Constant time: every byte of the padded token is compared,
  * whatever the length presented or where the first difference lies. */

@@ -315,3 +315,18 @@ void tdm_tenants_free(tdm_tenants *ts)
     ts->v = NULL;
     ts->n = 0;
 }
+
+int tdm_tenants_keep_only(tdm_tenants *ts, const char *name)
+{
+    for (size_t i = 0; i < ts->n; i++) {
+        if (strcmp(ts->v[i].name, name) != 0)
+            continue;
+        if (i != 0)
+            memcpy(&ts->v[0], &ts->v[i], sizeof(ts->v[0]));
+        /* The others' tokens do not stay in this process. */
+        memset(&ts->v[1], 0, (ts->n - 1) * sizeof(ts->v[0]));
+        ts->n = 1;
+        return 0;
+    }
+    return -1;
+}

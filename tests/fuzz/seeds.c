@@ -136,7 +136,14 @@ static uint8_t image[4096], payload[1500];
 static tdm_u64 malloc_args = 4096;
 static tdm_memcpy_htod_args htod = { .dst = 0x7f0000001000ull, .data = { sizeof(payload), (char *)payload } };
 static tdm_module_load_args module = { .image = { 0, (char *)image } };
+static tdm_hello_args hello = { .proto_version = TDM_PROTO_VERSION, .pid = 42, .client = "pid-42",
+                                .token = { 28, "alice-token-0123456789abcdef" } };
+static tdm_resume_args resume = { .proto_version = TDM_PROTO_VERSION, .pid = 42, .session_id = 1ull << 40,
+                                  .resume_token = 7, .epoch = 3, .epoch_sent = 4,
+                                  .token = { 28, "alice-token-0123456789abcdef" } };
 static const seed_call calls[] = {
+    { "hello", TDM_HELLO, &hello },
+    { "resume", TDM_RESUME, &resume },
     { "null", TDM_NULL, NULL },
     { "malloc", TDM_MALLOC, &malloc_args },
     { "memcpy-htod", TDM_MEMCPY_HTOD, &htod },
@@ -158,6 +165,8 @@ static void tcp_calls(void)
         b[2] = (uint8_t)(n >> 8);
         b[3] = (uint8_t)n;
         put("fuzz_rpc_tcp", calls[i].name, b, n + 4);
+        /* The front of a server with a process per tenant reads the first record alone. */
+        put("fuzz_first_call", calls[i].name, b, n + 4);
         memcpy(all + at, b, n + 4);
         at += n + 4;
     }
