@@ -75,10 +75,10 @@ static tdm_client *client(void)
 /* The connection is gone during `call`: the line names the call and what the transport met. */
 static cudaError_t lost(tdm_conn *c, const tdm_call_info *call)
 {
-    char why[400];
+    char why[600];
 
-    snprintf(why, sizeof(why), "lost the connection to the Tandem server (during %s%s%s)", call->name,
-             c->t && c->t->why[0] ? ": " : "", c->t ? c->t->why : "");
+    snprintf(why, sizeof(why), "lost the connection to the Tandem server (during %s%s%s): %s", call->name,
+             c->t && c->t->why[0] ? ": " : "", c->t ? c->t->why : "", TDM_CONN_LOST_HINT);
     return tdm_conn_fail(c, why);
 }
 
@@ -406,7 +406,7 @@ cudaError_t tdm_shm_wait_copy(uint32_t slot, uint32_t ticket, int *err)
          * did meanwhile), whose replay completes the copy; then wait again. */
         pthread_mutex_lock(&cl->lock);
         if (gen == c->gen && (!c->t || resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_LOST }) != 0))
-            rc = tdm_conn_fail(c, "lost the connection to the Tandem server");
+            rc = tdm_conn_fail(c, "lost the connection to the Tandem server: " TDM_CONN_LOST_HINT);
         pthread_mutex_unlock(&cl->lock);
         if (rc)
             return rc;

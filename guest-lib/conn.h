@@ -30,6 +30,11 @@ typedef struct tdm_conn {
 int tdm_conn_call(tdm_conn *c, uint32_t proc, void *args, void *res);
 int tdm_conn_post(tdm_conn *c, uint32_t proc, void *args);
 
+/* What a guest is told when its connection ends under it (issue 16): the server may have closed
+ * it on purpose (an idle session, a frame that stalled, a stop), and only its log says which. */
+#define TDM_CONN_LOST_HINT "the server closed the connection or went away; the server's log says why " \
+                           "(e.g. its --idle-timeout or --frame-timeout, or it stopped)"
+
 /* What calls get once the session is lost. */
 cudaError_t tdm_conn_lost_error(const tdm_conn *c);
 /* Marks the session lost, saying why the first time; the error calls get. */

@@ -39,6 +39,19 @@ int tdm_recstream_send_all(int fd, struct iovec *iov, int n)
     return 0;
 }
 
+/* SO_RCVTIMEO ran out with nothing received: true to wait on, false when
+ * the wait has lasted past its limit (the input then ends). */
+static bool wait_on(tdm_recstream *rs)
+{
+    tdm_wire_timeout w = tdm_wire_timed_out(rs->limits, !rs->between, tdm_wire_now_ns() - rs->since_ns);
+
+    if (w == TDM_WIRE_IN_TIME)
+        return true;
+    rs->timed_out = w;
+    rs->eof = true;
+    return false;
+}
+
 /* One recv: > 0 bytes, or false with eof or error set. */
 static bool recv_some(tdm_recstream *rs, char *buf, size_t n, int flags, size_t *got)
 {
@@ -46,6 +59,8 @@ static bool recv_some(tdm_recstream *rs, char *buf, size_t n, int flags, size_t 
         ssize_t r = recv(rs->fd, buf, n, flags);
         if (r > 0) {
             *got = (size_t)r;
+            if (rs->limits)
+                rs->since_ns = tdm_wire_now_ns();
             return true;
         }
         if (r == 0) {
@@ -54,6 +69,11 @@ static bool recv_some(tdm_recstream *rs, char *buf, size_t n, int flags, size_t 
         }
         if (errno == EINTR)
             continue;
+        if ((errno == EAGAIN || errno == EWOULDBLOCK) && rs->limits) {
+            if (wait_on(rs))
+                continue;
+            return false;
+        }
         rs->error = true;
         return false;
     }
@@ -321,11 +341,44 @@ bool_t tdm_recstream_skip_record(XDR *xdrs)
     return TRUE;
 }
 
+/* ---- time limits on the wire (issue 16) ---- */
+void tdm_recstream_set_timeouts(tdm_recstream *rs, const tdm_wire_timeouts *t)
+{
+    rs->limits = t;
+    rs->since_ns = tdm_wire_now_ns();
+}
+
+/* The socket's receive timeout follows the smaller limit, so that a recv
+ * comes back to check them; the fast path costs no extra system call.  A
+ * failed setsockopt leaves the recv blocking, as without limits. */
+static void apply_timeouts(tdm_recstream *rs)
+{
+    uint32_t f = rs->limits->frame_s, i = rs->limits->idle_s, want = !f ? i : !i ? f : f < i ? f : i;
+
+    if (want == rs->rcvtimeo_s)
+        return;
+    struct timeval tv = { .tv_sec = want };
+    if (setsockopt(rs->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) == 0)
+        rs->rcvtimeo_s = want;
+}
+
 bool_t tdm_recstream_next_record(XDR *xdrs)
 {
+    tdm_recstream *rs = rs_of(xdrs);
+    bool ok;
+
+    if (!tdm_recstream_skip_record(xdrs))
+        return FALSE;
+    if (rs->limits) {
+        apply_timeouts(rs);
+        rs->between = true;
+        rs->since_ns = tdm_wire_now_ns();
+    }
     /* The next record's first header now, so that a peer that went away
      * shows here rather than as a malformed call. */
-    return tdm_recstream_skip_record(xdrs) && next_fragment(rs_of(xdrs));
+    ok = next_fragment(rs);
+    rs->between = false;
+    return ok;
 }
 
 void tdm_recstream_drop_output(XDR *xdrs)

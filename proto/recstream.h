@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <rpc/rpc.h>
 
+#include "wire_timeouts.h"
+
 /* Below this, a copy through the buffer costs less than a system call. */
 #define TDM_RECSTREAM_DIRECT (64u << 10)
 
@@ -34,12 +36,22 @@ typedef struct tdm_recstream {
     char *out;                /* out[0, 4) is the fragment header, filled at flush */
     size_t out_size, out_len;
     u_int pos;                /* bytes coded in this record, for XDR_GETPOS */
+    /* ---- time limits on the wire (issue 16) ---- */
+    const tdm_wire_timeouts *limits; /* NULL: wait as long as it takes */
+    uint32_t rcvtimeo_s;      /* SO_RCVTIMEO as last set: the smaller limit */
+    bool between;             /* waiting for a record's first bytes (idle), not inside one */
+    uint64_t since_ns;        /* the last bytes received, or the wait's start */
+    tdm_wire_timeout timed_out; /* why the input ended, when a limit ended it (eof is set too) */
 } tdm_recstream;
 
 /* Sets up rs on fd with buffers of bufsize bytes each (bufsize >= 64) and
  * points xdrs at it.  0, or -1 when out of memory. */
 int tdm_recstream_create(tdm_recstream *rs, XDR *xdrs, int fd, size_t bufsize, bool bounded);
 void tdm_recstream_destroy(tdm_recstream *rs);
+/* Input: from now on a peer that stalls in a record, or sends no record, for
+ * longer than t allows ends the input (eof, with timed_out saying which).
+ * t stays the caller's and is read at every record, so it may change. */
+void tdm_recstream_set_timeouts(tdm_recstream *rs, const tdm_wire_timeouts *t);
 
 /* Input: skips what is left of the current record and positions at the
  * next one, its first fragment header read (as xdrrec_skiprecord, which

@@ -168,6 +168,12 @@ int tdm_rpc_serve_one(const tdm_rpc_program *p, void *ctx, const tdm_rpc_io *io,
 
 tdm_rpc_end tdm_rpc_serve(const tdm_rpc_program *p, void *ctx, int fd, char *why, size_t whylen)
 {
+    return tdm_rpc_serve_timed(p, ctx, fd, NULL, why, whylen);
+}
+
+tdm_rpc_end tdm_rpc_serve_timed(const tdm_rpc_program *p, void *ctx, int fd, const tdm_wire_timeouts *t, char *why,
+                                size_t whylen)
+{
     conn_io io;
     tdm_rpc_io rio = { &io.xdrs, rec_send_reply, rec_input_lost, &io };
     tdm_rpc_bufs b = { 0 };
@@ -179,6 +185,8 @@ tdm_rpc_end tdm_rpc_serve(const tdm_rpc_program *p, void *ctx, int fd, char *why
         return TDM_RPC_IO_ERROR;
     }
     snprintf(why, whylen, "peer closed the connection");
+    if (t)
+        tdm_recstream_set_timeouts(&io.rs, t);
 
     for (;;) {
         io.xdrs.x_op = XDR_DECODE;
@@ -198,6 +206,12 @@ tdm_rpc_end tdm_rpc_serve(const tdm_rpc_program *p, void *ctx, int fd, char *why
     }
     if (end == TDM_RPC_CLOSED && io.rs.error)
         end = TDM_RPC_IO_ERROR;
+    if (io.rs.timed_out) {
+        char what[160];
+        tdm_wire_timeout_why(t, io.rs.timed_out, what, sizeof(what));
+        snprintf(why, whylen, "closed by the server: %s", what);
+        end = TDM_RPC_FINISHED;
+    }
     tdm_recstream_destroy(&io.rs);
     tdm_rpc_bufs_free(&b);
     return (tdm_rpc_end)end;

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <rpc/rpc.h>
 
+#include "wire_timeouts.h"
+
 typedef struct tdm_rpc_proc {
     xdrproc_t xargs;
     size_t args_size;
@@ -61,6 +63,11 @@ typedef enum {
 /* Serves calls on fd until the peer goes away, a frame is malformed, or a
  * handler ends it.  A short description of why is written to why. */
 tdm_rpc_end tdm_rpc_serve(const tdm_rpc_program *p, void *ctx, int fd, char *why, size_t whylen);
+/* As tdm_rpc_serve, and a peer that stalls in a frame or idles longer than
+ * t allows (read at every call: it may change) is cut off, with why saying
+ * which limit.  t NULL: no limits. */
+tdm_rpc_end tdm_rpc_serve_timed(const tdm_rpc_program *p, void *ctx, int fd, const tdm_wire_timeouts *t, char *why,
+                                size_t whylen);
 
 /* ---- the per-call part, shared by every transport's server loop ---- */
 

@@ -99,6 +99,41 @@ static int shm_send_reply(void *arg, struct rpc_msg *reply)
     return rc == TDM_SHM_OK ? 0 : -1;
 }
 
+/* ---- time limits on the wire (issue 16) ---- */
+/* As guest_alive, and false once the guest has kept the server waiting
+ * longer than c->limits allow: in the middle of a message (a frame of it
+ * taken) since the last frame came, or for a new message since the last
+ * was served.  Called between sleeps of the wait (every 50 ms at most). */
+static bool recv_alive(void *arg)
+{
+    tdm_shm_conn *c = arg;
+    uint64_t now;
+
+    if (!guest_alive(c))
+        return false;
+    if (!c->limits)
+        return true;
+    now = tdm_wire_now_ns();
+    if (c->rx.pos != c->seen_pos) {
+        c->seen_pos = c->rx.pos;
+        c->since_ns = now;
+    }
+    c->timed_out = tdm_wire_timed_out(c->limits, c->rx.pos != c->msg_start, now - c->since_ns);
+    return c->timed_out == TDM_WIRE_IN_TIME;
+}
+
+/* Gives back buffers one large call grew (TDM_SHM_KEEP_BYTES). */
+static void shrink(tdm_shm_conn *c)
+{
+    if (c->in.cap > TDM_SHM_KEEP_BYTES)
+        tdm_shm_msg_free(&c->in);
+    if (c->out_cap > TDM_SHM_KEEP_BYTES) {
+        free(c->out);
+        c->out = NULL;
+        c->out_cap = 0;
+    }
+}
+
 /* The whole message is in private memory: it can never end early. */
 static bool never_lost(void *arg)
 {
@@ -115,9 +150,19 @@ tdm_rpc_end tdm_shm_serve(const tdm_rpc_program *p, void *ctx, tdm_shm_conn *c, 
         return TDM_RPC_IO_ERROR;
     }
     for (;;) {
-        int rc = tdm_shm_ring_recv(&c->rx, &c->in, MAX_CALL, true, guest_alive, c);
+        int rc;
         XDR x;
 
+        c->msg_start = c->seen_pos = c->rx.pos;
+        c->since_ns = c->limits ? tdm_wire_now_ns() : 0;
+        rc = tdm_shm_ring_recv(&c->rx, &c->in, MAX_CALL, true, recv_alive, c);
+        if (rc == TDM_SHM_WAIT_DEAD && c->timed_out) {
+            char what[160];
+            tdm_wire_timeout_why(c->limits, c->timed_out, what, sizeof(what));
+            snprintf(why, whylen, "closed by the server: %s", what);
+            end = TDM_RPC_FINISHED;
+            break;
+        }
         if (rc == TDM_SHM_WAIT_DEAD) {
             uint64_t left = tdm_shm_ring_unread(&c->rx);
             if (left)
@@ -142,6 +187,7 @@ tdm_rpc_end tdm_shm_serve(const tdm_rpc_program *p, void *ctx, tdm_shm_conn *c, 
         tdm_rpc_io io = { &x, shm_send_reply, never_lost, c };
         end = tdm_rpc_serve_one(p, ctx, &io, &b, why, whylen);
         xdr_destroy(&x);
+        shrink(c);
         if (end != TDM_RPC_NEXT)
             break;
     }

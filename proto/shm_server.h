@@ -12,6 +12,12 @@
 #include "rpc_server.h"
 #include "shm_region.h"
 #include "shm_ring.h"
+#include "wire_timeouts.h"
+
+/* Message buffers larger than this are given back once their call is
+ * served: one large call (a code image) does not keep its size for the
+ * connection's life (issue 16). */
+#define TDM_SHM_KEEP_BYTES (1u << 20)
 
 typedef struct tdm_shm_conn {
     int sock;                 /* the guest's unix socket: closed = guest gone */
@@ -21,6 +27,12 @@ typedef struct tdm_shm_conn {
     uint8_t *out;             /* encoded reply */
     size_t out_cap;
     bool tx_corrupt;
+    /* ---- time limits on the wire (issue 16) ---- */
+    const tdm_wire_timeouts *limits; /* NULL: wait as long as it takes; the caller's, read at every wait */
+    uint64_t msg_start;       /* rx position where the message being received began */
+    uint64_t seen_pos;        /* rx position at the last look, and when it last moved */
+    uint64_t since_ns;
+    tdm_wire_timeout timed_out;
 } tdm_shm_conn;
 
 /* Receives the guest's region on sock, validates and maps it (at most

@@ -13,4 +13,17 @@ bool_t tdm_xdr_void(XDR *xdrs, void *unused);
  * arguments. */
 void tdm_rpc_call_msg(struct rpc_msg *m, uint32_t xid, uint32_t proc);
 
+/* Up to this many bytes of a variable-length opaque are allocated at once
+ * when decoded; beyond it, the buffer grows as the bytes arrive. */
+#define TDM_XDR_ALLOC_AHEAD (8u << 20)
+
+/* xdr_bytes as libtirpc has it, except that decoding into no buffer
+ * allocates what the stream delivers, not what the length word declares:
+ * libtirpc allocates the declared length (up to the bound, 256 MiB for a
+ * code image) before reading a byte of it, so a 40-byte frame could make
+ * the server take 256 MiB for as long as the guest kept it waiting.  The
+ * generated decoders call this one (proto/CMakeLists.txt defines xdr_bytes
+ * to it for rpcgen's output); the bytes on the wire are the same. */
+bool_t tdm_xdr_bytes(XDR *xdrs, char **cpp, u_int *sizep, u_int maxsize);
+
 #endif

@@ -46,6 +46,17 @@ static void usage(FILE *f)
             "  --session-streams N    live streams per session (default 1024; 0 = no bound): each\n"
             "                         stream has a server thread\n"
             "  --session-events N     live events per session (default 65536; 0 = no bound)\n"
+            "  --session-modules N    modules and libraries loaded per session (default 16384;\n"
+            "                         0 = no bound)\n"
+            "  --session-host-memory BYTES  host memory per session for its code images, kept\n"
+            "                         for takeover (default 4G; 0 = no bound)\n"
+            "  --host-budget BYTES    host memory all sessions hold together (default: half the\n"
+            "                         host's memory; 0 = no bound): past it a load is refused with\n"
+            "                         cudaErrorMemoryAllocation instead of the server being OOM-killed\n"
+            "  --frame-timeout S      close a connection that stalls in the middle of a call's frame\n"
+            "                         for S seconds (default 30; 0 = wait forever)\n"
+            "  --idle-timeout S       close a session that sends nothing for S seconds, releasing\n"
+            "                         what it held (default 0 = never: CUDA programs may idle for hours)\n"
             "  --tenants FILE         serve only guests that present a tenant's token (TANDEM_TOKEN),\n"
             "                         each within its tenant's bounds (docs/security.md); FILE must be\n"
             "                         private to the server's user (mode 600).  Without it: anyone\n"
@@ -82,7 +93,7 @@ static void usage(FILE *f)
 
 /* ---- a process per tenant (issue 16) ---- */
 enum {
-    OPT_WORKER_OF = 1000, OPT_WORKER_FD, OPT_WORKER_INDEX, OPT_WORKER_ENDPOINT, OPT_WORKER_SHM_ENDPOINT,
+    OPT_ISOLATE = 1000, OPT_WORKER_OF, OPT_WORKER_FD, OPT_WORKER_INDEX, OPT_WORKER_ENDPOINT, OPT_WORKER_SHM_ENDPOINT,
 };
 
 /* Options that are the front's alone: where it listens, how it is supervised, the MPS daemon it
@@ -91,7 +102,7 @@ enum {
  * process as given. */
 static bool front_only(int opt)
 {
-    return strchr("lpfsVMRId", opt) != NULL && opt != 0;
+    return opt == OPT_ISOLATE || (opt > 0 && opt < 128 && strchr("lpfsVMRd", opt) != NULL);
 }
 
 /* What --isolate cannot be combined with, said before anything starts. */
@@ -147,8 +158,11 @@ int main(int argc, char **argv)
         { "crash-before-reply", no_argument, 0, 'B' }, { "supervise", no_argument, 0, 'V' },
         { "handshake-timeout", required_argument, 0, 'H' }, { "session-streams", required_argument, 0, 'T' },
         { "session-events", required_argument, 0, 'E' }, { "tenants", required_argument, 0, 'N' },
+        { "session-modules", required_argument, 0, 'O' }, { "session-host-memory", required_argument, 0, 'U' },
+        { "host-budget", required_argument, 0, 'G' },     { "frame-timeout", required_argument, 0, 'W' },
+        { "idle-timeout", required_argument, 0, 'I' },
         /* ---- a process per tenant (issue 16): --isolate; the rest is how the front starts one ---- */
-        { "isolate", required_argument, 0, 'I' },   { "worker-of", required_argument, 0, OPT_WORKER_OF },
+        { "isolate", required_argument, 0, OPT_ISOLATE },  { "worker-of", required_argument, 0, OPT_WORKER_OF },
         { "worker-fd", required_argument, 0, OPT_WORKER_FD }, { "worker-index", required_argument, 0, OPT_WORKER_INDEX },
         { "worker-endpoint", required_argument, 0, OPT_WORKER_ENDPOINT },
         { "worker-shm-endpoint", required_argument, 0, OPT_WORKER_SHM_ENDPOINT },
@@ -158,6 +172,8 @@ int main(int argc, char **argv)
         .backend = NULL, .device = 0, .arena_base = TDM_DEFAULT_ARENA_BASE,
         .arena_size = TDM_DEFAULT_ARENA_SIZE, .session_mem_quota = 0, .max_sessions = 256,
         .handshake_timeout_s = 10, .session_streams = 1024, .session_events = 65536,
+        .session_modules = 16384, .session_host_memory = 4ull << 30, .host_budget = tdm_default_host_budget(),
+        .frame_timeout_s = 30, .idle_timeout_s = 0,
     };
     tdm_listener_config lc = { .host = "127.0.0.1", .port = 7710, .port_file = NULL, .shm_name = NULL,
                                .handoff_fd = -1 };
@@ -200,6 +216,25 @@ int main(int argc, char **argv)
             if ((count = atoi(optarg)) < 0) goto bad;
             cfg.session_events = (uint32_t)count;
             break;
+        /* ---- host resources and time limits (issue 16) ---- */
+        case 'O':
+            if ((count = atoi(optarg)) < 0) goto bad;
+            cfg.session_modules = (uint32_t)count;
+            break;
+        case 'U':
+            if (tdm_parse_size(optarg, &cfg.session_host_memory)) goto bad;
+            break;
+        case 'G':
+            if (tdm_parse_size(optarg, &cfg.host_budget)) goto bad;
+            break;
+        case 'W':
+            if ((count = atoi(optarg)) < 0) goto bad;
+            cfg.frame_timeout_s = (uint32_t)count;
+            break;
+        case 'I':
+            if ((count = atoi(optarg)) < 0) goto bad;
+            cfg.idle_timeout_s = (uint32_t)count;
+            break;
         case 'A':
             if (tdm_parse_size(optarg, &cfg.arena_base)) goto bad;
             break;
@@ -228,7 +263,7 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
-        case 'I':
+        case OPT_ISOLATE:
             if (strcmp(optarg, "tenant") != 0) {
                 tdm_log("--isolate takes 'tenant' (a process per tenant)");
                 return 2;

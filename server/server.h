@@ -27,6 +27,12 @@ typedef struct tdm_server_config {
     int handshake_timeout_s;     /* a connection that sends nothing for this long is closed (0 = never) */
     uint32_t session_streams;    /* live streams per session (each has a server thread); 0 = no bound */
     uint32_t session_events;     /* live events per session; 0 = no bound */
+    /* ---- host resources and time limits (issue 16) ---- */
+    uint32_t session_modules;    /* modules and libraries loaded per session; 0 = no bound */
+    uint64_t session_host_memory; /* host bytes a session holds (its code images); 0 = no bound */
+    uint64_t host_budget;        /* host bytes all sessions hold together; 0 = no bound */
+    uint32_t frame_timeout_s;    /* a peer stalled this long in the middle of a frame is cut off (0 = never) */
+    uint32_t idle_timeout_s;     /* a session that sends nothing this long is closed (0 = never) */
     const char *sim_mps_domain;  /* sim backend: MPS domain name, or NULL */
     const char *mps_mode;        /* cuda backend: NULL, "start" or "attach" (mps.h) */
     const char *mps_dir;         /* --mps attach DIR / --mps-run-dir */
@@ -62,11 +68,15 @@ typedef struct tdm_server {
     tdm_health health;           /* its device context's (health.h) */
     /* ---- ipc (issue 14) ---- */
     tdm_ipc_table ipc;           /* what its sessions exported (ipc_exports.h) */
+    /* ---- host resources (issue 16) ---- */
+    _Atomic uint64_t host_held;  /* host bytes its sessions hold, within cfg.host_budget */
 } tdm_server;
 
 /* A size as options and the tenants file give it: a number (decimal, 0x hex), optionally
  * followed by K, M or G (binary).  0, or -1 when s is not one (parse_size.c). */
 int tdm_parse_size(const char *s, uint64_t *out);
+/* --host-budget's default: half the host's physical memory (0 when unknown: no budget). */
+uint64_t tdm_default_host_budget(void);
 
 /* 0 on success; otherwise a cudaError_t after logging why. */
 int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg);

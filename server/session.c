@@ -84,7 +84,11 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
     s->id = atomic_fetch_add(&srv->next_session_id, 1);
     s->bounds = (tdm_session_bounds){ .mem_quota = srv->cfg.session_mem_quota,
                                       .streams = srv->cfg.session_streams,
-                                      .events = srv->cfg.session_events };
+                                      .events = srv->cfg.session_events,
+                                      .modules = srv->cfg.session_modules,
+                                      .host_memory = srv->cfg.session_host_memory,
+                                      .idle_timeout_s = srv->cfg.idle_timeout_s };
+    s->wire = (tdm_wire_timeouts){ .frame_s = srv->cfg.frame_timeout_s, .idle_s = srv->cfg.idle_timeout_s };
     s->peer_uid = -1;
     err = tdm_session_health_admit(s);
     if (err) {
@@ -222,19 +226,6 @@ tdm_stream_state *tdm_session_stream_for_work(tdm_session *s, uint64_t handle, i
     return *err ? NULL : st;
 }
 
-/* ---- per-session bounds (issue 16) ---- */
-/* A creation refused at the session's bound of `what` (streams, events): as a GPU out of
- * resources refuses it, with a line naming the tenant, the bound and where it was set. */
-static int refuse_at_bound(tdm_session *s, const char *call, uint32_t held, const char *what)
-{
-    if (s->tenant_name)
-        tdm_log_session(s->id, "%s refused: the session of tenant %s holds %u %s (session_%s of tenant %s)",
-                        call, s->tenant_name, held, what, what, s->tenant_name);
-    else
-        tdm_log_session(s->id, "%s refused: the session holds %u %s (--session-%s)", call, held, what, what);
-    return cudaErrorMemoryAllocation;
-}
-
 int tdm_session_stream_create(tdm_session *s, unsigned flags, int priority, uint64_t *out)
 {
     tdm_stream_state *st;
@@ -244,7 +235,7 @@ int tdm_session_stream_create(tdm_session *s, unsigned flags, int priority, uint
         return cudaErrorInvalidValue;
     /* ---- per-session bounds (issue 16): a stream is a server thread ---- */
     if (s->bounds.streams && s->streams.live >= s->bounds.streams)
-        return refuse_at_bound(s, "cudaStreamCreate", s->streams.live, "streams");
+        return tdm_session_refuse_at_bound(s, "cudaStreamCreate", s->streams.live, "streams", "streams");
     st = calloc(1, sizeof(*st));
     if (!st)
         return cudaErrorMemoryAllocation;
@@ -358,7 +349,7 @@ int tdm_session_event_create(tdm_session *s, unsigned flags, uint64_t *out)
         return cudaErrorInvalidValue;
     /* ---- per-session bounds (issue 16) ---- */
     if (s->bounds.events && s->events.live >= s->bounds.events)
-        return refuse_at_bound(s, "cudaEventCreate", s->events.live, "events");
+        return tdm_session_refuse_at_bound(s, "cudaEventCreate", s->events.live, "events", "events");
     e = calloc(1, sizeof(*e));
     if (!e)
         return cudaErrorMemoryAllocation;
@@ -491,9 +482,13 @@ int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr)
         err = cudaErrorMemoryAllocation;
         goto fail_arena;
     }
-    err = mem_map_relaxed(s, *addr, rounded, &mem);
+    /* ---- tenants (issue 16): its tenant's sessions' memory added up ---- */
+    err = tdm_session_mem_take(s, rounded, "cudaMalloc");
     if (err)
         goto fail_arena;
+    err = mem_map_relaxed(s, *addr, rounded, &mem);
+    if (err)
+        goto fail_taken;
     r.addr = *addr;
     r.size = size;
     r.mapped = rounded;
@@ -503,11 +498,12 @@ int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr)
         err = cudaErrorMemoryAllocation;
         goto fail_map;
     }
-    s->mem_used += rounded;
     HOOK(s, memory_made, &r, mem);
     return 0;
 fail_map:
     ops(s)->mem_unmap(be(s), *addr, rounded, mem);
+fail_taken:
+    tdm_session_mem_give(s, rounded);
 fail_arena:
     tdm_arena_free(s->srv->arena, *addr, rounded);
     *addr = 0;
@@ -522,7 +518,7 @@ static int release_alloc(tdm_session *s, tdm_range *r)
     int err = ops(s)->mem_unmap(be(s), r->addr, r->mapped, r->backing);
 
     tdm_arena_free(s->srv->arena, r->addr, r->mapped);
-    s->mem_used -= r->mapped;
+    tdm_session_mem_give(s, r->mapped);
     return err;
 }
 
@@ -554,7 +550,7 @@ int tdm_session_adopt_mem(tdm_session *s, uint64_t addr, uint64_t mapped, uint64
 
     if (size == 0 || size > mapped || tdm_session_ranges_add(s, &r) != 0)
         return cudaErrorInvalidValue;
-    s->mem_used += mapped;
+    tdm_session_mem_take(s, mapped, NULL);   /* held already: counted whatever the bound */
     return 0;
 }
 
@@ -787,6 +783,15 @@ int tdm_session_memset(tdm_session *s, uint64_t dst, uint8_t value, uint64_t n, 
 
 /* ---- modules and launches ---- */
 
+/* ---- host resources (issue 16) ---- */
+int tdm_session_module_admit(tdm_session *s, uint64_t len, const char *call)
+{
+    if (s->bounds.modules && s->modules.live >= s->bounds.modules)
+        return tdm_session_refuse_at_bound(s, call, s->modules.live, "modules and libraries", "modules");
+    /* The image is kept for the session's life: a standby would need it (takeover_state.c). */
+    return tdm_session_host_take(s, len, call);
+}
+
 static void module_free(tdm_session *s, tdm_module_entry *m)
 {
     for (uint32_t i = 0; i < m->nfuncs; i++)
@@ -798,6 +803,8 @@ static void module_free(tdm_session *s, tdm_module_entry *m)
     }
     if (m->bm)
         ops(s)->module_unload(be(s), m->bm);
+    if (m->image_bytes)
+        tdm_session_host_give(s, m->image_bytes);
     free(m->funcs);
     free(m->vars);
     free(m);
@@ -810,10 +817,15 @@ int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
                             uint64_t *var_addr, uint64_t *var_size, int *var_err)
 {
     tdm_bmodule *bm = NULL;
-    int err = ops(s)->module_load(be(s), image, len, &bm);
+    int err = tdm_session_module_admit(s, len, "cudaModuleLoad");
 
     if (err)
         return err;
+    err = ops(s)->module_load(be(s), image, len, &bm);
+    if (err) {
+        tdm_session_host_give(s, len);
+        return err;
+    }
     return tdm_session_module_adopt(s, bm, image, len, func_names, nfuncs, var_names, nvars, var_logical, module,
                                     func_handles, func_err, var_addr, var_size, var_err);
 }
@@ -831,9 +843,11 @@ int tdm_session_module_adopt(tdm_session *s, tdm_bmodule *bm, const void *image,
 
     if (!m) {
         ops(s)->module_unload(be(s), bm);
+        tdm_session_host_give(s, len);
         return cudaErrorMemoryAllocation;
     }
     m->bm = bm;
+    m->image_bytes = len;     /* its charge (tdm_session_module_admit) goes with it */
     m->funcs = calloc(nfuncs ? nfuncs : 1, sizeof(uint64_t));
     m->vars = calloc(nvars ? nvars : 1, sizeof(*m->vars));
     if (!m->funcs || !m->vars) {
@@ -1059,6 +1073,10 @@ int tdm_session_reset(tdm_session *s)
 
 void tdm_session_take_over(tdm_session *s, tdm_session *from)
 {
+    /* ---- tenants (issue 16): its tenant counts what s holds from now on ---- */
+    tdm_tenant_usage *usage = s->usage;
+    tdm_session_usage_leave(s);
+    tdm_session_usage_leave(from);
     tdm_session tmp = *s;
 
     *s = *from;
@@ -1076,6 +1094,9 @@ void tdm_session_take_over(tdm_session *s, tdm_session *from)
     memcpy(s->peer, tmp.peer, sizeof(s->peer));
     from->tenant = NULL;
     from->tenant_name = NULL;
+    /* ---- time limits (issue 16): the connection's ---- */
+    s->wire = tmp.wire;
+    tdm_session_usage_enter(s, usage);
 }
 
 void tdm_session_destroy(tdm_session *s)

@@ -18,6 +18,7 @@
 #include "handle_table.h"
 #include "range_map.h"
 #include "server.h"
+#include "wire_timeouts.h"
 
 /* Guest stream handles with fixed meaning, as in the CUDA runtime. */
 #define TDM_STREAM_NULL 0x0ull
@@ -33,9 +34,20 @@
 typedef struct tdm_session_bounds {
     uint64_t mem_quota;          /* bytes of device memory */
     uint32_t streams, events;    /* live at once */
+    uint32_t modules;            /* modules and libraries loaded at once (--session-modules) */
+    uint64_t host_memory;        /* bytes of host memory it holds: its code images (--session-host-memory) */
+    uint32_t idle_timeout_s;     /* close it after this long without a call (--idle-timeout) */
 } tdm_session_bounds;
 
 struct tdm_tenant;               /* front/tenants.h: the core only carries it */
+
+/* What all sessions of one tenant hold together, and its bounds on that (tenant_memory,
+ * tenant_host_memory; 0 = none).  The tenant's (front/tenants.h); the core adds and takes away
+ * what its session holds (session_bounds.c). */
+typedef struct tdm_tenant_usage {
+    uint64_t mem_limit, host_limit;
+    _Atomic uint64_t mem, host;
+} tdm_tenant_usage;
 
 typedef struct tdm_stream_state {
     tdm_bstream *bs;
@@ -79,6 +91,7 @@ typedef struct tdm_module_entry {
     uint32_t nvars;
     /* ---- libraries (issue 14) ---- */
     bool library;                /* loaded by cudaLibraryLoadData (counted against its bound) */
+    uint64_t image_bytes;        /* host memory charged for its image (issue 16; session_bounds.c) */
     uint32_t vars_cap;           /* room in vars for the globals asked for after the load */
 } tdm_module_entry;
 
@@ -140,6 +153,10 @@ typedef struct tdm_session {
     const char *tenant_name;         /* its name for log lines; NULL without a tenant */
     char peer[128];                  /* who connected (TCP address, or shm and pid), for log lines */
     long peer_uid;                   /* an shm guest's user (SO_PEERCRED); -1 over TCP */
+    /* ---- host resources and time limits (issue 16): session_bounds.c ---- */
+    uint64_t host_held;              /* bytes of host memory charged to it (its modules' images) */
+    tdm_tenant_usage *usage;         /* its tenant's totals, which it counts in; NULL without a tenant */
+    tdm_wire_timeouts wire;          /* its connection's time limits (--frame-timeout, idle_timeout) */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -197,6 +214,12 @@ int tdm_session_memcpy_dtoh(tdm_session *s, void *dst, uint64_t src, uint64_t n,
 int tdm_session_memcpy_dtod(tdm_session *s, uint64_t dst, uint64_t src, uint64_t n, uint64_t stream);
 int tdm_session_memset(tdm_session *s, uint64_t dst, uint8_t value, uint64_t n, uint64_t stream);
 
+/* ---- host resources (issue 16) ---- */
+/* Room for one more module or library with an image of len bytes: within the session's
+ * session_modules, and its host memory charged (tdm_session_host_take).  The charge is then
+ * tdm_session_module_adopt's, or the caller's to give back when the load fails before it. */
+int tdm_session_module_admit(tdm_session *s, uint64_t len, const char *call);
+
 /* Loads a fat binary and resolves the named kernels and variables.
  * var_logical (NULL normally): a standby reloading the active's module gives
  * the addresses the guest knows for the variables.  A kernel
@@ -209,8 +232,9 @@ int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
                             uint64_t *var_addr, uint64_t *var_size, int *var_err);
 int tdm_session_module_unload(tdm_session *s, uint64_t module);
 /* ---- libraries (issue 14) ---- */
-/* tdm_session_module_load for a module the backend has loaded already (bm
- * is the session's from then on, unloaded on failure too). */
+/* tdm_session_module_load for a module the backend has loaded already (bm,
+ * and the charge of len bytes tdm_session_module_admit took, are the
+ * session's from then on: unloaded and given back on failure too). */
 int tdm_session_module_adopt(tdm_session *s, tdm_bmodule *bm, const void *image, uint64_t len,
                              const char *const *func_names, uint32_t nfuncs,
                              const char *const *var_names, uint32_t nvars, const uint64_t *var_logical,
@@ -684,6 +708,32 @@ bool tdm_session_graph_mem_has_nodes(tdm_session *s, uint64_t graph);
 
 /* ---- libraries (issue 14): session_library.c ---- */
 #define TDM_SESSION_MAX_LIBRARIES 1024       /* libraries loaded and not unloaded */
+
+/* ---- host resources (issue 16): session_bounds.c ----
+ * Every bound here: 0 is none.  A refusal is logged naming the tenant, the limit and the value,
+ * and answered with cudaErrorMemoryAllocation, as a GPU out of that resource answers. */
+/* Whether `want` more fits beside `held` under `limit` (0: no limit); no overflow. */
+bool tdm_bound_admits(uint64_t held, uint64_t want, uint64_t limit);
+/* Adds want to *held if it fits under limit, atomically (sessions of a tenant, or of the
+ * server, take from one total): true when it did. */
+bool tdm_bound_take(_Atomic uint64_t *held, uint64_t want, uint64_t limit);
+/* A creation refused at the session's bound: the line "CALL refused: the session of tenant T
+ * holds HELD WHAT (session_KEY of tenant T)", or "(--session-KEY)" without a tenant.
+ * cudaErrorMemoryAllocation. */
+int tdm_session_refuse_at_bound(tdm_session *s, const char *call, uint64_t held, const char *what, const char *key);
+/* Host memory the session is to hold (n bytes, for `call`): within its session_host_memory,
+ * its tenant's tenant_host_memory and the server's --host-budget, or refused. */
+int tdm_session_host_take(tdm_session *s, uint64_t n, const char *call);
+void tdm_session_host_give(tdm_session *s, uint64_t n);
+/* Device memory the session is to hold (n bytes): counted in s->mem_used and within its
+ * tenant's tenant_memory, or refused.  call NULL: counted whatever the bound (memory the
+ * session holds already, as a standby adopts it). */
+int tdm_session_mem_take(tdm_session *s, uint64_t n, const char *call);
+void tdm_session_mem_give(tdm_session *s, uint64_t n);
+/* The session starts or stops counting in its tenant's totals (admitted, released, or its
+ * state taken over from another session). */
+void tdm_session_usage_enter(tdm_session *s, tdm_tenant_usage *u);
+void tdm_session_usage_leave(tdm_session *s);
 #define TDM_LIBRARY_MAX_GLOBALS 1024         /* globals asked for, per library */
 /* Loads a fat binary, cubin or PTX image as a library: every kernel of it
  * gets a function handle (names, handles and errors in *names/funcs/errs,

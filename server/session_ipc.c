@@ -262,7 +262,7 @@ bool tdm_session_ipc_keeps(tdm_session *s, const tdm_range *r)
     /* Natively undefined for the importers; here their mapping stays valid
      * until the last of them closes it, and its bytes stay in this
      * session's quota (tdm_session_ipc_kept) meanwhile. */
-    s->mem_used -= r->mapped;
+    tdm_session_mem_give(s, r->mapped);
     return true;
 }
 

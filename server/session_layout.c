@@ -290,7 +290,14 @@ int tdm_session_array_create(tdm_session *s, const int bits[4], int kind, tdm_ex
         free(a);
         return cudaErrorMemoryAllocation;
     }
-    s->mem_used += a->bytes;
+    /* ---- tenants (issue 16): within its tenant's memory ---- */
+    if ((err = tdm_session_mem_take(s, a->bytes, "cudaMallocArray")) != 0) {
+        tdm_handles_remove(&l->arrays, *out);
+        *out = 0;
+        ops(s)->array_destroy(s->srv->be, a->ba);
+        free(a);
+        return err;
+    }
     return 0;
 }
 
@@ -298,7 +305,7 @@ static void array_free(tdm_session *s, layout_array *a)
 {
     if (!a->level)
         ops(s)->array_destroy(s->srv->be, a->ba);
-    s->mem_used -= a->bytes;
+    tdm_session_mem_give(s, a->bytes);
     free(a);
 }
 

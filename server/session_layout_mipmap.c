@@ -135,7 +135,14 @@ int tdm_session_mipmap_create(tdm_session *s, const int bits[4], int kind, tdm_e
         free(m);
         return cudaErrorMemoryAllocation;
     }
-    s->mem_used += m->bytes;
+    /* ---- tenants (issue 16): within its tenant's memory ---- */
+    if ((err = tdm_session_mem_take(s, m->bytes, "cudaMallocMipmappedArray")) != 0) {
+        tdm_handles_remove(&mm->mipmaps, *out);
+        *out = 0;
+        ops(s)->mipmap_destroy(s->srv->be, m->bm);
+        free(m);
+        return err;
+    }
     *levels = m->levels;
     return 0;
 }
@@ -174,7 +181,7 @@ static void mipmap_free(tdm_session *s, layout_mipmap *m)
         if (m->level_array[i])
             tdm_session_array_disown(s, m->level_array[i]);
     ops(s)->mipmap_destroy(s->srv->be, m->bm);
-    s->mem_used -= m->bytes;
+    tdm_session_mem_give(s, m->bytes);
     free(m);
 }
 

@@ -60,9 +60,14 @@ int tdm_session_library_load(tdm_session *s, const void *image, uint64_t len, ui
                         TDM_SESSION_MAX_LIBRARIES);
         return cudaErrorMemoryAllocation;
     }
-    err = ops->module_load(s->srv->be, image, len, &bm);
+    err = tdm_session_module_admit(s, len, "cudaLibraryLoadData");   /* ---- host resources (issue 16) ---- */
     if (err)
         return err;
+    err = ops->module_load(s->srv->be, image, len, &bm);
+    if (err) {
+        tdm_session_host_give(s, len);
+        return err;
+    }
     err = ops->module_kernel_names(s->srv->be, bm, image, len, &nv, &n);
     if (!err && n > TDM_MAX_LIBRARY_KERNELS) {
         tdm_log_session(s->id, "library refused: %u kernels, Tandem carries %u", n, TDM_MAX_LIBRARY_KERNELS);
@@ -83,9 +88,10 @@ int tdm_session_library_load(tdm_session *s, const void *image, uint64_t len, ui
     }
     if (err) {
         ops->module_unload(s->srv->be, bm);
+        tdm_session_host_give(s, len);
         goto fail;
     }
-    /* From here the session owns bm, failure included. */
+    /* From here the session owns bm and the image's charge, failure included. */
     err = tdm_session_module_adopt(s, bm, image, len, (const char *const *)nv, n, NULL, 0, NULL, library, fh, fe,
                                    NULL, NULL, NULL);
     if (err)

@@ -296,7 +296,7 @@ static void check_protection(tdm_resume *r, tdm_conn *c)
     rc = tdm_conn_call(c, TDM_PROTECT, &a, &h);
     if (rc == TDM_T_BROKEN) {
         if (failover(r, c) != 0)
-            tdm_conn_fail(c, "lost the connection to the Tandem server");
+            tdm_conn_fail(c, "lost the connection to the Tandem server: " TDM_CONN_LOST_HINT);
         return;
     }
     if (rc != TDM_T_OK)

@@ -192,7 +192,7 @@ static void *serve_conn(void *arg)
     /* Without lanes (out of memory) the session copies on this connection. */
     s->lanes = lanes = tdm_lanes_create();
     set_lanes(c->set, c->fd, lanes);
-    tdm_rpc_end end = tdm_rpc_serve(&tdm_dispatch_program, s, c->fd, why, sizeof(why));
+    tdm_rpc_end end = tdm_rpc_serve_timed(&tdm_dispatch_program, s, c->fd, &s->wire, why, sizeof(why));
     tdm_log("session %llu (pid %d) closed: %s%s", (unsigned long long)s->id, s->pid,
             why, end == TDM_RPC_MALFORMED ? " (other sessions are unaffected)" : "");
     /* No lane joins from now on; those joined leave before the session goes. */

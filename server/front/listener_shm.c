@@ -40,6 +40,7 @@ void tdm_listener_serve_shm(tdm_server *srv, int fd, const char *peer, long uid,
     snprintf(s->peer, sizeof(s->peer), "%s", peer);
     tdm_log("session %llu opened by %s (region %llu MiB)", (unsigned long long)s->id,
             peer, (unsigned long long)(g.conn.region.g.size >> 20));
+    g.conn.limits = &s->wire;   /* ---- time limits on the wire (issue 16) ---- */
     tdm_rpc_end end = tdm_shm_serve(&tdm_dispatch_program, s, &g.conn, why, sizeof(why));
     tdm_log("session %llu (pid %d) closed: %s%s", (unsigned long long)s->id, s->pid, why,
             end == TDM_RPC_MALFORMED ? " (other sessions are unaffected)" : "");

@@ -82,7 +82,12 @@ int tdm_tenants_admit(tdm_tenants *ts, tdm_session *s, const tdm_token *token)
         .mem_quota = t->has_quota ? t->bounds.mem_quota : cfg->session_mem_quota,
         .streams = t->has_streams ? t->bounds.streams : cfg->session_streams,
         .events = t->has_events ? t->bounds.events : cfg->session_events,
+        .modules = t->has_modules ? t->bounds.modules : cfg->session_modules,
+        .host_memory = t->has_host_memory ? t->bounds.host_memory : cfg->session_host_memory,
+        .idle_timeout_s = t->has_idle_timeout ? t->bounds.idle_timeout_s : cfg->idle_timeout_s,
     };
+    s->wire.idle_s = s->bounds.idle_timeout_s;
+    tdm_session_usage_enter(s, &t->usage);
     tdm_log_session(s->id, "%s is tenant %s", s->peer, t->name);
     return 0;
 }
@@ -92,6 +97,7 @@ void tdm_tenants_release(tdm_session *s)
     if (!s->tenant)
         return;
     atomic_fetch_sub(&s->tenant->live, 1);
+    tdm_session_usage_leave(s);
     s->tenant = NULL;
     s->tenant_name = NULL;
 }

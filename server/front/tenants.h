@@ -24,7 +24,9 @@ typedef struct tdm_tenant {
     uint32_t token_len;
     /* The tenant's overrides of the server's per-session defaults; has_* false: the default. */
     bool has_quota, has_streams, has_events;
+    bool has_modules, has_host_memory, has_idle_timeout;   /* ---- host resources (issue 16) ---- */
     tdm_session_bounds bounds;
+    tdm_tenant_usage usage;        /* all its sessions hold, and its tenant_memory, tenant_host_memory */
     int max_sessions;              /* its sessions at once; 0 = no bound of its own */
     long uid;                      /* the only user its shm guests may run as; -1 = any */
     atomic_int live;               /* its sessions now */

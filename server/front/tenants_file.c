@@ -16,7 +16,11 @@
 #include "server.h"
 
 /* Keys a tenant's section may have, each at most once. */
-enum { K_TOKEN = 1, K_TOKEN_FILE = 2, K_QUOTA = 4, K_STREAMS = 8, K_EVENTS = 16, K_MAX_SESSIONS = 32, K_UID = 64 };
+enum { K_TOKEN = 1, K_TOKEN_FILE = 2, K_QUOTA = 4, K_STREAMS = 8, K_EVENTS = 16, K_MAX_SESSIONS = 32, K_UID = 64,
+       /* ---- host resources and time limits (issue 16) ---- */
+       K_MODULES = 128, K_HOST_MEMORY = 256, K_IDLE = 512, K_TENANT_MEMORY = 1024, K_TENANT_HOST_MEMORY = 2048 };
+/* Keys whose value is a size (K, M, G). */
+#define K_SIZES (K_QUOTA | K_HOST_MEMORY | K_TENANT_MEMORY | K_TENANT_HOST_MEMORY)
 
 typedef struct load_ctx {
     tdm_tenants *ts;
@@ -207,10 +211,14 @@ static int on_key(void *user, const char *section, const char *key, const char *
     k = strcmp(key, "token") == 0 ? K_TOKEN : strcmp(key, "token_file") == 0 ? K_TOKEN_FILE
       : strcmp(key, "session_quota") == 0 ? K_QUOTA : strcmp(key, "session_streams") == 0 ? K_STREAMS
       : strcmp(key, "session_events") == 0 ? K_EVENTS : strcmp(key, "max_sessions") == 0 ? K_MAX_SESSIONS
-      : strcmp(key, "uid") == 0 ? K_UID : 0;
+      : strcmp(key, "uid") == 0 ? K_UID : strcmp(key, "session_modules") == 0 ? K_MODULES
+      : strcmp(key, "session_host_memory") == 0 ? K_HOST_MEMORY : strcmp(key, "idle_timeout") == 0 ? K_IDLE
+      : strcmp(key, "tenant_memory") == 0 ? K_TENANT_MEMORY
+      : strcmp(key, "tenant_host_memory") == 0 ? K_TENANT_HOST_MEMORY : 0;
     if (!k) {
         snprintf(why, wl, "unknown key '%s' in tenant [%s] (token, token_file, session_quota, session_streams, "
-                 "session_events, max_sessions, uid)", key, t->name);
+                 "session_events, session_modules, session_host_memory, idle_timeout, tenant_memory, "
+                 "tenant_host_memory, max_sessions, uid)", key, t->name);
         return 0;
     }
     if (c->seen & k || (k & (K_TOKEN | K_TOKEN_FILE) && c->seen & (K_TOKEN | K_TOKEN_FILE))) {
@@ -234,6 +242,27 @@ static int on_key(void *user, const char *section, const char *key, const char *
         if (set_bound(value, &t->has_events, &t->bounds.events))
             return 1;
         break;
+    case K_MODULES:
+        if (set_bound(value, &t->has_modules, &t->bounds.modules))
+            return 1;
+        break;
+    case K_IDLE:
+        if (set_bound(value, &t->has_idle_timeout, &t->bounds.idle_timeout_s))
+            return 1;
+        break;
+    case K_HOST_MEMORY:
+        t->has_host_memory = tdm_parse_size(value, &t->bounds.host_memory) == 0;
+        if (t->has_host_memory)
+            return 1;
+        break;
+    case K_TENANT_MEMORY:
+        if (tdm_parse_size(value, &t->usage.mem_limit) == 0)
+            return 1;
+        break;
+    case K_TENANT_HOST_MEMORY:
+        if (tdm_parse_size(value, &t->usage.host_limit) == 0)
+            return 1;
+        break;
     case K_MAX_SESSIONS:
         if (parse_count(value, &t->max_sessions))
             return 1;
@@ -245,7 +274,7 @@ static int on_key(void *user, const char *section, const char *key, const char *
         return 0;
     }
     snprintf(why, wl, "tenant [%s]: %s '%s' is not a %s", t->name, key, value,
-             k == K_QUOTA ? "size (a number, optionally K, M or G)" : "count (0 or more)");
+             k & K_SIZES ? "size (a number, optionally K, M or G)" : "count (0 or more)");
     return 0;
 }
 

@@ -68,6 +68,27 @@ Test(tenants_file, a_good_file_gives_each_tenant_its_token_and_overrides)
     tdm_tenants_free(&ts);
 }
 
+/* ---- host resources and time limits (issue 16) ---- */
+Test(tenants_file, the_host_resource_keys_override_their_defaults_and_set_the_tenants_totals)
+{
+    tdm_tenants ts;
+    char why[400] = "";
+
+    write_file(path, "[alice]\ntoken = alice-token-0123456789\nsession_modules = 64\nsession_host_memory = 512M\n"
+               "idle_timeout = 3600\ntenant_memory = 80G\ntenant_host_memory = 2G\n\n"
+               "[bob]\ntoken = bob-token-0123456789ab\n", 0600);
+    cr_assert_eq(tdm_tenants_load(path, &ts, why, sizeof(why)), 0, "%s", why);
+    cr_expect(ts.v[0].has_modules && ts.v[0].bounds.modules == 64);
+    cr_expect(ts.v[0].has_host_memory && ts.v[0].bounds.host_memory == 512ull << 20);
+    cr_expect(ts.v[0].has_idle_timeout && ts.v[0].bounds.idle_timeout_s == 3600);
+    cr_expect_eq(ts.v[0].usage.mem_limit, 80ull << 30);
+    cr_expect_eq(ts.v[0].usage.host_limit, 2ull << 30);
+    cr_expect(!ts.v[1].has_modules && !ts.v[1].has_host_memory && !ts.v[1].has_idle_timeout,
+              "bob's bounds were not left to the server's defaults");
+    cr_expect_eq(ts.v[1].usage.mem_limit, 0, "bob's total has a bound it was not given");
+    tdm_tenants_free(&ts);
+}
+
 Test(tenants_file, each_bad_file_is_refused_for_its_own_reason)
 {
     static const struct {
@@ -85,6 +106,11 @@ Test(tenants_file, each_bad_file_is_refused_for_its_own_reason)
         { "[a]\ntoken = aaaaaaaaaaaaaaaa\nmax_sessions = 2x\n", 0600, "line 3: tenant [a]: max_sessions '2x' is not a count" },
         { "[a]\ntoken = aaaaaaaaaaaaaaaa\nuid = no-such-user-here\n", 0600, "line 3: tenant [a]: uid 'no-such-user-here'" },
         { "[a]\ntoken = aaaaaaaaaaaaaaaa\ncolour = blue\n", 0600, "line 3: unknown key 'colour'" },
+        /* ---- host resources and time limits (issue 16) ---- */
+        { "[a]\ntoken = aaaaaaaaaaaaaaaa\ntenant_memory = lots\n", 0600, "line 3: tenant [a]: tenant_memory 'lots' is not a size" },
+        { "[a]\ntoken = aaaaaaaaaaaaaaaa\nsession_host_memory = 1T\n", 0600, "session_host_memory '1T' is not a size" },
+        { "[a]\ntoken = aaaaaaaaaaaaaaaa\nidle_timeout = soon\n", 0600, "idle_timeout 'soon' is not a count" },
+        { "[a]\ntoken = aaaaaaaaaaaaaaaa\nsession_modules = -2\n", 0600, "session_modules '-2' is not a count" },
         { "[a]\ntoken = aaaaaaaaaaaaaaaa\ntoken = bbbbbbbbbbbbbbbb\n", 0600, "line 3: tenant [a] gives 'token' a second time" },
         { "[a]\ntoken = aaaaaaaaaaaaaaaa\ntoken_file = /x\n", 0600, "line 3: tenant [a] gives 'token_file' a second time" },
         { "[a]\ntoken = short\n", 0600, "line 2: the token of tenant a has 5 characters" },
