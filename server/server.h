@@ -69,6 +69,10 @@ int tdm_parse_size(const char *s, uint64_t *out);
 /* 0 on success; otherwise a cudaError_t after logging why. */
 int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg);
 void tdm_server_stop(tdm_server *srv);
+/* The server is stopping and `sessions` are still open: ends their device work (backend op
+ * end_work), so that a session waiting for a long kernel returns at once instead of holding
+ * the stop up (issue 16), and says so in the log. */
+void tdm_server_end_work(tdm_server *srv, int sessions);
 /* Installs the hooks every session of this server calls from now on;
  * before the first session, once. */
 void tdm_server_set_hooks(tdm_server *srv, const tdm_session_hooks *hooks, void *ctx);

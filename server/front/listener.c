@@ -373,6 +373,7 @@ int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile s
     pthread_mutex_lock(&cs.lock);
     for (int i = 0; i < cs.n; i++)
         shutdown(cs.fds[i], SHUT_RDWR);
+    tdm_server_end_work(srv, cs.n);   /* a session waiting for a long kernel would hold the stop up */
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 10;
