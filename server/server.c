@@ -113,6 +113,21 @@ void tdm_server_stop(tdm_server *srv)
     tdm_ipc_table_destroy(&srv->ipc); /* ---- ipc (issue 14) ---- */
 }
 
+void tdm_server_end_work(tdm_server *srv, int sessions)
+{
+    tdm_backend *be = srv->be;
+
+    if (sessions <= 0 || !be)
+        return;
+    if (srv->ops->end_work) {
+        tdm_log("stopping: ending the device work of %d session(s): running kernels stop, queued work is dropped",
+                sessions);
+        srv->ops->end_work(be);
+    } else {
+        tdm_log("stopping: %d session(s) may still wait for their kernels; the server's exit ends them", sessions);
+    }
+}
+
 /* ---- health (issue 14) ---- */
 
 int tdm_server_rebuild_context(tdm_server *srv)

@@ -85,6 +85,10 @@ void tdm_server_stop(tdm_server *srv);
  * configuration and endpoints only; it never touches a device, so it has no backend, arena or
  * sessions, and nothing to stop. */
 void tdm_server_init_front(tdm_server *srv, const tdm_server_config *cfg);
+/* The server is stopping and `sessions` are still open: ends their device work (backend op
+ * end_work), so that a session waiting for a long kernel returns at once instead of holding
+ * the stop up (issue 16), and says so in the log. */
+void tdm_server_end_work(tdm_server *srv, int sessions);
 /* Installs the hooks every session of this server calls from now on;
  * before the first session, once. */
 void tdm_server_set_hooks(tdm_server *srv, const tdm_session_hooks *hooks, void *ctx);

@@ -373,11 +373,12 @@ static int run_handed(tdm_server *srv, conn_set *cs, const tdm_listener_config *
 
 /* Wakes every session thread and waits (10 s at most) for them: each destroys its session on
  * the way out.  0, or -1 when some did not finish. */
-static int drain(conn_set *cs)
+static int drain(tdm_server *srv, conn_set *cs)
 {
     pthread_mutex_lock(&cs->lock);
     for (int i = 0; i < cs->n; i++)
         shutdown(cs->fds[i], SHUT_RDWR);
+    tdm_server_end_work(srv, cs->n);   /* a session waiting for a long kernel would hold the stop up */
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     until.tv_sec += 10;
@@ -402,7 +403,7 @@ int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile s
     pthread_cond_init(&cs.idle, NULL);
     if (cfg->handoff_fd >= 0) {
         run_handed(srv, &cs, cfg, stop);
-        return drain(&cs);
+        return drain(srv, &cs);
     }
     lfd = listen_on(cfg, &port);
     if (lfd < 0)
@@ -455,5 +456,5 @@ int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile s
     if (sfd >= 0)
         close(sfd);
 
-    return drain(&cs);
+    return drain(srv, &cs);
 }

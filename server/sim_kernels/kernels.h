@@ -23,6 +23,8 @@ extern const sim_kernel sim_kernel_fault_stack_overflow, sim_kernel_fault_illega
 extern const sim_kernel sim_kernel_victim_step;
 /* bench_*.c (bench/micro/launch.cu, bench/apps/, docs/benchmarks.md) */
 extern const sim_kernel sim_kernel_bench_empty;
+extern const sim_kernel sim_kernel_fair_tiny;
+extern const sim_kernel sim_kernel_fair_spin;
 extern const sim_kernel sim_kernel_bench_nw_init, sim_kernel_bench_nw_diagonal;
 extern const sim_kernel sim_kernel_bench_lud_diagonal, sim_kernel_bench_lud_perimeter, sim_kernel_bench_lud_internal;
 extern const sim_kernel sim_kernel_bench_srad_reduce, sim_kernel_bench_srad_coef, sim_kernel_bench_srad_update;

@@ -185,6 +185,11 @@ typedef struct tdm_backend_ops {
 
     int (*init)(tdm_backend **out, const tdm_backend_config *cfg);
     void (*shutdown)(tdm_backend *b);
+    /* Server stop (issue 16; optional): running kernels end at once, queued work is dropped
+     * and waits are cut short, so that every session's thread returns and the server exits
+     * within a bounded time; later work fails.  shutdown still follows.  NULL where the
+     * process's exit ends the device's work (cuda: a context's kernels end with its process). */
+    void (*end_work)(tdm_backend *b);
 
     int (*driver_version)(tdm_backend *b, int *version);
     int (*device_info)(tdm_backend *b, tdm_device_info *out);

@@ -46,16 +46,22 @@ fail_free:
     return err;
 }
 
-/* Work still queued is dropped, running kernels stop at their next block,
- * waits are cut short; then every thread is joined and everything freed. */
-static void sim_shutdown(tdm_backend *b)
+/* Work still queued is dropped, running kernels stop at their next block
+ * (sim_launch_stopped), waits are cut short. */
+static void sim_end_work(tdm_backend *b)
 {
-    if (!b)
-        return;
     pthread_mutex_lock(&b->lock);
     atomic_store(&b->stopping, true);
     pthread_cond_broadcast(&b->progress);
     pthread_mutex_unlock(&b->lock);
+}
+
+/* The work ended (sim_end_work); then every thread is joined and everything freed. */
+static void sim_shutdown(tdm_backend *b)
+{
+    if (!b)
+        return;
+    sim_end_work(b);
     sim_streams_free_all(b);
     sim_events_free_all(b);
     sim_modules_free_all(b);
@@ -79,6 +85,7 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .simulated = true,
     .init = sim_init,
     .shutdown = sim_shutdown,
+    .end_work = sim_end_work,
     .driver_version = sim_driver_version,
     .device_info = sim_device_info,
     .mem_get_info = sim_mem_get_info,
