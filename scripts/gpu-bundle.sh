@@ -33,7 +33,7 @@ done
 # native runs (the GPU host's CUDA installation may be another version).
 if [ -d "$TANDEM_BUILD/bench" ]; then
   mkdir -p "$out/bench/bin" "$out/native"
-  for p in micro nw lud srad streamcluster inplace tcp-loopback; do cp "$TANDEM_BUILD/bench/$p" "$out/bench/bin/"; done
+  for p in micro nw lud srad streamcluster inplace tcp-loopback fairness; do cp "$TANDEM_BUILD/bench/$p" "$out/bench/bin/"; done
   # Every script of both suites (run.sh, lib.sh, takeover*.sh, the awk
   # reports, the gnuplot scripts) and the targets.
   cp "$TANDEM_ROOT"/bench/*.sh "$TANDEM_ROOT"/bench/*.awk "$TANDEM_ROOT"/bench/*.gp "$TANDEM_ROOT"/bench/targets.tsv \

@@ -98,11 +98,11 @@ enum {
 
 /* Options that are the front's alone: where it listens, how it is supervised, the MPS daemon it
  * starts (its processes inherit the daemon's environment), the GPU (passed on after --mps start
- * chose it).  Every other option, those added later included, is passed on to each tenant's
+ * chose it), the standby (each tenant's process gets a standby of its own, isolate.h).  Every other option, those added later included, is passed on to each tenant's
  * process as given. */
 static bool front_only(int opt)
 {
-    return opt == OPT_ISOLATE || (opt > 0 && opt < 128 && strchr("lpfsVMRd", opt) != NULL);
+    return opt == OPT_ISOLATE || (opt > 0 && opt < 128 && strchr("lpfsVMRdY", opt) != NULL);
 }
 
 /* What --isolate cannot be combined with, said before anything starts. */
@@ -128,7 +128,7 @@ static int run_front(const tdm_server_config *cfg, tdm_listener_config *lc, char
     int rc;
 
     tdm_server_init_front(&front, cfg);
-    rc = tdm_isolate_init(&iso, &front, fwd, nfwd, cfg->device);
+    rc = tdm_isolate_init(&iso, &front, fwd, nfwd, cfg->device, cfg->standby_sock);
     if (rc) {
         tdm_log("--isolate: cannot find this program to start tenants' processes: %s", strerror(-rc));
         return 1;

@@ -21,7 +21,7 @@
 #include "shm_socket.h"
 #include "supervise.h"
 
-int tdm_isolate_init(tdm_isolate *iso, tdm_server *front, char **fwd, int nfwd, int device)
+int tdm_isolate_init(tdm_isolate *iso, tdm_server *front, char **fwd, int nfwd, int device, const char *standby)
 {
     tdm_tenants *ts = front->cfg.tenants;
     ssize_t n;
@@ -45,6 +45,7 @@ int tdm_isolate_init(tdm_isolate *iso, tdm_server *front, char **fwd, int nfwd, 
     iso->fwd = fwd;
     iso->nfwd = nfwd;
     iso->device = device;
+    iso->standby = standby;
     iso->handshake_timeout_s = front->cfg.handshake_timeout_s;
     iso->front = front;
     pthread_mutex_init(&iso->lock, NULL);
@@ -99,10 +100,12 @@ static void *reap(void *arg)
  * its end of a handoff pair and its index.  Called with iso->lock held.  0 or -errno. */
 static int spawn(tdm_isolate *iso, tdm_isolate_worker *w)
 {
-    char fd_arg[16], index_arg[16], device_arg[16], tcp[160] = "", shm[160] = "";
+    char fd_arg[16], index_arg[16], device_arg[16], tcp[160] = "", shm[160] = "", standby[4096 + 80];
     const char *fixed[] = { "--device", device_arg, "--worker-of", w->tenant->name, "--worker-fd", fd_arg,
-                            "--worker-index", index_arg, "--worker-endpoint", tcp, "--worker-shm-endpoint", shm };
-    const int nfixed = (int)(sizeof(fixed) / sizeof(fixed[0]));
+                            "--worker-index", index_arg, "--worker-endpoint", tcp, "--worker-shm-endpoint", shm,
+                            "--standby", standby };
+    /* Without a standby the last two words are left out. */
+    const int nfixed = (int)(sizeof(fixed) / sizeof(fixed[0])) - (iso->standby ? 0 : 2);
     char **argv = calloc((size_t)(1 + iso->nfwd + nfixed + 1), sizeof(char *));
     int sv[2] = { -1, -1 }, rc = 0, k = 0;
     reaper_arg *ra = malloc(sizeof(*ra));
@@ -120,6 +123,7 @@ static int spawn(tdm_isolate *iso, tdm_isolate_worker *w)
     snprintf(index_arg, sizeof(index_arg), "%d", w->index);
     snprintf(device_arg, sizeof(device_arg), "%d", iso->device);
     tdm_server_endpoint(iso->front, tcp, shm, sizeof(tcp));
+    snprintf(standby, sizeof(standby), "%s.%s", iso->standby ? iso->standby : "", w->tenant->name);
     argv[k++] = iso->exe;
     for (int i = 0; i < iso->nfwd; i++)
         argv[k++] = iso->fwd[i];

@@ -43,6 +43,7 @@ typedef struct tdm_isolate {
     char exe[4096];         /* this program (/proc/self/exe) */
     char **fwd;             /* the front's options a tenant's process takes too */
     int nfwd;
+    const char *standby;    /* --standby of the front: the tenants' standbys' prefix, or NULL */
     int device;             /* the GPU the processes use (after --mps start chose it) */
     int handshake_timeout_s;
     tdm_server *front;      /* the front's listener's endpoints, which guests connect to */
@@ -50,8 +51,11 @@ typedef struct tdm_isolate {
 } tdm_isolate;
 
 /* fwd (nfwd words, borrowed) are passed on to every tenant's process; front is the front's
- * tdm_server, which has no device, only its configuration and (once listening) endpoints. */
-int tdm_isolate_init(tdm_isolate *iso, tdm_server *front, char **fwd, int nfwd, int device);
+ * tdm_server, which has no device, only its configuration and (once listening) endpoints.
+ * standby (or NULL): each tenant's process mirrors to the standby listening at STANDBY.TENANT, a
+ * standby of its own: one standby for every tenant would resume them all in one context, where a
+ * replayed kernel of one reaches another's memory (measured on the H100). */
+int tdm_isolate_init(tdm_isolate *iso, tdm_server *front, char **fwd, int nfwd, int device, const char *standby);
 /* The listener's route hook (listener.h): hands guest connection fd (TCP, or an shm guest's
  * unix socket) to its tenant's process, or refuses it; fd stays the caller's to close. */
 void tdm_isolate_route(void *iso, int fd, bool shm, long uid, const char *peer);
