@@ -217,3 +217,34 @@ Test(isolation, isolate_without_tenants_or_with_a_standby_role_is_refused_at_sta
     cr_expect(strstr(r->err, "--isolate takes 'tenant'") != NULL, "%s", r->err);
     free(r);
 }
+
+/* As under MPS on the H100: a fatal fault of one client ends every client of the daemon (the
+ * sim's MPS domain models it), so bob's fault ends alice's process too, and alice resumes on her
+ * standby.  Each tenant has a standby of its own (--standby PATH means PATH.TENANT): one standby
+ * for both resumed them in one context on the H100, where bob's replayed kernel reached alice's
+ * memory again. */
+Test(isolation, under_a_shared_mps_domain_each_tenant_resumes_on_a_standby_of_its_own)
+{
+    char sock[160], sock_a[180], sock_b[180], domain[64];
+    th_server sb_a, sb_b;
+
+    write_tenants();
+    snprintf(sock, sizeof(sock), "%s/sb", dir);
+    snprintf(sock_a, sizeof(sock_a), "%s.alice", sock);
+    snprintf(sock_b, sizeof(sock_b), "%s.bob", sock);
+    snprintf(domain, sizeof(domain), "iso-%d", (int)getpid());
+    const char *args_a[] = { "--tenants", tenants_path, "--standby-listen", sock_a, NULL };
+    const char *args_b[] = { "--tenants", tenants_path, "--standby-listen", sock_b, NULL };
+    const char *args[] = { "--tenants", tenants_path, "--isolate", "tenant", "--sim-mps-domain", domain,
+                           "--standby", sock, NULL };
+    th_server_start(&sb_a, args_a);
+    th_server_start(&sb_b, args_b);
+    th_server_start(&srv, args);
+    intrude_on_owner(false);
+    cr_expect(th_server_log_has(&sb_a, "resumed session"), "alice did not resume on her standby; see %s", sb_a.log);
+    cr_expect(!th_server_log_has(&sb_a, "resumed session 2199023255552"), "bob's session reached alice's standby; see %s",
+              sb_a.log);
+    down();
+    th_server_stop(&sb_a);
+    th_server_stop(&sb_b);
+}
