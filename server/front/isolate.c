@@ -53,9 +53,16 @@ int tdm_isolate_init(tdm_isolate *iso, tdm_server *front, char **fwd, int nfwd, 
     return 0;
 }
 
-bool tdm_isolate_may_start(time_t now, time_t window_start, int starts)
+bool tdm_isolate_count_start(time_t now, time_t *window_start, int *starts)
 {
-    return now - window_start >= TDM_SUPERVISE_WINDOW_S || starts <= TDM_SUPERVISE_MAX_RESTARTS;
+    if (now - *window_start >= TDM_SUPERVISE_WINDOW_S) {
+        *window_start = now;
+        *starts = 0;
+    }
+    if (*starts > TDM_SUPERVISE_MAX_RESTARTS)
+        return false;
+    ++*starts;
+    return true;
 }
 
 /* ---- the tenants' processes ---- */
@@ -193,17 +200,12 @@ static int hand_to(tdm_isolate *iso, tdm_isolate_worker *w, const tdm_handoff *h
     pthread_mutex_lock(&iso->lock);
     for (int attempt = 0; attempt < 2 && !iso->stopping; attempt++) {
         if (w->pid == 0) {
-            if (now - w->window_start >= TDM_SUPERVISE_WINDOW_S) {
-                w->window_start = now;
-                w->starts = 0;
-            }
-            if (!tdm_isolate_may_start(now, w->window_start, w->starts)) {
+            if (!tdm_isolate_count_start(now, &w->window_start, &w->starts)) {
                 snprintf(why, whylen, "tenant %s's process was started %d times in %d s and died each time",
                          w->tenant->name, w->starts, TDM_SUPERVISE_WINDOW_S);
                 rc = -EAGAIN;
                 break;
             }
-            w->starts++;
             rc = spawn(iso, w);
             if (rc) {
                 snprintf(why, whylen, "cannot start tenant %s's process: %s", w->tenant->name, strerror(-rc));

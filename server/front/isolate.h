@@ -63,10 +63,11 @@ void tdm_isolate_route(void *iso, int fd, bool shm, long uid, const char *peer);
 void tdm_isolate_stop(tdm_isolate *iso);
 void tdm_isolate_free(tdm_isolate *iso);
 
-/* Whether a tenant's process may be started now, given its starts so far in the current
- * window: at most TDM_SUPERVISE_MAX_RESTARTS + 1 in TDM_SUPERVISE_WINDOW_S seconds, so a
- * process that dies at once is not started for every connection (a tenant whose kernels keep
- * faulting it is refused for the rest of the window). */
-bool tdm_isolate_may_start(time_t now, time_t window_start, int starts);
+/* A start of a tenant's process, counted in its window (*window_start, *starts): at most
+ * TDM_SUPERVISE_MAX_RESTARTS + 1 starts in TDM_SUPERVISE_WINDOW_S seconds, so a process that
+ * dies at once is not started for every connection (a tenant whose kernels keep faulting it is
+ * refused for the rest of the window).  A window that has passed opens a new one at now.  True
+ * (and the start counted) when it may start. */
+bool tdm_isolate_count_start(time_t now, time_t *window_start, int *starts);
 
 #endif

@@ -342,7 +342,7 @@ static bool take_handed(tdm_server *srv, conn_set *cs, int hfd)
     tdm_handoff h;
     int fd, region_fd, rc = tdm_handoff_recv(hfd, &h, &fd, &region_fd);
 
-    if (rc == -ENOTCONN || (rc && rc != -EPROTO && rc != -EAGAIN)) {
+    if (rc && rc != -EPROTO) {
         tdm_log("the server's front is gone (%s): stopping", rc == -ENOTCONN ? "its socket closed" : strerror(-rc));
         return false;
     }
@@ -355,7 +355,7 @@ static bool take_handed(tdm_server *srv, conn_set *cs, int hfd)
 }
 
 /* The front's endpoints stand for a tenant's process: guests and the standby know no other. */
-static int run_handed(tdm_server *srv, conn_set *cs, const tdm_listener_config *cfg, volatile sig_atomic_t *stop)
+static void run_handed(tdm_server *srv, conn_set *cs, const tdm_listener_config *cfg, volatile sig_atomic_t *stop)
 {
     tdm_server_set_endpoint(srv, cfg->endpoint ? cfg->endpoint : "", cfg->shm_endpoint && *cfg->shm_endpoint
                                                                          ? cfg->shm_endpoint : NULL);
@@ -368,7 +368,6 @@ static int run_handed(tdm_server *srv, conn_set *cs, const tdm_listener_config *
         if (!take_handed(srv, cs, cfg->handoff_fd))
             break;
     }
-    return 0;
 }
 
 /* Wakes every session thread and waits (10 s at most) for them: each destroys its session on

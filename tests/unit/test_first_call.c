@@ -162,15 +162,23 @@ Test(isolate, a_tenants_process_is_started_again_unless_it_died_too_often_in_the
         time_t now, window_start;
         int starts;
         bool may;
+        time_t window_after;
+        int starts_after;
     } rows[] = {
-        { 100, 100, 0, true },                                           /* the first start */
-        { 100, 100, TDM_SUPERVISE_MAX_RESTARTS, true },                  /* restarts up to the bound */
-        { 100, 100, TDM_SUPERVISE_MAX_RESTARTS + 1, false },             /* one more in the window */
-        { 100 + TDM_SUPERVISE_WINDOW_S - 1, 100, TDM_SUPERVISE_MAX_RESTARTS + 1, false },
-        { 100 + TDM_SUPERVISE_WINDOW_S, 100, TDM_SUPERVISE_MAX_RESTARTS + 1, true },   /* a new window */
+        { 100, 100, 0, true, 100, 1 },                                                 /* the first start */
+        { 100, 100, TDM_SUPERVISE_MAX_RESTARTS, true, 100, TDM_SUPERVISE_MAX_RESTARTS + 1 },  /* up to the bound */
+        { 100, 100, TDM_SUPERVISE_MAX_RESTARTS + 1, false, 100, TDM_SUPERVISE_MAX_RESTARTS + 1 },   /* one more */
+        { 100 + TDM_SUPERVISE_WINDOW_S - 1, 100, TDM_SUPERVISE_MAX_RESTARTS + 1, false, 100,
+          TDM_SUPERVISE_MAX_RESTARTS + 1 },
+        { 100 + TDM_SUPERVISE_WINDOW_S, 100, TDM_SUPERVISE_MAX_RESTARTS + 1, true, 100 + TDM_SUPERVISE_WINDOW_S,
+          1 },                                                                         /* a new window */
     };
 
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-        cr_expect_eq(tdm_isolate_may_start(rows[i].now, rows[i].window_start, rows[i].starts), rows[i].may, "row %zu",
-                     i);
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        time_t window = rows[i].window_start;
+        int starts = rows[i].starts;
+        cr_expect_eq(tdm_isolate_count_start(rows[i].now, &window, &starts), rows[i].may, "row %zu", i);
+        cr_expect(window == rows[i].window_after && starts == rows[i].starts_after, "row %zu: window %ld, starts %d",
+                  i, (long)window, starts);
+    }
 }
