@@ -7,9 +7,14 @@ export DEBIAN_FRONTEND=noninteractive
 
 # clang and its runtimes (libFuzzer, the sanitizers; only recommended by
 # clang, so named) build the fuzz harnesses (scripts/fuzz.sh); libinih reads
-# the tenants file (--tenants).
+# the tenants file (--tenants).  The control plane (issue 17, docs/adr/0002-control-plane.md):
+# libconfig reads the config files, libmicrohttpd serves HTTP, json-c speaks JSON, libcurl is
+# the HTTP client, SQLite keeps the orchestrator's state; its tests scrape the metrics with a
+# real Prometheus (promtool checks them) and load the status page in headless Chromium.
 pkgs=(build-essential cmake pkg-config libtirpc-dev rpcsvc-proto libcriterion-dev gnuplot-nox
-      clang libclang-rt-14-dev libinih-dev)
+      clang libclang-rt-14-dev libinih-dev
+      libconfig-dev libmicrohttpd-dev libjson-c-dev libcurl4-openssl-dev libsqlite3-dev
+      prometheus chromium)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
