@@ -146,6 +146,12 @@ static void refusal(tdm_conn *c, const char *ep, int err, char *msg, size_t len)
         snprintf(msg, len, "the server at %s refused the session: the tenant has as many sessions open as it may "
                  "(its max_sessions; the server's log names the limit)", ep);
         break;
+    case cudaErrorSystemNotReady:
+        /* A front (--isolate tenant) that could not start or reach the tenant's own process. */
+        c->lost_err = cudaErrorSystemNotReady;
+        snprintf(msg, len, "the server at %s could not start the tenant's server process (its log says why, "
+                 "e.g. an MPS daemon refusing new clients, or too many restarts in a minute)", ep);
+        break;
     case cudaErrorInsufficientDriver:
         snprintf(msg, len, "the server at %s refused the session: it speaks another protocol version (guest "
                  "library and server of different builds)", ep);

@@ -233,11 +233,15 @@ static int hand_to(tdm_isolate *iso, tdm_isolate_worker *w, const tdm_handoff *h
 
 /* ---- refusing a connection that is no tenant's ---- */
 
+/* ctx points at the error the first call gets: cudaErrorNoDevice for a token that is no tenant's
+ * (as natively for a user the device nodes do not let in), cudaErrorSystemNotReady when the
+ * tenant's process cannot be started or reached (the guest then says so, not that the server
+ * "did not answer"). */
 static bool refuse(void *ctx, void *args, void *res)
 {
     tdm_hello_res *r = res;
 
-    r->err = cudaErrorNoDevice;   /* as natively for a user the device nodes do not let in */
+    r->err = *(const int *)ctx;
     r->backend = strdup("");
     r->standby = strdup("");
     r->moved_to = strdup("");
@@ -251,11 +255,13 @@ static const tdm_rpc_proc refusal_procs[TDM_RESUME + 1] = {
                      sizeof(tdm_hello_res), refuse },
 };
 
-/* Answers the first call of a guest whose token is no tenant's, as a tenant's process would,
- * so that the guest is told to set its token: the front serves it with this program. */
+/* Answers the first call of a guest that no tenant's process will serve, as a tenant's process
+ * would, so that the guest is told why: the front serves it with this program. */
 static const tdm_rpc_program refusal_program = {
     .prog = TANDEM_PROG, .vers = TANDEM_V1, .procs = refusal_procs, .nprocs = TDM_RESUME + 1,
 };
+
+static const int no_tenant = cudaErrorNoDevice, no_process = cudaErrorSystemNotReady;
 
 /* The tenant a first call names, or NULL after logging the refusal. */
 static tdm_isolate_worker *tenant_of(tdm_isolate *iso, const tdm_first_call *fc, const char *peer)
@@ -368,11 +374,13 @@ static void route_tcp(tdm_isolate *iso, int fd, const char *peer, const struct t
     }
     w = tenant_of(iso, &fc, peer);
     if (!w) {
-        tdm_rpc_serve(&refusal_program, NULL, fd, end_why, sizeof(end_why));
+        tdm_rpc_serve(&refusal_program, (void *)&no_tenant, fd, end_why, sizeof(end_why));
         return;
     }
-    if (hand_to(iso, w, &h, fd, -1, why, sizeof(why)) != 0)
-        tdm_log("connection from %s closed: %s", peer, why);
+    if (hand_to(iso, w, &h, fd, -1, why, sizeof(why)) != 0) {
+        tdm_log("connection from %s refused: %s", peer, why);
+        tdm_rpc_serve(&refusal_program, (void *)&no_process, fd, end_why, sizeof(end_why));
+    }
 }
 
 /* ---- shm ---- */
@@ -387,6 +395,16 @@ static bool shm_guest_waits(void *arg)
     shm_wait_ctx *c = arg;
 
     return tdm_shm_peer_alive(c->sock) && ms_left(c->deadline) != 0;
+}
+
+/* Serves the refusal program to an shm guest from its ring's start: the peek published nothing. */
+static void refuse_shm(tdm_shm_conn *c, const int *err)
+{
+    char why[160];
+
+    tdm_shm_ring_attach(&c->rx, tdm_shm_at(&c->region, c->region.g.ring_off[TDM_SHM_G2S]),
+                        c->region.g.ring_cap[TDM_SHM_G2S]);
+    tdm_shm_serve(&refusal_program, (void *)err, c, why, sizeof(why));
 }
 
 static void route_shm(tdm_isolate *iso, int fd, long uid, const char *peer, const struct timespec *deadline)
@@ -420,14 +438,13 @@ static void route_shm(tdm_isolate *iso, int fd, long uid, const char *peer, cons
     snprintf(h.peer, sizeof(h.peer), "%s", peer);
     w = tenant_of(iso, &fc, peer);
     if (!w) {
-        /* Served from the ring's start: the peek published nothing. */
-        tdm_shm_ring_attach(&c.rx, tdm_shm_at(&c.region, c.region.g.ring_off[TDM_SHM_G2S]),
-                            c.region.g.ring_cap[TDM_SHM_G2S]);
-        tdm_shm_serve(&refusal_program, NULL, &c, why, sizeof(why));
+        refuse_shm(&c, &no_tenant);
         goto out;
     }
-    if (hand_to(iso, w, &h, fd, region, why, sizeof(why)) != 0)
-        tdm_log("shm guest %s closed: %s", peer, why);
+    if (hand_to(iso, w, &h, fd, region, why, sizeof(why)) != 0) {
+        tdm_log("shm guest %s refused: %s", peer, why);
+        refuse_shm(&c, &no_process);
+    }
 out:
     tdm_shm_msg_free(&first);
     tdm_shm_conn_release(&c);

@@ -203,6 +203,56 @@ Test(isolation, the_front_refuses_a_token_that_is_no_tenants_without_starting_a_
     free(r);
 }
 
+/* The pid of the last "tenant NAME: process PID started" line of the front's log, or 0. */
+static pid_t last_process_of(const char *tenant)
+{
+    char pattern[96], line[512];
+    pid_t pid = 0;
+    FILE *f = fopen(srv.log, "r");
+
+    snprintf(pattern, sizeof(pattern), "tenant %s: process ", tenant);
+    while (f && fgets(line, sizeof(line), f)) {
+        const char *at = strstr(line, pattern);
+        if (at && strstr(at, " started for its sessions"))
+            pid = (pid_t)atoi(at + strlen(pattern));
+    }
+    if (f)
+        fclose(f);
+    return pid;
+}
+
+/* Guards issue 16's unclear message: a guest whose tenant's process could not be started was
+ * told "did not answer the Tandem handshake".  Now the front answers its first call itself, and
+ * the guest names the cause; another tenant is unaffected. */
+Test(isolation, a_guest_whose_tenants_process_cannot_start_is_told_so, .init = up, .fini = down, .timeout = 240)
+{
+    const char *argv[] = { th_example("vector_add"), NULL };
+    th_result *r = calloc(1, sizeof(*r));
+
+    /* Six starts a minute are allowed; each one dies here. */
+    for (int i = 0; i < 6; i++) {
+        run_as(ALICE, srv.endpoint, argv, r);
+        cr_assert_eq(r->status, 0, "alice's run %d: %s%s", i, r->out, r->err);
+        pid_t pa = last_process_of("alice");
+        cr_assert(pa > 0, "no process for alice; see %s", srv.log);
+        cr_assert_eq(kill(pa, SIGKILL), 0);
+        for (int k = 0; k < 200 && th_server_log_count(&srv, "was killed by signal 9") < i + 1; k++)
+            usleep(25 * 1000);
+        cr_assert_eq(th_server_log_count(&srv, "was killed by signal 9"), i + 1, "see %s", srv.log);
+    }
+    run_as(ALICE, srv.endpoint, argv, r);
+    cr_expect_neq(r->status, 0, "a seventh start within the minute was allowed: %s", r->out);
+    cr_expect(strstr(r->err, "could not start the tenant's server process") != NULL, "not told why over tcp: %s",
+              r->err);
+    run_as(ALICE, srv.shm_endpoint, argv, r);
+    cr_expect(strstr(r->err, "could not start the tenant's server process") != NULL, "not told why over shm: %s",
+              r->err);
+    cr_expect(th_server_log_has(&srv, "was started 6 times in"), "see %s", srv.log);
+    run_as(BOB, srv.endpoint, argv, r);
+    cr_expect_eq(r->status, 0, "bob was refused with alice: %s%s", r->out, r->err);
+    free(r);
+}
+
 Test(isolation, isolate_without_tenants_or_with_a_standby_role_is_refused_at_start)
 {
     const char *no_tenants[] = { th_bin("tandem-server"), "--backend", "sim", "--port", "0", "--isolate", "tenant", NULL };

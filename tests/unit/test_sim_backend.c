@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1075,5 +1076,126 @@ Test(sim_cluster, function_attributes_read_back_as_set, .init = up, .fini = down
     cr_expect_gt(v, 0);
     c.cluster = (tdm_dim3){ 0, 0, 0 };
     cr_expect_eq(ops->occupancy_max_active_clusters(be, any, &c, &v), cudaErrorInvalidClusterSize);
+    cr_assert_eq(ops->module_unload(be, m), 0);
+}
+
+/* ---- a stream's in-flight window (issue 16, docs/security.md "Fair share") ---- */
+
+struct flood {
+    tdm_bfunc *stamp;
+    tdm_bstream *s;
+    packed params;
+    int count;
+    atomic_int queued;    /* launches that returned so far */
+};
+
+static void *flood_launches(void *arg)
+{
+    struct flood *fl = arg;
+    tdm_dim3 one = { 1, 1, 1 };
+
+    for (int i = 0; i < fl->count; i++) {
+        if (ops->launch(be, fl->stamp, one, one, 0, fl->s, fl->params.buf, fl->params.len) != 0)
+            break;
+        atomic_fetch_add(&fl->queued, 1);
+    }
+    return NULL;
+}
+
+static int queued_after(struct flood *fl, double seconds)
+{
+    nanosleep(&(struct timespec){ (time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9) }, NULL);
+    return atomic_load(&fl->queued);
+}
+
+/* Guards the unbounded one-way queue of issue 16 (an attacker queued 1.4
+ * million launches in 4 s): behind a kernel that does not finish, a stream
+ * takes SIM_STREAM_WINDOW ops in flight (the spin and 1023 launches) and the
+ * caller of the next one waits, as the driver's full launch queue makes
+ * cudaLaunchKernel wait; the wait ends when the queue drains, and what was
+ * queued still runs. */
+Test(sim_window, a_stream_behind_a_stuck_kernel_takes_a_window_then_its_caller_waits, .init = up, .fini = down,
+     .timeout = 60)
+{
+    tdm_bmodule *m = load_module();
+    tdm_param_info pi, spi;
+    tdm_bfunc *f = get_func(m, K_SPIN, &pi), *stamp = get_func(m, K_STAMP, &spi);
+    tdm_bstream *s = NULL, *other = NULL;
+    tdm_bmem *mem = NULL;
+    uint64_t latch = map(0, GRAN, &mem), seen = latch + 64, word = latch + 128;
+    uint32_t set = 7, mark = 3, got = 0;
+    packed p = { .len = 0 };
+    tdm_dim3 one = { 1, 1, 1 };
+    struct flood fl = { .stamp = stamp, .count = 1100 };
+    pthread_t t;
+
+    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, NULL, &s), 0);
+    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, NULL, &other), 0);
+    cr_assert_eq(ops->memset_d8(be, latch, 0, GRAN, s), 0);
+    cr_assert_eq(ops->stream_synchronize(be, s), 0);
+    pack(&p, &pi, 0, &latch);
+    pack(&p, &pi, 1, &seen);
+    cr_assert_eq(ops->launch(be, f, one, one, 0, s, p.buf, p.len), 0);
+    fl.s = s;
+    pack(&fl.params, &spi, 0, &word);
+    pack(&fl.params, &spi, 1, &mark);
+    cr_assert_eq(pthread_create(&t, NULL, flood_launches, &fl), 0);
+    /* Well inside one bounded wait (1 s): the window is full and holds. */
+    int held = queued_after(&fl, 0.4);
+    cr_expect_eq(held, 1023, "%d launches were queued behind the stuck kernel, not the window's 1023", held);
+    cr_expect_eq(queued_after(&fl, 0.2), held, "the caller did not wait for room");
+    /* The host's write ends the spin; the queue drains and the caller goes on. */
+    cr_assert_eq(ops->memcpy_htod(be, latch, &set, sizeof(set), other), 0);
+    cr_assert_eq(pthread_join(t, NULL), 0);
+    cr_expect_eq(atomic_load(&fl.queued), fl.count);
+    cr_assert_eq(ops->stream_synchronize(be, s), 0);
+    cr_assert_eq(ops->memcpy_dtoh_sync(be, &got, word, sizeof(got), s), 0);
+    cr_expect_eq(got, mark, "the queued launches did not run");
+    cr_assert_eq(ops->stream_destroy(be, other), 0);
+    cr_assert_eq(ops->stream_destroy(be, s), 0);
+    cr_assert_eq(ops->mem_unmap(be, latch, GRAN, mem), 0);
+    cr_assert_eq(ops->module_unload(be, m), 0);
+}
+
+static void host_due_nothing(void *arg, int status)
+{
+    (void)arg;
+    (void)status;
+}
+
+/* Guards the window's one exception: a host function at the head waits for
+ * the guest's CALLBACK_POLL, which the same session thread that queues the
+ * next op has to read, so waiting there for room would hold the stream
+ * until the wait's time limit for every op.  Launches behind an unreleased
+ * host function are all taken at once. */
+Test(sim_window, a_full_queue_held_by_a_host_function_does_not_make_its_caller_wait, .init = up, .fini = down,
+     .timeout = 60)
+{
+    tdm_bmodule *m = load_module();
+    tdm_param_info spi;
+    tdm_bfunc *stamp = get_func(m, K_STAMP, &spi);
+    tdm_bstream *s = NULL;
+    tdm_bmem *mem = NULL;
+    tdm_bhold *hold = NULL;
+    uint64_t word = map(0, GRAN, &mem);
+    uint32_t mark = 3;
+    struct flood fl = { .stamp = stamp, .count = 1100 };
+    pthread_t t;
+    double t0;
+
+    cr_assert_eq(ops->stream_create(be, cudaStreamNonBlocking, 0, NULL, &s), 0);
+    cr_assert_eq(ops->host_func_enqueue(be, s, host_due_nothing, NULL, &hold), 0);
+    fl.s = s;
+    pack(&fl.params, &spi, 0, &word);
+    pack(&fl.params, &spi, 1, &mark);
+    t0 = now_s();
+    cr_assert_eq(pthread_create(&t, NULL, flood_launches, &fl), 0);
+    cr_assert_eq(pthread_join(t, NULL), 0);
+    cr_expect_lt(now_s() - t0, 0.9, "queuing behind a host function waited %.2fs", now_s() - t0);
+    cr_expect_eq(atomic_load(&fl.queued), fl.count);
+    ops->host_func_release(be, hold);
+    cr_assert_eq(ops->stream_synchronize(be, s), 0);
+    cr_assert_eq(ops->stream_destroy(be, s), 0);
+    cr_assert_eq(ops->mem_unmap(be, word, GRAN, mem), 0);
     cr_assert_eq(ops->module_unload(be, m), 0);
 }
