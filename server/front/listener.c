@@ -113,7 +113,12 @@ static void serve_lane(conn *c)
         tdm_log("lane from %s closed: incomplete preamble", c->peer);
         return;
     }
-    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &forever, sizeof(forever));
+    /* A lane reads and writes only inside a job of its session's copy; a guest that stalls in its
+     * slice fails the job after --frame-timeout, as a frame stalled on the main connection does,
+     * instead of holding the session's thread for good (issue 16). */
+    const struct timeval in_job = { (time_t)c->srv->cfg.frame_timeout_s, 0 };
+    setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, c->srv->cfg.frame_timeout_s ? &in_job : &forever, sizeof(in_job));
+    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, c->srv->cfg.frame_timeout_s ? &in_job : &forever, sizeof(in_job));
     sid = tdm_lane_get64(pre + TDM_LANE_MAGIC_LEN);
     pthread_mutex_lock(&c->set->lock);
     for (int i = 0; i < c->set->n; i++) {

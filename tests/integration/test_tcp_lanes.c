@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -80,6 +81,45 @@ static tdm_lane_ticket_res ticket(tdm_transport *t)
                               &r), 0);
     cr_assert_eq(r.err, 0);
     return r;
+}
+
+/* Guards issue 16's lanes without a time limit: a guest whose lane stops reading in the middle of
+ * a download held its session's thread for good (the lane's send blocked forever).  Now a lane
+ * reads and writes under --frame-timeout, so the copy fails after it, is answered, and the
+ * session goes on. */
+Test(tcp_lanes, a_lane_that_stops_reading_fails_its_copy_after_the_frame_timeout, .timeout = 90)
+{
+    const char *args[] = { "--frame-timeout", "2", NULL };
+    const uint64_t n = 64ull << 20;
+    tdm_transport *t;
+    tdm_lane_ticket_res r;
+    tdm_dtoh_lanes_args a;
+    tdm_dtoh_lanes_res res;
+    unsigned char small[64];
+    uint64_t dev;
+    struct timespec t0, t1;
+    int fd, rc;
+
+    th_server_start(&srv, args);
+    t = guest_open("0", "65536");
+    r = ticket(t);
+    dev = th_raw_malloc(t, n);
+    cr_assert_eq(raw_lane(r.session_id, (unsigned char *)r.secret, &fd), 0);
+    a = (tdm_dtoh_lanes_args){ .src = dev, .size = n, .stream = 0, .xfer = 1, .nlanes = 1 };
+    memset(&res, 0, sizeof(res));
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    rc = t->ops->call(t, TDM_MEMCPY_DTOH_LANES, (xdrproc_t)xdr_tdm_dtoh_lanes_args, &a,
+                      (xdrproc_t)xdr_tdm_dtoh_lanes_res, &res);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    cr_expect(rc != 0 || res.err != 0 || res.copy_err != 0, "64 MiB went to a lane that never read");
+    cr_expect_lt(took, 30.0, "the copy over a stalled lane took %.1f s", took);
+    close(fd);
+    /* The session goes on, on its main connection. */
+    if (rc == 0)
+        cr_expect_eq(th_raw_read(t, dev, small, sizeof(small), 0), 0);
+    t->ops->close(t);
+    cr_expect_eq(th_server_stop(&srv), 0, "tandem-server did not stop cleanly; see %s", srv.log);
 }
 
 /* Odd sizes (not multiples of the lanes' count or of 4), offsets, a piece
