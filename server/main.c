@@ -91,6 +91,8 @@ static void usage(FILE *f)
             "  --sim-sms N            sim: the simulated device's SM count (default 132)\n"
             "  --sim-wave-us U        sim: model SM shares: a kernel of B blocks on S SMs completes\n"
             "                         ceil(B/S) * U microseconds after it starts (default 0: off)\n"
+            "  --test-share-at-work N:S  testing: a session's SM share becomes S as its Nth launch,\n"
+            "                         copy or memset is queued (until the control socket's set_share)\n"
             "  --crash-after-calls N  testing: die by SIGKILL when about to serve the Nth call\n"
             "  --crash-before-reply   testing: with --crash-after-calls, die once the Nth call was\n"
             "                         served, before its reply is sent\n");
@@ -101,7 +103,7 @@ enum {
     OPT_ISOLATE = 1000, OPT_WORKER_OF, OPT_WORKER_FD, OPT_WORKER_INDEX, OPT_WORKER_ENDPOINT, OPT_WORKER_SHM_ENDPOINT,
 };
 /* ---- SM shares (issue 17) ---- */
-enum { OPT_SESSION_SMS = 1700, OPT_SIM_SMS, OPT_SIM_WAVE_US };
+enum { OPT_SESSION_SMS = 1700, OPT_SIM_SMS, OPT_SIM_WAVE_US, OPT_TEST_SHARE_AT_WORK };
 
 /* Options that are the front's alone: where it listens, how it is supervised, the MPS daemon it
  * starts (its processes inherit the daemon's environment), the GPU (passed on after --mps start
@@ -176,6 +178,7 @@ int main(int argc, char **argv)
         /* ---- SM shares (issue 17) ---- */
         { "session-sms", required_argument, 0, OPT_SESSION_SMS }, { "sim-sms", required_argument, 0, OPT_SIM_SMS },
         { "sim-wave-us", required_argument, 0, OPT_SIM_WAVE_US },
+        { "test-share-at-work", required_argument, 0, OPT_TEST_SHARE_AT_WORK },
         { 0, 0, 0, 0 },
     };
     tdm_server_config cfg = {
@@ -293,6 +296,15 @@ int main(int argc, char **argv)
             if ((count = atoi(optarg)) < 0) goto bad;
             cfg.sim_wave_us = (uint32_t)count;
             break;
+        case OPT_TEST_SHARE_AT_WORK: {
+            unsigned long long work;
+            unsigned sms;
+            char end;
+            if (sscanf(optarg, "%llu:%u%c", &work, &sms, &end) != 2 || !work || !sms) goto bad;
+            cfg.test_share_work = work;
+            cfg.test_share_sms = sms;
+            break;
+        }
         case OPT_WORKER_OF: worker_of = optarg; break;
         case OPT_WORKER_FD: worker_fd = atoi(optarg); break;
         case OPT_WORKER_INDEX: worker_index = atoi(optarg); break;

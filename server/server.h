@@ -49,6 +49,8 @@ typedef struct tdm_server_config {
     unsigned session_sms;        /* a new session's SM share (--session-sms; 0: the whole device) */
     unsigned sim_sms;            /* sim: the device's SMs (--sim-sms; 0: 132) */
     uint32_t sim_wave_us;        /* sim: modelled time of a wave of blocks (--sim-wave-us; 0: no model) */
+    uint64_t test_share_work;    /* test hook: a session's share becomes test_share_sms as its */
+    unsigned test_share_sms;     /* test_share_work-th piece of work is queued (0 = never) */
     long crash_after_calls;      /* test hook: die by SIGKILL at this call (0 = never) */
     bool crash_before_reply;     /* ... after serving it, before its reply, instead */
 } tdm_server_config;

@@ -45,7 +45,10 @@ struct tdm_session_share {
     tdm_bshare *cur;         /* its streams' share; NULL: the whole device */
     share_retired *retired;
     size_t nretired, cap;
+    uint64_t work;           /* pieces of work queued, for --test-share-at-work */
 };
+
+static void apply_pending(tdm_session *s);
 
 static uint64_t now_ns(void)
 {
@@ -242,7 +245,25 @@ static void move_one(void *obj, uint64_t id, void *arg)
         m->moved++;
 }
 
+/* --test-share-at-work N:SMS: the session's share becomes SMS as its Nth
+ * piece of work is queued, standing in for the control socket's set_share
+ * in tests of a guest whose share changes mid-run (tests/integration/test_shares.c). */
+static void test_share_at_work(tdm_session *s)
+{
+    uint64_t ignored;
+
+    if (++s->share->work == s->srv->cfg.test_share_work)
+        tdm_session_set_sm_share(s, s->srv->cfg.test_share_sms, &ignored);
+}
+
 void tdm_session_share_apply(tdm_session *s)
+{
+    if (s->share && s->srv->cfg.test_share_work)
+        test_share_at_work(s);
+    apply_pending(s);
+}
+
+static void apply_pending(tdm_session *s)
 {
     struct tdm_session_share *st = s->share;
     tdm_bshare *to;
@@ -278,13 +299,13 @@ void tdm_session_share_apply(tdm_session *s)
     if (m.failed)
         tdm_log_session(s->id, "SM share of %u: %u of its streams stay on their old share (error %d)", sms,
                         m.failed, m.first_err);
-    tdm_log_session(s->id, "runs on %u SMs: %u streams moved %.3f ms after the request", sms, m.moved,
-                    (double)(now_ns() - asked) / 1e6);
+    tdm_log_session(s->id, "runs on %u SMs from its next work, %.3f ms after the request (%u streams moved)", sms,
+                    (double)(now_ns() - asked) / 1e6, m.moved);
 }
 
 int tdm_session_share_stream_create(tdm_session *s, unsigned flags, int priority, tdm_bstream **out)
 {
-    tdm_session_share_apply(s);
+    apply_pending(s);
     return stream_in(s, s->share ? s->share->cur : NULL, flags, priority, out);
 }
 
