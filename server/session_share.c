@@ -197,6 +197,25 @@ static void reap(tdm_session *s, bool wait)
     st->nretired = keep;
 }
 
+/* What the guest set on the old stream (cudaStreamSetAttribute: the ids
+ * session_stream_attr.c accepts) holds on the new one.  Best effort: an
+ * attribute the new stream refuses only changes a hint. */
+static void carry_attributes(tdm_session *s, tdm_bstream *from, tdm_bstream *to)
+{
+    static const int ids[] = { cudaLaunchAttributeAccessPolicyWindow, cudaLaunchAttributeSynchronizationPolicy,
+                               cudaLaunchAttributeMemSyncDomain, cudaLaunchAttributeMemSyncDomainMap };
+    const tdm_backend_ops *o = s->srv->ops;
+
+    if (!o->stream_get_attribute || !o->stream_set_attribute)
+        return;
+    for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+        tdm_bstream_attr a = { .id = ids[i] };
+
+        if (o->stream_get_attribute(s->srv->be, from, &a) == 0)
+            o->stream_set_attribute(s->srv->be, to, &a);
+    }
+}
+
 /* Moves stream st to a new backend stream in `to`, after what is queued on
  * its old one.  On failure st stays where it is (the guest sees nothing). */
 static int move_stream(tdm_session *s, tdm_stream_state *ss, tdm_bshare *from, tdm_bshare *to)
@@ -209,6 +228,7 @@ static int move_stream(tdm_session *s, tdm_stream_state *ss, tdm_bshare *from, t
     err = stream_in(s, to, ss->flags, ss->priority, &nb);
     if (err)
         return err;
+    carry_attributes(s, ss->bs, nb);
     err = o->event_create(s->srv->be, cudaEventDisableTiming, &ev);
     if (!err)
         err = o->event_record(s->srv->be, ev, ss->bs);

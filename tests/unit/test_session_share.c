@@ -225,3 +225,23 @@ Test(session_share, the_last_of_many_changes_wins)
     expect_incremented(&w, 51);
     world_stop(&w);
 }
+
+/* cudaStreamSetAttribute's value survives the move to the new share. */
+Test(session_share, stream_attributes_move_with_the_stream)
+{
+    world w;
+    uint64_t st, applied;
+    tdm_bstream_attr set = { .id = cudaLaunchAttributeSynchronizationPolicy, .value = cudaSyncPolicyYield };
+    tdm_bstream_attr got = { .id = cudaLaunchAttributeSynchronizationPolicy };
+
+    cr_assert_eq(world_start(&w, 132, 0), 0);
+    cr_assert_eq(tdm_session_stream_create(w.s, 0, 0, &st), 0);
+    cr_assert_eq(tdm_session_stream_set_attribute(w.s, st, &set), 0);
+    cr_assert_eq(tdm_session_set_sm_share(w.s, 16, &applied), 0);
+    launch(&w, st);      /* the move happens here */
+    cr_assert_eq(tdm_session_stream_get_attribute(w.s, st, &got), 0);
+    cr_expect_eq(got.value, cudaSyncPolicyYield);
+    cr_assert_eq(tdm_session_stream_synchronize(w.s, st), 0);
+    expect_incremented(&w, 1);
+    world_stop(&w);
+}
