@@ -3,6 +3,7 @@
 #ifndef TANDEM_SERVER_CUDA_BACKEND_INTERNAL_H
 #define TANDEM_SERVER_CUDA_BACKEND_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +42,7 @@ struct tdm_backend {
     struct tdm_cuda_hostnodes *hostnodes;  /* cuda_graph_host.c */
     /* ---- SM shares (issue 17) ---- */
     struct tdm_cuda_shares *shares;        /* cuda_share.c: SM groups and green contexts */
+    atomic_bool kernel_fallback_told;      /* cuda_launch.c logged its first CUkernel launch */
 };
 
 /* CUresult -> cudaError_t, without logging (for expected outcomes). */

@@ -51,8 +51,12 @@ static int launch(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, u
      * wherever the stream is (docs/sm-shares.md). ---- */
     CUfunction k;
     if ((r == CUDA_ERROR_INVALID_HANDLE || r == CUDA_ERROR_INVALID_CONTEXT) && s &&
-        tdm_cuda_func_kernel(b, f, &k) == cudaSuccess)
+        tdm_cuda_func_kernel(b, f, &k) == cudaSuccess) {
+        if (!atomic_exchange(&b->kernel_fallback_told, true))   /* what the H100 run looks for */
+            tdm_cuda_log("a stream refused a module's CUfunction (CUresult %d): launching its CUkernel instead "
+                         "(docs/sm-shares.md)", (int)r);
         r = launch_fn(k, grid, block, shared_mem, s, p->count ? args : NULL, cooperative);
+    }
     if (r == CUDA_ERROR_INVALID_VALUE && config_out_of_range(b, grid, block)) {
         tdm_cuda_err(r, "cuLaunchKernel(configuration)");
         return cudaErrorInvalidConfiguration;
