@@ -68,7 +68,6 @@ static unsigned device_sms(const tdm_session *s)
 int tdm_session_share_init(tdm_session *s)
 {
     struct tdm_session_share *sh = calloc(1, sizeof(*sh));
-    uint64_t ignored;
 
     if (!sh)
         return cudaErrorMemoryAllocation;
@@ -76,10 +75,21 @@ int tdm_session_share_init(tdm_session *s)
     atomic_init(&sh->has_pending, false);
     atomic_init(&sh->shown, 0);
     s->share = sh;
-    /* The server's default (--session-sms): taken before the null stream is
-     * made, so that every stream of the session starts in it. */
-    if (s->srv->cfg.session_sms)
-        return tdm_session_set_sm_share(s, s->srv->cfg.session_sms, &ignored);
+    /* The server's default (--session-sms), in force before the null stream
+     * is made: every stream of the session starts in it, none has to move. */
+    if (s->srv->cfg.session_sms) {
+        unsigned granted = 0;
+        int err = s->srv->ops->share_get ? s->srv->ops->share_get(s->srv->be, s->srv->cfg.session_sms, &sh->cur,
+                                                                 &granted)
+                                         : cudaErrorNotSupported;
+
+        if (err) {
+            tdm_log_session(s->id, "the default SM share of %u could not be made (error %d)", s->srv->cfg.session_sms,
+                            err);
+            return err;
+        }
+        atomic_store(&sh->shown, granted);
+    }
     return 0;
 }
 
@@ -256,9 +266,13 @@ typedef struct move_ctx {
 static void move_one(void *obj, uint64_t id, void *arg)
 {
     move_ctx *m = arg;
-    int err = move_stream(m->s, obj, m->from, m->to);
+    tdm_stream_state *ss = obj;
+    int err;
 
     (void)id;
+    if (!ss->bs)             /* not made yet (the session being created): it will be made in m->to */
+        return;
+    err = move_stream(m->s, ss, m->from, m->to);
     if (err && !m->failed++)
         m->first_err = err;
     else if (!err)

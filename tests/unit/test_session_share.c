@@ -5,6 +5,7 @@
  * kernels run at the new one, on the guest's own streams too, with results
  * exact and no error for the guest. */
 #include <criterion/criterion.h>
+#include <criterion/redirect.h>
 #include <string.h>
 #include <time.h>
 
@@ -244,4 +245,24 @@ Test(session_share, stream_attributes_move_with_the_stream)
     cr_assert_eq(tdm_session_stream_synchronize(w.s, st), 0);
     expect_incremented(&w, 1);
     world_stop(&w);
+}
+
+/* A default share is in force from the session's creation: its null stream
+ * is made in it, no stream is made twice and moved (a stream made and lost
+ * at creation was a thread leaked per session). */
+Test(session_share, a_default_share_needs_no_move_at_creation, .init = cr_redirect_stderr)
+{
+    world w;
+    char buf[4096];
+    size_t n;
+    FILE *f;
+
+    cr_assert_eq(world_start(&w, 132, 8), 0);
+    cr_expect_lt(timed(&w, 0), 1000.0);
+    world_stop(&w);
+    fflush(stderr);
+    f = cr_get_redirected_stderr();
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = 0;
+    cr_expect_null(strstr(buf, "streams moved"), "a stream moved at creation: %s", buf);
 }
