@@ -34,6 +34,9 @@ done
 if [ -d "$TANDEM_BUILD/bench" ]; then
   mkdir -p "$out/bench/bin" "$out/native"
   for p in micro nw lud srad streamcluster inplace tcp-loopback fairness; do cp "$TANDEM_BUILD/bench/$p" "$out/bench/bin/"; done
+  # ---- SM shares (issue 17): bench/shares/ beside the other scripts (tests/gpu/run-shares-gpu.sh) ----
+  cp "$TANDEM_BUILD/bench/shares" "$out/bench/bin/"
+  cp "$TANDEM_ROOT"/bench/shares/*.sh "$TANDEM_ROOT"/bench/shares/*.awk "$TANDEM_ROOT"/bench/shares/*.gp "$out/bench/"
   # Every script of both suites (run.sh, lib.sh, takeover*.sh, the awk
   # reports, the gnuplot scripts) and the targets.
   cp "$TANDEM_ROOT"/bench/*.sh "$TANDEM_ROOT"/bench/*.awk "$TANDEM_ROOT"/bench/*.gp "$TANDEM_ROOT"/bench/targets.tsv \

@@ -86,6 +86,13 @@ static void usage(FILE *f)
             "                         the device context is lost (exit status 76): CUDA gives a\n"
             "                         process no new context after a sticky error (docs/health.md);\n"
             "                         use a fixed --port, a new child binds it again\n"
+            "  --session-sms N        run each new session's work on N of the GPU's SMs (default: all);\n"
+            "                         enforced with green contexts on cuda (docs/sm-shares.md)\n"
+            "  --sim-sms N            sim: the simulated device's SM count (default 132)\n"
+            "  --sim-wave-us U        sim: model SM shares: a kernel of B blocks on S SMs completes\n"
+            "                         ceil(B/S) * U microseconds after it starts (default 0: off)\n"
+            "  --test-share-at-work N:S  testing: a session's SM share becomes S as its Nth launch,\n"
+            "                         copy or memset is queued (until the control socket's set_share)\n"
             "  --crash-after-calls N  testing: die by SIGKILL when about to serve the Nth call\n"
             "  --crash-before-reply   testing: with --crash-after-calls, die once the Nth call was\n"
             "                         served, before its reply is sent\n");
@@ -95,6 +102,8 @@ static void usage(FILE *f)
 enum {
     OPT_ISOLATE = 1000, OPT_WORKER_OF, OPT_WORKER_FD, OPT_WORKER_INDEX, OPT_WORKER_ENDPOINT, OPT_WORKER_SHM_ENDPOINT,
 };
+/* ---- SM shares (issue 17) ---- */
+enum { OPT_SESSION_SMS = 1700, OPT_SIM_SMS, OPT_SIM_WAVE_US, OPT_TEST_SHARE_AT_WORK };
 
 /* Options that are the front's alone: where it listens, how it is supervised, the MPS daemon it
  * starts (its processes inherit the daemon's environment), the GPU (passed on after --mps start
@@ -166,6 +175,10 @@ int main(int argc, char **argv)
         { "worker-fd", required_argument, 0, OPT_WORKER_FD }, { "worker-index", required_argument, 0, OPT_WORKER_INDEX },
         { "worker-endpoint", required_argument, 0, OPT_WORKER_ENDPOINT },
         { "worker-shm-endpoint", required_argument, 0, OPT_WORKER_SHM_ENDPOINT },
+        /* ---- SM shares (issue 17) ---- */
+        { "session-sms", required_argument, 0, OPT_SESSION_SMS }, { "sim-sms", required_argument, 0, OPT_SIM_SMS },
+        { "sim-wave-us", required_argument, 0, OPT_SIM_WAVE_US },
+        { "test-share-at-work", required_argument, 0, OPT_TEST_SHARE_AT_WORK },
         { 0, 0, 0, 0 },
     };
     tdm_server_config cfg = {
@@ -270,6 +283,28 @@ int main(int argc, char **argv)
             }
             isolate = true;
             break;
+        /* ---- SM shares (issue 17) ---- */
+        case OPT_SESSION_SMS:
+            if ((count = atoi(optarg)) < 0) goto bad;
+            cfg.session_sms = (unsigned)count;
+            break;
+        case OPT_SIM_SMS:
+            if ((count = atoi(optarg)) < 1) goto bad;
+            cfg.sim_sms = (unsigned)count;
+            break;
+        case OPT_SIM_WAVE_US:
+            if ((count = atoi(optarg)) < 0) goto bad;
+            cfg.sim_wave_us = (uint32_t)count;
+            break;
+        case OPT_TEST_SHARE_AT_WORK: {
+            unsigned long long work;
+            unsigned sms;
+            char end;
+            if (sscanf(optarg, "%llu:%u%c", &work, &sms, &end) != 2 || !work || !sms) goto bad;
+            cfg.test_share_work = work;
+            cfg.test_share_sms = sms;
+            break;
+        }
         case OPT_WORKER_OF: worker_of = optarg; break;
         case OPT_WORKER_FD: worker_fd = atoi(optarg); break;
         case OPT_WORKER_INDEX: worker_index = atoi(optarg); break;

@@ -14,6 +14,8 @@ static void backend_config(const tdm_server_config *cfg, tdm_backend_config *bc)
     bc->arena_base = cfg->arena_base;
     bc->arena_size = cfg->arena_size;
     bc->sim_mps_domain = cfg->sim_mps_domain;
+    bc->sim_sms = cfg->sim_sms;            /* ---- SM shares (issue 17) ---- */
+    bc->sim_wave_us = cfg->sim_wave_us;
 }
 
 int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
@@ -52,6 +54,14 @@ int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
         err = srv->ops->driver_version(srv->be, &srv->driver_version);
     if (err)
         goto fail;
+    /* ---- SM shares (issue 17): a default no session could get stops the server now ---- */
+    if (cfg->session_sms && (cfg->session_sms > (unsigned)srv->info.attrs[cudaDevAttrMultiProcessorCount] ||
+                             !srv->ops->share_get)) {
+        tdm_log("--session-sms %u: the %s backend's device has %d SMs%s", cfg->session_sms, srv->ops->name,
+                srv->info.attrs[cudaDevAttrMultiProcessorCount], srv->ops->share_get ? "" : " and no shares");
+        err = cudaErrorInvalidValue;
+        goto fail;
+    }
     atomic_init(&srv->next_session_id, cfg->session_id_base ? cfg->session_id_base : 1);
     atomic_init(&srv->live_sessions, 0);
     atomic_init(&srv->calls, 0);

@@ -45,6 +45,12 @@ typedef struct tdm_server_config {
                                   * NULL: anyone who reaches the server, with the defaults above */
     uint64_t session_id_base;    /* its first session's id (0: 1); a tenant's process of a server
                                   * with a process per tenant numbers from its own (isolate.h) */
+    /* ---- SM shares (issue 17): docs/sm-shares.md ---- */
+    unsigned session_sms;        /* a new session's SM share (--session-sms; 0: the whole device) */
+    unsigned sim_sms;            /* sim: the device's SMs (--sim-sms; 0: 132) */
+    uint32_t sim_wave_us;        /* sim: modelled time of a wave of blocks (--sim-wave-us; 0: no model) */
+    uint64_t test_share_work;    /* test hook: a session's share becomes test_share_sms as its */
+    unsigned test_share_sms;     /* test_share_work-th piece of work is queued (0 = never) */
     long crash_after_calls;      /* test hook: die by SIGKILL at this call (0 = never) */
     bool crash_before_reply;     /* ... after serving it, before its reply, instead */
 } tdm_server_config;

@@ -106,7 +106,9 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
         goto fail;
     /* The session's null stream is a stream of its own, not the device's
      * legacy stream, so sessions never wait for each other's work. */
-    err = srv->ops->stream_create(srv->be, 0, 0, s->space, &s->null_stream.bs);
+    err = tdm_session_share_init(s);   /* ---- SM shares (issue 17) ---- */
+    if (!err)
+        err = tdm_session_share_stream_create(s, 0, 0, &s->null_stream.bs);
     if (!err)
         err = srv->ops->event_create(srv->be, cudaEventDisableTiming, &s->null_stream.order_ev);
     if (err) {
@@ -132,6 +134,7 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
     *out = s;
     return 0;
 fail:
+    tdm_session_share_release(s);   /* ---- SM shares (issue 17) ---- */
     if (s->space)
         srv->ops->space_destroy(srv->be, s->space);
     tdm_session_health_ended(s);
@@ -216,6 +219,7 @@ static int order_before(tdm_session *s, tdm_stream_state *st)
 /* Resolves a stream handle and orders it; NULL with *err set if unknown. */
 tdm_stream_state *tdm_session_stream_for_work(tdm_session *s, uint64_t handle, int *err)
 {
+    tdm_session_share_apply(s);      /* ---- SM shares (issue 17): a share asked for since ---- */
     tdm_stream_state *st = tdm_session_stream_state(s, handle);
 
     if (!st) {
@@ -239,7 +243,7 @@ int tdm_session_stream_create(tdm_session *s, unsigned flags, int priority, uint
     st = calloc(1, sizeof(*st));
     if (!st)
         return cudaErrorMemoryAllocation;
-    err = ops(s)->stream_create(be(s), flags, priority, s->space, &st->bs);
+    err = tdm_session_share_stream_create(s, flags, priority, &st->bs);   /* ---- SM shares (issue 17) ---- */
     if (err)
         goto fail;
     err = ops(s)->event_create(be(s), cudaEventDisableTiming, &st->order_ev);
@@ -1118,6 +1122,7 @@ void tdm_session_destroy(tdm_session *s)
     HOOK0(s, ended);
     ops(s)->event_destroy(be(s), s->null_stream.order_ev);
     ops(s)->stream_destroy(be(s), s->null_stream.bs);
+    tdm_session_share_release(s);    /* ---- SM shares (issue 17) ---- */
     tdm_handles_release(&s->streams);
     tdm_handles_release(&s->events);
     tdm_handles_release(&s->modules);

@@ -157,6 +157,8 @@ typedef struct tdm_session {
     uint64_t host_held;              /* bytes of host memory charged to it (its modules' images) */
     tdm_tenant_usage *usage;         /* its tenant's totals, which it counts in; NULL without a tenant */
     tdm_wire_timeouts wire;          /* its connection's time limits (--frame-timeout, idle_timeout) */
+    /* ---- SM shares (issue 17) ---- */
+    struct tdm_session_share *share; /* the SMs its work runs on (session_share.c); NULL only while made */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
@@ -800,5 +802,25 @@ int tdm_session_host_atomic_caps(tdm_session *s, unsigned caps[TDM_BACKEND_ATOMI
 /* session_layout.c: the channel count of a format CUDA arrays and
  * textures take, else cudaErrorInvalidChannelDescriptor. */
 int tdm_session_channel_format(const int bits[4], int kind, int *channels);
+
+/* ---- SM shares (issue 17): session_share.c, docs/sm-shares.md ---- */
+/* The session's work runs on `sms` of the device's SMs from its next piece
+ * of work on: what is queued finishes at the old share, no device memory
+ * moves, the guest sees no error.  Any thread may call it while the session
+ * lives (the control socket's set_share, the reservation at HELLO).
+ * cudaErrorInvalidValue for sms outside [1, device SMs], cudaErrorNotSupported
+ * on a backend without shares; the reason is logged.  *applied_ns: how long
+ * making the share ready took (cuda: its green context; cached after). */
+int tdm_session_set_sm_share(tdm_session *s, unsigned sms, uint64_t *applied_ns);
+/* The SMs of its latest share, asked or in force (the device's without one). */
+unsigned tdm_session_sm_share(tdm_session *s);
+/* At creation, before its first stream: the server's default share (--session-sms). */
+int tdm_session_share_init(tdm_session *s);
+/* The session's thread: moves its streams to a share asked for since (cheap when none was). */
+void tdm_session_share_apply(tdm_session *s);
+/* A new backend stream of the session, in its share. */
+int tdm_session_share_stream_create(tdm_session *s, unsigned flags, int priority, tdm_bstream **out);
+/* At the end, its streams destroyed: waits for retired streams, gives its shares back. */
+void tdm_session_share_release(tdm_session *s);
 
 #endif

@@ -117,6 +117,9 @@ static int cuda_init(tdm_backend **out, const tdm_backend_config *cfg)
     if (!b)
         return cudaErrorMemoryAllocation;
     b->cfg = *cfg;
+    err = tdm_cuda_shares_init(b);   /* ---- SM shares (issue 17) ---- */
+    if (err)
+        goto fail;
     err = tdm_cuda_err(tdm_cu.cuDeviceGet(&b->dev, cfg->device), "cuDeviceGet");
     if (err)
         goto fail;
@@ -150,6 +153,7 @@ static int cuda_init(tdm_backend **out, const tdm_backend_config *cfg)
 fail_ctx:
     tdm_cu.cuDevicePrimaryCtxRelease(b->dev);
 fail:
+    tdm_cuda_shares_free(b);
     free(b);
     return err;
 }
@@ -169,6 +173,7 @@ static void cuda_shutdown(tdm_backend *b)
     }
     tdm_cuda_holds_free(b, lost);   /* ---- host callbacks (issue 14) ---- */
     tdm_cuda_hostnodes_free(b, lost);     /* ---- graph host nodes (issue 14) ---- */
+    tdm_cuda_shares_free(b);              /* ---- SM shares (issue 17) ---- */
     tdm_cuda_release_context(b, lost);
     free(b);
 }
@@ -364,4 +369,8 @@ const tdm_backend_ops tdm_backend_cuda_ops = {
     .func_cluster_attrs = tdm_cuda_func_cluster_attrs,
     .tex1d_linear_max_width = tdm_cuda_tex1d_linear_max_width,
     .host_atomic_caps = tdm_cuda_host_atomic_caps,
+    /* ---- SM shares (issue 17) ---- */
+    .share_get = tdm_cuda_share_get,
+    .share_put = tdm_cuda_share_put,
+    .share_stream_create = tdm_cuda_share_stream_create,
 };

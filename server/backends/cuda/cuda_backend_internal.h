@@ -3,6 +3,7 @@
 #ifndef TANDEM_SERVER_CUDA_BACKEND_INTERNAL_H
 #define TANDEM_SERVER_CUDA_BACKEND_INTERNAL_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -39,6 +40,9 @@ struct tdm_backend {
     struct tdm_cuda_holds *holds;  /* cuda_callbacks.c: the words held streams wait on */
     /* ---- graph host nodes (issue 14) ---- */
     struct tdm_cuda_hostnodes *hostnodes;  /* cuda_graph_host.c */
+    /* ---- SM shares (issue 17) ---- */
+    struct tdm_cuda_shares *shares;        /* cuda_share.c: SM groups and green contexts */
+    atomic_bool kernel_fallback_told;      /* cuda_launch.c logged its first CUkernel launch */
 };
 
 /* CUresult -> cudaError_t, without logging (for expected outcomes). */
@@ -277,5 +281,19 @@ int tdm_cuda_occupancy_max_cluster_size(tdm_backend *b, tdm_bfunc *f, const tdm_
 int tdm_cuda_func_cluster_attrs(tdm_backend *b, tdm_bfunc *f, tdm_func_cluster_attrs *out);
 int tdm_cuda_tex1d_linear_max_width(tdm_backend *b, int kind, int bits, int channels, uint64_t *width);
 int tdm_cuda_host_atomic_caps(tdm_backend *b, unsigned caps[TDM_BACKEND_ATOMIC_OPS]);
+
+/* ---- SM shares (issue 17): cuda_share.c, docs/sm-shares.md ---- */
+int tdm_cuda_shares_init(tdm_backend *b);
+/* After the context's work is done: destroys every green context. */
+void tdm_cuda_shares_free(tdm_backend *b);
+int tdm_cuda_share_get(tdm_backend *b, unsigned sms, tdm_bshare **out, unsigned *granted);
+void tdm_cuda_share_put(tdm_backend *b, tdm_bshare *sh);
+int tdm_cuda_share_stream_create(tdm_backend *b, tdm_bshare *sh, unsigned flags, int priority, tdm_bspace *sp,
+                                 tdm_bstream **out);
+/* cuda_module.c: f as a context-independent kernel (cuLibraryGetKernel on
+ * its module's image, loaded as a library at the first need), launchable
+ * on a green context's stream whatever the driver thinks of f's CUfunction,
+ * which belongs to the primary context. */
+int tdm_cuda_func_kernel(tdm_backend *b, tdm_bfunc *f, CUfunction *out);
 
 #endif

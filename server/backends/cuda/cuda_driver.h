@@ -75,7 +75,11 @@
     X(cuLaunchKernelEx) X(cuOccupancyMaxActiveClusters) X(cuOccupancyMaxPotentialClusterSize) \
     X(cuDeviceGetTexture1DLinearMaxWidth) X(cuDeviceGetHostAtomicCapabilities) \
     /* ---- external semaphore nodes (issue 14) ---- */                                  \
-    X(cuGraphAddExternalSemaphoresSignalNode) X(cuGraphAddExternalSemaphoresWaitNode)
+    X(cuGraphAddExternalSemaphoresSignalNode) X(cuGraphAddExternalSemaphoresWaitNode) \
+    /* ---- SM shares (issue 17): green contexts ---- */                                  \
+    X(cuDeviceGetDevResource) X(cuDevSmResourceSplitByCount) X(cuDevResourceGenerateDesc)  \
+    X(cuGreenCtxCreate) X(cuGreenCtxDestroy) X(cuGreenCtxStreamCreate)                    \
+    X(cuLibraryLoadData) X(cuLibraryUnload) X(cuLibraryGetKernel) X(cuKernelSetAttribute)
 
 #define TDM_CUDA_DRIVER_MEMBER(fn) __typeof__(&fn) fn;
 typedef struct tdm_cuda_driver {

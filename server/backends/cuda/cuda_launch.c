@@ -16,6 +16,16 @@ static bool config_out_of_range(const tdm_backend *b, tdm_dim3 grid, tdm_dim3 bl
     return (uint64_t)block.x * block.y * block.z > (uint64_t)b->max_threads_per_block;
 }
 
+static CUresult launch_fn(CUfunction fn, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem, tdm_bstream *s,
+                          void **args, bool cooperative)
+{
+    if (cooperative)
+        return tdm_cu.cuLaunchCooperativeKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_mem,
+                                                tdm_cuda_stream(s), args);
+    return tdm_cu.cuLaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_mem,
+                                 tdm_cuda_stream(s), args, NULL);
+}
+
 static int launch(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, uint32_t shared_mem,
                   tdm_bstream *s, const void *params, size_t params_len, bool cooperative)
 {
@@ -35,12 +45,18 @@ static int launch(tdm_backend *b, tdm_bfunc *f, tdm_dim3 grid, tdm_dim3 block, u
      * returns, so pointing into the caller's buffer is enough. */
     for (uint32_t i = 0; i < p->count; i++)
         args[i] = (void *)((uintptr_t)params + p->offset[i]);
-    if (cooperative)
-        r = tdm_cu.cuLaunchCooperativeKernel(tdm_cuda_func_handle(f), grid.x, grid.y, grid.z, block.x, block.y,
-                                             block.z, shared_mem, tdm_cuda_stream(s), p->count ? args : NULL);
-    else
-        r = tdm_cu.cuLaunchKernel(tdm_cuda_func_handle(f), grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                                  shared_mem, tdm_cuda_stream(s), p->count ? args : NULL, NULL);
+    r = launch_fn(tdm_cuda_func_handle(f), grid, block, shared_mem, s, p->count ? args : NULL, cooperative);
+    /* ---- SM shares (issue 17): a stream of a green context may refuse the
+     * primary context's CUfunction; its context-independent kernel runs
+     * wherever the stream is (docs/sm-shares.md). ---- */
+    CUfunction k;
+    if ((r == CUDA_ERROR_INVALID_HANDLE || r == CUDA_ERROR_INVALID_CONTEXT) && s &&
+        tdm_cuda_func_kernel(b, f, &k) == cudaSuccess) {
+        if (!atomic_exchange(&b->kernel_fallback_told, true))   /* what the H100 run looks for */
+            tdm_cuda_log("a stream refused a module's CUfunction (CUresult %d): launching its CUkernel instead "
+                         "(docs/sm-shares.md)", (int)r);
+        r = launch_fn(k, grid, block, shared_mem, s, p->count ? args : NULL, cooperative);
+    }
     if (r == CUDA_ERROR_INVALID_VALUE && config_out_of_range(b, grid, block)) {
         tdm_cuda_err(r, "cuLaunchKernel(configuration)");
         return cudaErrorInvalidConfiguration;

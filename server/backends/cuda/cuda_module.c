@@ -21,6 +21,10 @@ struct tdm_bfunc {
     CUfunction fn;
     tdm_param_info params;
     tdm_bfunc *next;
+    /* ---- SM shares (issue 17) ---- */
+    char *name;              /* its name in the module, for tdm_cuda_func_kernel */
+    struct tdm_bmodule *m;
+    CUfunction kernel;       /* its CUkernel, cast as cuLaunchKernel takes it; NULL until needed */
 };
 
 struct tdm_bmodule {
@@ -31,6 +35,7 @@ struct tdm_bmodule {
     void *image;
     pthread_mutex_t lock; /* guards funcs */
     tdm_bfunc *funcs;     /* every function handed out, freed at unload */
+    CUlibrary lib;        /* ---- SM shares (issue 17): the image as a library, once a kernel is needed ---- */
 };
 
 /* A fat binary's own header says how long it is; the image must hold all of
@@ -95,8 +100,11 @@ int tdm_cuda_module_unload(tdm_backend *b, tdm_bmodule *m)
     if (err)
         return err;
     err = tdm_cuda_err(tdm_cu.cuModuleUnload(m->mod), "cuModuleUnload");
+    if (m->lib)   /* ---- SM shares (issue 17) ---- */
+        tdm_cuda_err(tdm_cu.cuLibraryUnload(m->lib), "cuLibraryUnload");
     for (f = m->funcs; f; f = next) {
         next = f->next;
+        free(f->name);
         free(f);
     }
     pthread_mutex_destroy(&m->lock);
@@ -164,8 +172,11 @@ int tdm_cuda_module_get_function(tdm_backend *b, tdm_bmodule *m, const char *nam
             goto out;
         }
         f->fn = fn;
-        err = read_params(fn, name, &f->params);
+        f->m = m;
+        f->name = strdup(name);
+        err = f->name ? read_params(fn, name, &f->params) : cudaErrorMemoryAllocation;
         if (err) {
+            free(f->name);
             free(f);
             goto out;
         }
@@ -248,4 +259,31 @@ const tdm_param_info *tdm_cuda_func_params(const tdm_bfunc *f)
 CUmodule tdm_cuda_module_handle(const tdm_bmodule *m)
 {
     return m->mod;
+}
+
+/* ---- SM shares (issue 17) ---- */
+int tdm_cuda_func_kernel(tdm_backend *b, tdm_bfunc *f, CUfunction *out)
+{
+    tdm_bmodule *m = f->m;
+    CUkernel k = NULL;
+    int v = 0, err = cudaSuccess;
+
+    pthread_mutex_lock(&m->lock);
+    if (!f->kernel) {
+        if (!m->lib)
+            err = tdm_cuda_err(tdm_cu.cuLibraryLoadData(&m->lib, m->image, NULL, NULL, 0, NULL, NULL, 0),
+                               "cuLibraryLoadData");
+        if (!err)
+            err = tdm_cuda_err(tdm_cu.cuLibraryGetKernel(&k, m->lib, f->name), "cuLibraryGetKernel");
+        /* What the guest raised on the function (cudaFuncSetAttribute) holds for the kernel too. */
+        if (!err && tdm_cu.cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f->fn) ==
+                        CUDA_SUCCESS && v > 0)
+            tdm_cuda_err(tdm_cu.cuKernelSetAttribute(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, v, k, b->dev),
+                         "cuKernelSetAttribute");
+        if (!err)
+            f->kernel = (CUfunction)k;
+    }
+    *out = f->kernel;
+    pthread_mutex_unlock(&m->lock);
+    return err;
 }

@@ -30,6 +30,7 @@ typedef struct tdm_bgraph tdm_bgraph;   /* a graph (captured) */
 typedef struct tdm_bgexec tdm_bgexec;   /* an executable graph */
 typedef struct tdm_bgnode tdm_bgnode;   /* a node of a graph built node by node */
 typedef struct tdm_bhold tdm_bhold;     /* a stream held for a host callback (issue 14) */
+typedef struct tdm_bshare tdm_bshare;   /* a part of the device's SMs (issue 17: docs/sm-shares.md) */
 typedef struct tdm_bspace tdm_bspace;   /* what one session's kernels may touch (issue 16) */
 
 #define TDM_MAX_KERNEL_PARAMS 256
@@ -99,6 +100,9 @@ typedef struct tdm_backend_config {
     uint64_t arena_base;     /* fixed virtual address of the logical arena */
     uint64_t arena_size;
     const char *sim_mps_domain; /* sim: the MPS domain to join (NULL: none) */
+    /* ---- SM shares (issue 17): docs/sm-shares.md ---- */
+    unsigned sim_sms;        /* sim: the device's SM count (0: 132, as an H100) */
+    uint32_t sim_wave_us;    /* sim: modelled time of one wave of a kernel's blocks (0: no model) */
 } tdm_backend_config;
 
 /* ---- graphs (issue 14): a node added to a graph ---- */
@@ -530,6 +534,19 @@ typedef struct tdm_backend_ops {
     int (*tex1d_linear_max_width)(tdm_backend *b, int kind, int bits, int channels, uint64_t *width);
     /* cuDeviceGetHostAtomicCapabilities for every cudaAtomicOperation. */
     int (*host_atomic_caps)(tdm_backend *b, unsigned caps[TDM_BACKEND_ATOMIC_OPS]);
+    /* ---- SM shares (issue 17): docs/sm-shares.md ---- */
+    /* Optional (NULL: the backend cannot confine work to part of the device).
+     * share_get: a part of at least `sms` of the device's SMs (1..device SMs,
+     * checked by the session layer), ready for share_stream_create, so that
+     * moving a session's streams there costs only stream creation; *granted
+     * is how many SMs it really has (cuda rounds up to its partition size).
+     * It is counted as in use until share_put, which the caller calls only
+     * once every stream made in it was destroyed with its work done. */
+    int (*share_get)(tdm_backend *b, unsigned sms, tdm_bshare **out, unsigned *granted);
+    void (*share_put)(tdm_backend *b, tdm_bshare *sh);
+    /* As stream_create, the stream's kernels running on sh's SMs only. */
+    int (*share_stream_create)(tdm_backend *b, tdm_bshare *sh, unsigned flags, int priority, tdm_bspace *sp,
+                               tdm_bstream **out);
 } tdm_backend_ops;
 
 extern const tdm_backend_ops tdm_backend_cuda_ops;

@@ -211,4 +211,8 @@ const tdm_backend_ops tdm_backend_sim_ops = {
     .func_cluster_attrs = sim_func_cluster_attrs,
     .tex1d_linear_max_width = sim_tex1d_linear_max_width,
     .host_atomic_caps = sim_host_atomic_caps,
+    /* ---- SM shares (issue 17) ---- */
+    .share_get = sim_share_get,
+    .share_put = sim_share_put,
+    .share_stream_create = sim_share_stream_create,
 };

@@ -90,5 +90,6 @@ int sim_device_info(tdm_backend *b, tdm_device_info *out)
     for (size_t i = 0; i < sizeof(attrs) / sizeof(attrs[0]); i++)
         if (attrs[i].attr >= 0 && attrs[i].attr < TDM_DEVICE_ATTR_COUNT)
             out->attrs[attrs[i].attr] = attrs[i].value;
+    out->attrs[cudaDevAttrMultiProcessorCount] = (int32_t)sim_device_sms(b);   /* issue 17: --sim-sms */
     return 0;
 }

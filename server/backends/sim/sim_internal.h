@@ -198,6 +198,8 @@ struct tdm_bstream {
     struct sim_capture *capture; /* the capture its work goes to, or NULL (sim_graph.c) */
     /* ---- launch ex and stream attributes (issue 14) ---- */
     sim_stream_attrs attrs;  /* as set, or the driver's defaults (sim_stream_attr.c) */
+    /* ---- SM shares (issue 17) ---- */
+    unsigned sms;            /* the SMs of the share it was made in (0: the whole device); sim_share.c */
 };
 
 struct tdm_bevent {
@@ -376,6 +378,19 @@ void sim_mps_poll_locked(tdm_backend *b, tdm_bstream *s);
 
 /* sim_device.c */
 int sim_device_info(tdm_backend *b, tdm_device_info *out);
+
+/* ---- SM shares (issue 17): sim_share.c, docs/sm-shares.md ---- */
+/* The device's SM count (cfg.sim_sms, or an H100's). */
+unsigned sim_device_sms(const tdm_backend *b);
+int sim_share_get(tdm_backend *b, unsigned sms, tdm_bshare **out, unsigned *granted);
+void sim_share_put(tdm_backend *b, tdm_bshare *sh);
+int sim_share_stream_create(tdm_backend *b, tdm_bshare *sh, unsigned flags, int priority, tdm_bspace *sp,
+                            tdm_bstream **out);
+uint64_t sim_now_ns(void);
+/* Kernel op (of stream s), which started at started_ns and whose twin has
+ * run: returns once the time the share model gives it has passed (or the
+ * server stops).  b->lock not held. */
+void sim_share_hold(tdm_backend *b, const tdm_bstream *s, const sim_op *op, uint64_t started_ns);
 
 /* ---- health (issue 14): sim_health.c ---- */
 /* A kernel fault that loses the context (as on a GPU). */

@@ -38,7 +38,10 @@ static void run_head_locked(tdm_backend *b, tdm_bstream *s, sim_op *op)
             break;
         }
         pthread_mutex_unlock(&b->lock);
+        uint64_t started = sim_now_ns();   /* ---- SM shares (issue 17) ---- */
         err = sim_op_execute(b, op);
+        if (op->kind == SIM_OP_LAUNCH && !err)
+            sim_share_hold(b, s, op, started);
         pthread_mutex_lock(&b->lock);
         if (err && !s->sticky)
             s->sticky = err;
