@@ -176,5 +176,12 @@ int tdm_node_conf_load(const char *path, tdm_node_conf *c, char *err, size_t err
     if (rc == 0)
         rc = load(&cfg, c, err, errlen);
     config_destroy(&cfg);
+    /* libconfig knows no file name for settings read from a FILE * (tdm_conf_load uses
+     * config_read), so tdm_conf_fail writes "?": the file is this one (no @include here). */
+    if (rc && strncmp(err, "?:", 2) == 0) {
+        char rest[600];
+        snprintf(rest, sizeof(rest), "%s", err + 1);
+        snprintf(err, errlen, "%s%s", path, rest);
+    }
     return rc;
 }
