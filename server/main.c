@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "control.h"
 #include "device_output.h"
 #include "isolate.h"
 #include "listener.h"
@@ -93,6 +94,9 @@ static void usage(FILE *f)
             "                         ceil(B/S) * U microseconds after it starts (default 0: off)\n"
             "  --test-share-at-work N:S  testing: a session's SM share becomes S as its Nth launch,\n"
             "                         copy or memset is queued (until the control socket's set_share)\n"
+            "  --control PATH         answer the node agent on unix socket PATH (mode 0600): reserve,\n"
+            "                         set_share, stats, one JSON object a line (docs/node-agent.md);\n"
+            "                         not with --isolate\n"
             "  --crash-after-calls N  testing: die by SIGKILL when about to serve the Nth call\n"
             "  --crash-before-reply   testing: with --crash-after-calls, die once the Nth call was\n"
             "                         served, before its reply is sent\n");
@@ -104,6 +108,9 @@ enum {
 };
 /* ---- SM shares (issue 17) ---- */
 enum { OPT_SESSION_SMS = 1700, OPT_SIM_SMS, OPT_SIM_WAVE_US, OPT_TEST_SHARE_AT_WORK };
+
+/* ---- control plane (issue 17) ---- */
+enum { OPT_CONTROL = 1100 };
 
 /* Options that are the front's alone: where it listens, how it is supervised, the MPS daemon it
  * starts (its processes inherit the daemon's environment), the GPU (passed on after --mps start
@@ -179,6 +186,7 @@ int main(int argc, char **argv)
         { "session-sms", required_argument, 0, OPT_SESSION_SMS }, { "sim-sms", required_argument, 0, OPT_SIM_SMS },
         { "sim-wave-us", required_argument, 0, OPT_SIM_WAVE_US },
         { "test-share-at-work", required_argument, 0, OPT_TEST_SHARE_AT_WORK },
+        { "control", required_argument, 0, OPT_CONTROL },   /* ---- control plane (issue 17) ---- */
         { 0, 0, 0, 0 },
     };
     tdm_server_config cfg = {
@@ -206,6 +214,9 @@ int main(int argc, char **argv)
     int worker_fd = -1, worker_index = 0, at, nfwd = 0;
     char *fwd[argc + 1];   /* the options a tenant's process takes too: at most all of them */
     static char program[TDM_TENANT_NAME_MAX + 32];
+    /* ---- control plane (issue 17) ---- */
+    const char *control_path = NULL;
+    tdm_control *control = NULL;
 
     tdm_log_set_program("tandem-server");
     for (at = optind; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1; at = optind) {
@@ -310,6 +321,7 @@ int main(int argc, char **argv)
         case OPT_WORKER_INDEX: worker_index = atoi(optarg); break;
         case OPT_WORKER_ENDPOINT: lc.endpoint = optarg; break;
         case OPT_WORKER_SHM_ENDPOINT: lc.shm_endpoint = optarg; break;
+        case OPT_CONTROL: control_path = optarg; break;   /* ---- control plane (issue 17) ---- */
         case 'h': usage(stdout); return 0;
         default: usage(stderr); return 2;
         }
@@ -333,6 +345,12 @@ int main(int argc, char **argv)
     }
     if (isolate && !check_isolate(&cfg, tenants_path, supervise))
         return 2;
+    /* ---- control plane (issue 17): the front of --isolate has no sessions to report ---- */
+    if (isolate && control_path) {
+        tdm_log("--control cannot be combined with --isolate tenant yet: the front routes connections and holds "
+                "no session, and the tenants' processes have no control sockets (docs/node-agent.md)");
+        return 2;
+    }
     if (worker_of) {   /* a tenant's process: it serves that tenant only, numbering from its own base */
         if (!tenants_path || tdm_tenants_keep_only(&tenants, worker_of) != 0 || worker_fd < 0 || worker_index < 0) {
             tdm_log("--worker-of is how --isolate starts a tenant's process, with --tenants naming the tenant");
@@ -395,6 +413,13 @@ int main(int argc, char **argv)
         tdm_mps_stop(&mps);
         return 1;
     }
+    /* ---- control plane (issue 17): before any session, so HELLO finds the reservations ---- */
+    if (control_path && tdm_control_start(&control, &srv, control_path) != 0) {
+        tdm_resilience_stop(resil);
+        tdm_server_stop(&srv);
+        tdm_mps_stop(&mps);
+        return 1;
+    }
     tdm_log("device '%s'%s, arena %#llx + %llu GiB", srv.info.name, srv.ops->simulated ? " [SIMULATED]" : "",
             (unsigned long long)cfg.arena_base, (unsigned long long)(cfg.arena_size >> 30));
     /* Device printf/assert output goes to the guest whose call flushed it
@@ -403,6 +428,7 @@ int main(int argc, char **argv)
         tdm_log("cannot route device output to guests: it stays on the server's stdout");
     rc = tdm_listener_run(&srv, &lc, &stop_requested);
     if (rc == 0) {
+        tdm_control_stop(control);   /* ---- control plane (issue 17): no session left to take a reservation ---- */
         tdm_resilience_stop(resil);
         tdm_server_stop(&srv);
         tdm_tenants_free(&tenants);   /* no session is left to point at it */

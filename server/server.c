@@ -7,6 +7,7 @@
 
 #include "device_props.h"
 #include "log.h"
+#include "session_stats.h"
 
 static void backend_config(const tdm_server_config *cfg, tdm_backend_config *bc)
 {
@@ -65,6 +66,7 @@ int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
     atomic_init(&srv->next_session_id, cfg->session_id_base ? cfg->session_id_base : 1);
     atomic_init(&srv->live_sessions, 0);
     atomic_init(&srv->calls, 0);
+    tdm_server_sessions_init(srv);   /* ---- control plane (issue 17) ---- */
     pthread_mutex_init(&srv->endpoint_lock, NULL);
     tdm_health_init(&srv->health);
     /* ---- ipc (issue 14) ---- */
@@ -110,6 +112,7 @@ void tdm_server_init_front(tdm_server *srv, const tdm_server_config *cfg)
     memset(srv, 0, sizeof(*srv));
     srv->cfg = *cfg;
     pthread_mutex_init(&srv->endpoint_lock, NULL);
+    tdm_server_sessions_init(srv);   /* ---- control plane (issue 17): none, but the list is there ---- */
 }
 
 void tdm_server_stop(tdm_server *srv)

@@ -76,6 +76,11 @@ typedef struct tdm_server {
     tdm_ipc_table ipc;           /* what its sessions exported (ipc_exports.h) */
     /* ---- host resources (issue 16) ---- */
     _Atomic uint64_t host_held;  /* host bytes its sessions hold, within cfg.host_budget */
+    /* ---- control plane (issue 17): session_stats.h, server/control ---- */
+    pthread_mutex_t sessions_lock;
+    struct tdm_session *sessions;          /* its live sessions, for the control socket's stats */
+    atomic_uint_fast64_t takeovers;        /* sessions resumed here after their active died */
+    struct tdm_reservations *reservations; /* --control: placements waiting for their HELLO; else NULL */
 } tdm_server;
 
 /* A size as options and the tenants file give it: a number (decimal, 0x hex), optionally

@@ -131,6 +131,7 @@ int tdm_session_create(tdm_server *srv, tdm_session **out)
         goto fail;
     }
     atomic_fetch_add(&srv->live_sessions, 1);
+    tdm_session_stats_join(s);   /* ---- control plane (issue 17) ---- */
     *out = s;
     return 0;
 fail:
@@ -1081,6 +1082,9 @@ void tdm_session_take_over(tdm_session *s, tdm_session *from)
     tdm_tenant_usage *usage = s->usage;
     tdm_session_usage_leave(s);
     tdm_session_usage_leave(from);
+    /* ---- control plane (issue 17): out of the list while their states swap ---- */
+    tdm_session_stats_leave(s);
+    tdm_session_stats_leave(from);
     tdm_session tmp = *s;
 
     *s = *from;
@@ -1101,12 +1105,17 @@ void tdm_session_take_over(tdm_session *s, tdm_session *from)
     /* ---- time limits (issue 16): the connection's ---- */
     s->wire = tmp.wire;
     tdm_session_usage_enter(s, usage);
+    /* ---- control plane (issue 17): its calls and placement are the connection's ---- */
+    tdm_session_stats_swap(s, from);
+    tdm_session_stats_join(s);
+    tdm_session_stats_join(from);
 }
 
 void tdm_session_destroy(tdm_session *s)
 {
     if (!s)
         return;
+    tdm_session_stats_leave(s);   /* ---- control plane (issue 17): no longer listed ---- */
     /* ---- host callbacks (issue 14): streams held for the guest go on ---- */
     tdm_session_callbacks_close(s);
     tdm_session_health_closing(s);

@@ -18,6 +18,7 @@
 #include "handle_table.h"
 #include "range_map.h"
 #include "server.h"
+#include "session_stats.h"
 #include "wire_timeouts.h"
 
 /* Guest stream handles with fixed meaning, as in the CUDA runtime. */
@@ -159,6 +160,9 @@ typedef struct tdm_session {
     tdm_wire_timeouts wire;          /* its connection's time limits (--frame-timeout, idle_timeout) */
     /* ---- SM shares (issue 17) ---- */
     struct tdm_session_share *share; /* the SMs its work runs on (session_share.c); NULL only while made */
+    /* ---- control plane (issue 17): session_stats.h ---- */
+    tdm_session_stats stats;         /* its calls and their latencies, for the control socket */
+    char placement[TDM_PLACEMENT_KEY_MAX]; /* the key its HELLO named ("" without one) */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);

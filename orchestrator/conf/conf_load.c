@@ -18,15 +18,16 @@ int tdm_conf_load(config_t *cfg, const char *path, char *err, size_t errlen)
         *slash = '\0';
         config_set_include_dir(cfg, dir);
     }
+    /* Opened first only to name why it cannot be (libconfig says "file I/O error"). */
     FILE *f = fopen(path, "r");
     if (!f) {
         int e = errno;
         snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
-    int ok = config_read(cfg, f);
     fclose(f);
-    if (ok != CONFIG_TRUE) {
+    /* By name, so that every setting knows the file it came from (tdm_conf_fail). */
+    if (config_read_file(cfg, path) != CONFIG_TRUE) {
         const char *file = config_error_file(cfg);
         snprintf(err, errlen, "%s:%d: %s", file ? file : path, config_error_line(cfg),
                  config_error_text(cfg));

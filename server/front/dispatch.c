@@ -516,12 +516,14 @@ static void before_call(void *ctx, uint32_t proc)
     tdm_output_call_begins(ctx);
     tdm_resilience_heard(ctx);
     crash_point(ctx, proc, false);
+    tdm_session_stats_call_begins(ctx);   /* ---- control plane (issue 17) ---- */
 }
 
 static void after_call(void *ctx, uint32_t proc, void *res)
 {
     const tdm_call_info *call = tdm_call_find(proc);
 
+    tdm_session_stats_call_ends(ctx);   /* ---- control plane (issue 17) ---- */
     tdm_output_call_ends(ctx, call, res);
     if (call && call->mirror == TDM_MIRROR_UNPROTECT)
         tdm_resilience_unmirrorable(ctx, call->name);

@@ -733,6 +733,7 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
      * server's own. */
     tdm_takeover(s)->resume_token = 0;
     tdm_takeover(s)->resume_policy = TDM_RESUME_NONE;
+    atomic_fetch_add(&s->srv->takeovers, 1);   /* ---- control plane (issue 17): stats' takeovers ---- */
     tdm_log("standby: resumed session %llu at epoch %llu (%d allocation(s) restored from shadows) in %.2f ms",
             (unsigned long long)id, (unsigned long long)epoch, restored, tdm_now_ms() - t0);
     free(ms);

@@ -1,0 +1,126 @@
+/* See session_stats.h. */
+#include "session_stats.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "session.h"
+
+unsigned tdm_latency_bucket(uint64_t ns)
+{
+    if (ns < 4)
+        return (unsigned)ns;
+    /* Octave o (ns in [2^o, 2^(o+1))) split in four by the two bits after the leading one. */
+    unsigned o = 63u - (unsigned)__builtin_clzll(ns);
+    unsigned b = 4u * (o - 1u) + (unsigned)((ns >> (o - 2u)) & 3u);
+    return b < TDM_LATENCY_BUCKETS ? b : TDM_LATENCY_BUCKETS - 1;
+}
+
+uint64_t tdm_latency_bucket_mid_ns(unsigned b)
+{
+    if (b < 4)
+        return b;
+    unsigned o = b / 4u + 1u, sub = b % 4u;
+    uint64_t low = (uint64_t)(4u + sub) << (o - 2u), width = 1ull << (o - 2u);
+    return low + width / 2;
+}
+
+uint64_t tdm_latency_quantile_ns(const uint32_t counts[TDM_LATENCY_BUCKETS], double q)
+{
+    uint64_t total = 0, seen = 0;
+
+    for (unsigned b = 0; b < TDM_LATENCY_BUCKETS; b++)
+        total += counts[b];
+    if (total == 0)
+        return 0;
+    /* The smallest bucket that holds the rank-th call, rank = ceil(q * total). */
+    uint64_t rank = (uint64_t)(q * (double)total);
+    if ((double)rank < q * (double)total)
+        rank++;
+    if (rank == 0)
+        rank = 1;
+    for (unsigned b = 0; b < TDM_LATENCY_BUCKETS; b++) {
+        seen += counts[b];
+        if (seen >= rank)
+            return tdm_latency_bucket_mid_ns(b);
+    }
+    return tdm_latency_bucket_mid_ns(TDM_LATENCY_BUCKETS - 1);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void tdm_session_stats_call_begins(tdm_session *s)
+{
+    s->stats.call_began_ns = now_ns();
+}
+
+void tdm_session_stats_call_ends(tdm_session *s)
+{
+    tdm_session_stats *st = &s->stats;
+
+    atomic_fetch_add_explicit(&st->latency[tdm_latency_bucket(now_ns() - st->call_began_ns)], 1,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&st->calls, 1, memory_order_relaxed);
+}
+
+void tdm_server_sessions_init(tdm_server *srv)
+{
+    pthread_mutex_init(&srv->sessions_lock, NULL);
+    srv->sessions = NULL;
+}
+
+void tdm_session_stats_join(tdm_session *s)
+{
+    tdm_server *srv = s->srv;
+
+    pthread_mutex_lock(&srv->sessions_lock);
+    s->stats.prev = NULL;
+    s->stats.next = srv->sessions;
+    if (srv->sessions)
+        srv->sessions->stats.prev = s;
+    srv->sessions = s;
+    pthread_mutex_unlock(&srv->sessions_lock);
+}
+
+void tdm_session_stats_leave(tdm_session *s)
+{
+    tdm_server *srv = s->srv;
+
+    pthread_mutex_lock(&srv->sessions_lock);
+    if (s->stats.prev)
+        s->stats.prev->stats.next = s->stats.next;
+    else if (srv->sessions == s)
+        srv->sessions = s->stats.next;
+    if (s->stats.next)
+        s->stats.next->stats.prev = s->stats.prev;
+    s->stats.prev = s->stats.next = NULL;
+    pthread_mutex_unlock(&srv->sessions_lock);
+}
+
+void tdm_session_stats_swap(tdm_session *a, tdm_session *b)
+{
+    tdm_session_stats st;
+    char key[TDM_PLACEMENT_KEY_MAX];
+
+    memcpy(&st, &a->stats, sizeof(st));
+    memcpy(&a->stats, &b->stats, sizeof(st));
+    memcpy(&b->stats, &st, sizeof(st));
+    memcpy(key, a->placement, sizeof(key));
+    memcpy(a->placement, b->placement, sizeof(key));
+    memcpy(b->placement, key, sizeof(key));
+}
+
+void tdm_session_set_placement(tdm_session *s, const char *key)
+{
+    pthread_mutex_lock(&s->srv->sessions_lock);
+    snprintf(s->placement, sizeof(s->placement), "%s", key ? key : "");
+    pthread_mutex_unlock(&s->srv->sessions_lock);
+}

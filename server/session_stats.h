@@ -1,0 +1,61 @@
+/* What the control plane (issue 17, docs/node-agent.md) reads of a server's sessions: each
+ * session's call count and a latency histogram of its calls, the placement key it was
+ * admitted with, and the server's list of live sessions the control socket walks.
+ *
+ * The hot path is two clock reads and two relaxed atomic adds per call: a one-way call is
+ * served in microseconds, and nothing here takes a lock on it.  The histogram is bounded
+ * (TDM_LATENCY_BUCKETS counters, four per power of two of nanoseconds), so a session's
+ * statistics never grow with its age. */
+#ifndef TANDEM_SERVER_SESSION_STATS_H
+#define TANDEM_SERVER_SESSION_STATS_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A placement key as the orchestrator gives it (docs/adr/0002-control-plane.md), with its NUL. */
+#define TDM_PLACEMENT_KEY_MAX 64
+
+/* Four buckets per octave of nanoseconds up to 2^40 ns (about 18 minutes); slower calls
+ * count in the last one. */
+#define TDM_LATENCY_BUCKETS 160
+
+struct tdm_session;
+struct tdm_server;
+
+typedef struct tdm_session_stats {
+    _Atomic uint64_t calls;                         /* calls served */
+    _Atomic uint32_t latency[TDM_LATENCY_BUCKETS];  /* calls per latency bucket */
+    uint64_t call_began_ns;                         /* the serving thread's alone */
+    /* Owned by the reader under the server's sessions_lock: the histogram at its last
+     * report, so that each report's percentiles are those of the calls since the one before. */
+    uint32_t reported[TDM_LATENCY_BUCKETS];
+    struct tdm_session *prev, *next;                /* the server's live sessions */
+} tdm_session_stats;
+
+/* The bucket a latency of ns falls in, and the middle of bucket b's range, in ns. */
+unsigned tdm_latency_bucket(uint64_t ns);
+uint64_t tdm_latency_bucket_mid_ns(unsigned b);
+/* The q-th quantile (0 < q <= 1) of the calls counted in counts, in ns; 0 when none. */
+uint64_t tdm_latency_quantile_ns(const uint32_t counts[TDM_LATENCY_BUCKETS], double q);
+
+/* Around every served call (the RPC front's before_call and after_call). */
+void tdm_session_stats_call_begins(struct tdm_session *s);
+void tdm_session_stats_call_ends(struct tdm_session *s);
+
+/* The server's list of live sessions: a session joins once created and leaves first thing
+ * when destroyed, so a reader holding srv->sessions_lock may read any listed session. */
+void tdm_server_sessions_init(struct tdm_server *srv);
+void tdm_session_stats_join(struct tdm_session *s);
+void tdm_session_stats_leave(struct tdm_session *s);
+/* A takeover swaps two sessions' states (tdm_session_take_over); the statistics and the
+ * placement key are the connection's and are swapped back with this, both sessions out of
+ * the list. */
+void tdm_session_stats_swap(struct tdm_session *a, struct tdm_session *b);
+
+/* The placement key the session's guest presented in HELLO (set under the sessions lock,
+ * as the control socket reads it from another thread).  Keys longer than the limit are the
+ * caller's to refuse; here they would be cut. */
+void tdm_session_set_placement(struct tdm_session *s, const char *key);
+
+#endif

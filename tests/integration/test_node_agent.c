@@ -1,0 +1,267 @@
+/* tandem-node (issue 17, docs/node-agent.md) on the sim backend with a fake orchestrator
+ * (libmicrohttpd in this process, recording what the agent posts): it starts an active and its
+ * standby, registers, sends telemetry with a guest's session, restarts a killed server, re-adopts
+ * its servers after its own SIGKILL without starting them twice, registers again after the
+ * orchestrator was away, and stops its servers at SIGTERM. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <microhttpd.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "raw_calls.h"
+#include "transport.h"
+
+typedef struct fake_orch {
+    struct MHD_Daemon *d;
+    atomic_int registers, telemetries;
+    pthread_mutex_t lock;
+    char last_telemetry[1 << 16];
+} fake_orch;
+
+typedef struct upload { size_t len; char data[1 << 16]; } upload;
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                                  const char *version, const char *data, size_t *size, void **state)
+{
+    fake_orch *o = cls;
+    upload *u = *state;
+
+    if (!u) {
+        *state = calloc(1, sizeof(upload));
+        return MHD_YES;
+    }
+    if (*size) {
+        size_t take = *size < sizeof(u->data) - 1 - u->len ? *size : sizeof(u->data) - 1 - u->len;
+        memcpy(u->data + u->len, data, take);
+        u->len += take;
+        *size = 0;
+        return MHD_YES;
+    }
+    const char *answer = "{}";
+    if (strcmp(url, "/v1/nodes/register") == 0) {
+        atomic_fetch_add(&o->registers, 1);
+        answer = "{\"telemetry_ms\":200}";
+    } else if (strcmp(url, "/v1/nodes/telemetry") == 0) {
+        pthread_mutex_lock(&o->lock);
+        snprintf(o->last_telemetry, sizeof(o->last_telemetry), "%s", u->data);
+        pthread_mutex_unlock(&o->lock);
+        atomic_fetch_add(&o->telemetries, 1);
+    }
+    struct MHD_Response *r = MHD_create_response_from_buffer(strlen(answer), (void *)answer, MHD_RESPMEM_MUST_COPY);
+    enum MHD_Result rc = MHD_queue_response(c, 200, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+static void on_done(void *cls, struct MHD_Connection *c, void **state, enum MHD_RequestTerminationCode t)
+{
+    free(*state);
+}
+
+static void orch_start(fake_orch *o, int port)
+{
+    atomic_store(&o->registers, 0);
+    atomic_store(&o->telemetries, 0);
+    o->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)port, NULL, NULL, on_request, o,
+                            MHD_OPTION_NOTIFY_COMPLETED, on_done, NULL, MHD_OPTION_LISTENING_ADDRESS_REUSE,
+                            (unsigned)1, MHD_OPTION_END);
+    cr_assert_not_null(o->d, "the fake orchestrator cannot listen on %d", port);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#define WAIT_FOR(cond, secs, ...)                                   \
+    do {                                                            \
+        double until_ = now_s() + (secs);                           \
+        while (!(cond) && now_s() < until_)                         \
+            usleep(50 * 1000);                                      \
+        cr_assert(cond, __VA_ARGS__);                               \
+    } while (0)
+
+static char dir[128], conf[200], state_file[200], agent_log[200];
+
+static pid_t agent_start(void)
+{
+    const char *argv[] = { th_bin("tandem-node"), "--config", conf, NULL };
+    pid_t pid = fork();
+    cr_assert_neq(pid, -1);
+    if (pid == 0) {
+        int fd = open(agent_log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execv(argv[0], (char *const *)argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+/* The pid the state file records for server id (0: none). */
+static int state_pid(const char *id)
+{
+    json_object *root = json_object_from_file(state_file), *list, *v;
+    int pid = 0;
+
+    if (root && json_object_object_get_ex(root, "servers", &list))
+        for (size_t i = 0; i < json_object_array_length(list); i++) {
+            json_object *s = json_object_array_get_idx(list, i);
+            if (json_object_object_get_ex(s, "id", &v) && strcmp(json_object_get_string(v), id) == 0 &&
+                json_object_object_get_ex(s, "pid", &v))
+                pid = json_object_get_int(v);
+        }
+    json_object_put(root);
+    return pid;
+}
+
+static int log_count(const char *text)
+{
+    char buf[1 << 16];
+    int fd = open(agent_log, O_RDONLY), n = 0;
+    ssize_t got = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : 0;
+
+    if (fd >= 0)
+        close(fd);
+    buf[got > 0 ? got : 0] = '\0';
+    for (const char *p = buf; (p = strstr(p, text)) != NULL; p++)
+        n++;
+    return n;
+}
+
+/* tandem-server processes whose command line names this test's state dir. */
+static int servers_running(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "pgrep -f -- 'tandem-serve[r] .*--control %s/' | wc -l", dir);
+    FILE *p = popen(cmd, "r");
+    int n = -1;
+    cr_assert(fscanf(p, "%d", &n) == 1);
+    pclose(p);
+    return n;
+}
+
+static bool alive(int pid)
+{
+    return pid > 0 && kill(pid, 0) == 0;
+}
+
+static bool telemetry_has(fake_orch *o, const char *text)
+{
+    pthread_mutex_lock(&o->lock);
+    bool yes = strstr(o->last_telemetry, text) != NULL;
+    pthread_mutex_unlock(&o->lock);
+    return yes;
+}
+
+Test(node_agent, starts_supervises_readopts_and_reregisters, .timeout = 90)
+{
+    static fake_orch orch = { .lock = PTHREAD_MUTEX_INITIALIZER };
+    int base = 20000 + (int)(getpid() % 2000) * 8, orch_port = base + 6, agent_port = base + 7;
+    char endpoint[64];
+    FILE *f;
+
+    snprintf(dir, sizeof(dir), "/tmp/tandem-node-test-%d", (int)getpid());
+    snprintf(conf, sizeof(conf), "%s.conf", dir);
+    snprintf(state_file, sizeof(state_file), "%s/node.state", dir);
+    snprintf(agent_log, sizeof(agent_log), "%s.log", dir);
+    unlink(agent_log);
+    f = fopen(conf, "w");
+    fprintf(f, "node = \"t%d\";\nlisten = \"127.0.0.1:%d\";\norchestrator = \"127.0.0.1:%d\";\nstate_dir = \"%s\";\n"
+               "backend = \"sim\";\ntelemetry_ms = 200;\ngpus = ( { index = 0; base_port = %d; } );\n",
+            (int)getpid(), agent_port, orch_port, dir, base);
+    fclose(f);
+    char active[64], standby[64];
+    snprintf(active, sizeof(active), "t%d-gpu0-s0", (int)getpid());
+    snprintf(standby, sizeof(standby), "t%d-gpu0-s0-sb", (int)getpid());
+
+    orch_start(&orch, orch_port);
+    pid_t agent = agent_start();
+    WAIT_FOR(atomic_load(&orch.registers) >= 1, 15, "no register; see %s", agent_log);
+    WAIT_FOR(alive(state_pid(active)) && alive(state_pid(standby)), 10, "servers not running; see %s", agent_log);
+
+    /* a guest's session shows in telemetry */
+    snprintf(endpoint, sizeof(endpoint), "tcp://127.0.0.1:%d", base);
+    tdm_transport *t = th_guest_open(endpoint, "node-agent-test");
+    for (int i = 0; i < 5; i++)
+        th_raw_malloc(t, 2 << 20);
+    WAIT_FOR(telemetry_has(&orch, "\"calls\":"), 10, "no session in telemetry: %s", orch.last_telemetry);
+    cr_expect(telemetry_has(&orch, "\"memory_used_mib\":10"), "%s", orch.last_telemetry);
+    t->ops->close(t);
+
+    /* a killed active is started again */
+    int old = state_pid(active);
+    kill(old, SIGKILL);
+    WAIT_FOR(state_pid(active) != old && alive(state_pid(active)), 15, "no new active; see %s", agent_log);
+    cr_expect_geq(log_count("was killed by signal 9"), 1);
+
+    /* the agent's own SIGKILL: a new agent adopts the same servers, starting none */
+    int pa = state_pid(active), ps = state_pid(standby);
+    kill(agent, SIGKILL);
+    waitpid(agent, NULL, 0);
+    agent = agent_start();
+    WAIT_FOR(log_count("re-adopted server") >= 2, 15, "no re-adoption; see %s", agent_log);
+    sleep(1);
+    cr_expect_eq(state_pid(active), pa);
+    cr_expect_eq(state_pid(standby), ps);
+    cr_expect_eq(servers_running(), 2, "servers were started twice");
+
+    /* the orchestrator goes away and comes back: the agent registers again, its servers untouched */
+    MHD_stop_daemon(orch.d);
+    sleep(1);
+    orch_start(&orch, orch_port);
+    WAIT_FOR(atomic_load(&orch.registers) >= 1, 15, "no new register; see %s", agent_log);
+    cr_expect(alive(pa) && alive(ps));
+
+    /* SIGTERM: it stops its servers */
+    kill(agent, SIGTERM);
+    int st;
+    waitpid(agent, &st, 0);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "agent exit status %d", st);
+    WAIT_FOR(!alive(pa) && !alive(ps), 10, "servers left running after SIGTERM");
+    MHD_stop_daemon(orch.d);
+}
+
+Test(node_agent, a_bad_config_stops_it_with_file_and_line)
+{
+    char path[] = "/tmp/tandem-node-bad-XXXXXX";
+    int fd = mkstemp(path);
+    const char *text = "node = \"x\";\nstate_dir = \"/tmp/x\";\nbackend = \"gpu\";\ngpus = ();\n";
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    const char *argv[] = { th_bin("tandem-node"), "--config", path, NULL };
+    th_result r;
+    th_run(argv, 10, &r);
+    cr_expect_eq(r.status, 2);
+    cr_expect(strstr(r.err, ":3: 'backend' must be \"sim\" or \"cuda\"") != NULL, "%s", r.err);
+    unlink(path);
+}
+
+Test(node_agent, mps_on_cuda_without_the_mps_binary_is_a_clear_error)
+{
+    char path[] = "/tmp/tandem-node-mps-XXXXXX";
+    int fd = mkstemp(path);
+    const char *text = "node = \"x\";\nstate_dir = \"/tmp/tandem-node-mps-state\";\nbackend = \"cuda\";\nmps = \"on\";\n"
+                       "gpus = ( { index = 0; base_port = 39000; } );\n";
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    const char *argv[] = { "/usr/bin/env", "PATH=/nonexistent", th_bin("tandem-node"), "--config", path, NULL };
+    th_result r;
+    th_run(argv, 10, &r);
+    cr_expect_eq(r.status, 1);
+    cr_expect(strstr(r.err, "needs nvidia-cuda-mps-control on PATH") != NULL, "%s", r.err);
+    unlink(path);
+}
