@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "handle_table.h"
+#include "placement_key.h"
 #include "range_map.h"
 #include "server.h"
 #include "wire_timeouts.h"
@@ -157,6 +158,9 @@ typedef struct tdm_session {
     uint64_t host_held;              /* bytes of host memory charged to it (its modules' images) */
     tdm_tenant_usage *usage;         /* its tenant's totals, which it counts in; NULL without a tenant */
     tdm_wire_timeouts wire;          /* its connection's time limits (--frame-timeout, idle_timeout) */
+    /* ---- on-boarding (issue 17) ---- */
+    char placement[TDM_PLACEMENT_KEY_SIZE]; /* the orchestrator's key from HELLO or RESUME ("" without
+                                      * one): names its reservation (front/placement.c) */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);
