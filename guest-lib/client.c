@@ -11,6 +11,7 @@
 #include "conn.h"
 #include "guest.h"
 #include "log.h"
+#include "onboard.h"
 #include "resume/resume.h"
 #include "transport.h"
 
@@ -28,6 +29,8 @@ typedef struct tdm_client {
     /* The session was closed at exit: a library's own exit handlers that run later (cuBLAS
      * unloads its modules) get the driver's "deinitialized", not a new session each. */
     bool closed_at_exit;
+    /* ---- on-boarding (issue 17) ---- */
+    tdm_place_answer placed;   /* where the orchestrator placed the session, with TANDEM_ORCHESTRATOR */
 } tdm_client;
 
 static const tdm_resume_program program = {
@@ -166,7 +169,7 @@ static cudaError_t connect_locked(tdm_client *cl)
 {
     tdm_conn *c = &cl->conn;
     const char *ep = getenv("TANDEM_SERVER");
-    char err[400], msg[600];
+    char err[400], msg[800];
     tdm_hello_args a = { 0 };
     tdm_hello_res r;
     char name[64];
@@ -181,6 +184,18 @@ static cudaError_t connect_locked(tdm_client *cl)
         c->lost_err = cudaErrorInitializationError;
         return tdm_conn_fail(c, "this process was forked from one with a Tandem session and did not exec: "
                                 "CUDA cannot be used here (as natively: initialization error)");
+    }
+    /* ---- on-boarding (issue 17): the orchestrator names the server and the placement key ---- */
+    if (tdm_onboard_wanted()) {
+        if (tdm_onboard(&c->token, &cl->placed, msg, sizeof(msg)) != 0) {
+            c->lost_err = cudaErrorNoDevice;   /* as natively with no device to use */
+            return tdm_conn_fail(c, msg);
+        }
+        ep = cl->placed.endpoint;
+        snprintf(c->placement, sizeof(c->placement), "%s", cl->placed.placement);
+        if (getenv("TANDEM_QUIET") == NULL)
+            tdm_log("placed by the orchestrator: placement %s on %s%s%s (rule %s)", cl->placed.placement, ep,
+                    cl->placed.node[0] ? ", node " : "", cl->placed.node, cl->placed.rule[0] ? cl->placed.rule : "?");
     }
     if (!ep || !*ep)
         ep = DEFAULT_SERVER;
@@ -200,6 +215,7 @@ static cudaError_t connect_locked(tdm_client *cl)
     a.client = name;
     a.resume_policy = tdm_resume_policy_wanted();
     a.token = tdm_guest_token_wire(&c->token);
+    a.placement = tdm_conn_placement(c);   /* ---- on-boarding (issue 17) ---- */
     memset(&r, 0, sizeof(r));
     if (tdm_conn_call(c, TDM_HELLO, &a, &r) != 0) {
         c->t->ops->close(c->t);

@@ -1,5 +1,7 @@
 #include "conn.h"
 
+#include <string.h>
+
 #include "calls.h"
 #include "log.h"
 
@@ -20,6 +22,12 @@ int tdm_conn_post(tdm_conn *c, uint32_t proc, void *args)
 cudaError_t tdm_conn_lost_error(const tdm_conn *c)
 {
     return c->lost_err ? c->lost_err : cudaErrorDevicesUnavailable;
+}
+
+/* ---- on-boarding (issue 17) ---- */
+tdm_placement tdm_conn_placement(tdm_conn *c)
+{
+    return (tdm_placement){ .tdm_placement_len = (u_int)strlen(c->placement), .tdm_placement_val = c->placement };
 }
 
 cudaError_t tdm_conn_fail(tdm_conn *c, const char *why)

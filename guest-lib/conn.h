@@ -12,6 +12,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "placement_key.h"
 #include "token.h"
 #include "transport.h"
 
@@ -22,6 +23,8 @@ typedef struct tdm_conn {
     bool broken;           /* lost for good: calls fail at once */
     cudaError_t lost_err;  /* what calls get once it is lost (0: cudaErrorDevicesUnavailable) */
     tdm_guest_token token; /* the tenant's credential, presented at HELLO and every RESUME (issue 16) */
+    /* ---- on-boarding (issue 17) ---- */
+    char placement[TDM_PLACEMENT_KEY_SIZE]; /* the orchestrator's key, presented like the token; "" without */
 } tdm_conn;
 
 /* A call or post on c's transport, with the XDR types of proc's row of
@@ -34,6 +37,9 @@ int tdm_conn_post(tdm_conn *c, uint32_t proc, void *args);
  * it on purpose (an idle session, a frame that stalled, a stop), and only its log says which. */
 #define TDM_CONN_LOST_HINT "the server closed the connection or went away; the server's log says why " \
                            "(e.g. its --idle-timeout or --frame-timeout, or it stopped)"
+
+/* The placement key as HELLO and RESUME carry it (pointing into c; empty without one). */
+tdm_placement tdm_conn_placement(tdm_conn *c);
 
 /* What calls get once the session is lost. */
 cudaError_t tdm_conn_lost_error(const tdm_conn *c);

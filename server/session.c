@@ -1104,6 +1104,8 @@ void tdm_session_take_over(tdm_session *s, tdm_session *from)
     from->tenant_name = NULL;
     /* ---- time limits (issue 16): the connection's ---- */
     s->wire = tmp.wire;
+    /* ---- on-boarding (issue 17): the key RESUME presented, like the tenant ---- */
+    memcpy(s->placement, tmp.placement, sizeof(s->placement));
     tdm_session_usage_enter(s, usage);
     /* ---- control plane (issue 17): its calls and placement are the connection's ---- */
     tdm_session_stats_swap(s, from);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "handle_table.h"
+#include "placement_key.h"
 #include "range_map.h"
 #include "server.h"
 #include "session_stats.h"
@@ -162,7 +163,9 @@ typedef struct tdm_session {
     struct tdm_session_share *share; /* the SMs its work runs on (session_share.c); NULL only while made */
     /* ---- control plane (issue 17): session_stats.h ---- */
     tdm_session_stats stats;         /* its calls and their latencies, for the control socket */
-    char placement[TDM_PLACEMENT_KEY_MAX]; /* the key its HELLO named ("" without one) */
+    /* ---- on-boarding (issue 17) ---- */
+    char placement[TDM_PLACEMENT_KEY_SIZE]; /* the orchestrator's key from HELLO or RESUME ("" without
+                                      * one): names its reservation (front/placement.c) */
 } tdm_session;
 
 int tdm_session_create(tdm_server *srv, tdm_session **out);

@@ -108,14 +108,10 @@ void tdm_session_stats_leave(tdm_session *s)
 void tdm_session_stats_swap(tdm_session *a, tdm_session *b)
 {
     tdm_session_stats st;
-    char key[TDM_PLACEMENT_KEY_MAX];
 
     memcpy(&st, &a->stats, sizeof(st));
     memcpy(&a->stats, &b->stats, sizeof(st));
     memcpy(&b->stats, &st, sizeof(st));
-    memcpy(key, a->placement, sizeof(key));
-    memcpy(a->placement, b->placement, sizeof(key));
-    memcpy(b->placement, key, sizeof(key));
 }
 
 void tdm_session_set_placement(tdm_session *s, const char *key)

@@ -13,8 +13,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "placement_key.h"
+
 /* A placement key as the orchestrator gives it (docs/adr/0002-control-plane.md), with its NUL. */
-#define TDM_PLACEMENT_KEY_MAX 64
+#define TDM_PLACEMENT_KEY_MAX TDM_PLACEMENT_KEY_SIZE /* one rule for keys: proto/placement_key.h */
 
 /* Four buckets per octave of nanoseconds up to 2^40 ns (about 18 minutes); slower calls
  * count in the last one. */

@@ -76,7 +76,7 @@ static int failover(tdm_resume *r, tdm_conn *c)
 {
     tdm_journal *j = &r->journal;
     tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), c->session, r->token, 0, 0,
-                          tdm_guest_token_wire(&c->token) };
+                          tdm_guest_token_wire(&c->token), tdm_conn_placement(c) };
     tdm_hello_res h;
     char err[400], msg[800];
     size_t replayed = 0;
@@ -230,7 +230,7 @@ static void quiesce(tdm_resume *r, tdm_conn *c)
 static int move(tdm_resume *r, tdm_conn *c, const tdm_hello_res *moved, uint64_t seq)
 {
     tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), moved->session_id, moved->resume_token, seq, seq,
-                          tdm_guest_token_wire(&c->token) };
+                          tdm_guest_token_wire(&c->token), tdm_conn_placement(c) };
     tdm_hello_res h;
     char err[400] = "", msg[800], to[256];
     double t0 = tdm_now_ms();

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "placement_key.h"
+
 #define MEMORY_MIB_MAX (1ull << 30)   /* a petabyte: beyond any device, so a typo is refused */
 
 typedef struct request {
@@ -49,7 +51,7 @@ static bool get_name(request *q, const char *key, size_t max, char *out)
     size_t n = strlen(s);
     if (n == 0 || n >= max || n != (size_t)json_object_get_string_len(v))
         return fail(q, "\"%s\" must have 1 to %zu characters", key, max - 1);
-    if (strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._:-") != n)
+    if (!tdm_placement_key_ok(s, n))   /* names and keys share proto's alphabet */
         return fail(q, "\"%s\" may hold only letters, digits and . _ : -", key);
     memcpy(out, s, n + 1);
     return true;

@@ -10,6 +10,7 @@
 #include "calls.h"
 #include "dispatch_output.h"
 #include "log.h"
+#include "placement.h"
 #include "resilience.h"
 #include "session.h"
 #include "tandem_rpc.h"
@@ -84,6 +85,9 @@ bool tdm_serve_HELLO(void *ctx, void *args, void *res)
     r->err = tdm_tenants_admit(s->srv->cfg.tenants, s, &a->token);
     if (r->err)
         return false;
+    r->err = tdm_placement_take(s, &a->placement);   /* ---- on-boarding (issue 17) ---- */
+    if (r->err)
+        return false;
     s->pid = a->pid;
     snprintf(s->client, sizeof(s->client), "%s", a->client ? a->client : "");
     hello_describe(s, r);
@@ -102,6 +106,9 @@ bool tdm_serve_RESUME(void *ctx, void *args, void *res)
     /* The resume token proves the guest owns the session; the tenant's token says whose it is,
      * which the mirror does not carry: this server applies that tenant's bounds (issue 16). */
     r->err = tdm_tenants_admit(s->srv->cfg.tenants, s, &a->token);
+    if (r->err)
+        return false;
+    r->err = tdm_placement_take(s, &a->placement);   /* ---- on-boarding (issue 17) ---- */
     if (r->err)
         return false;
     r->err = tdm_resilience_resume(s, a->session_id, a->resume_token, a->epoch, a->epoch_sent, &r->resumed_epoch);

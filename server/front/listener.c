@@ -198,7 +198,8 @@ static void *serve_conn(void *arg)
     s->lanes = lanes = tdm_lanes_create();
     set_lanes(c->set, c->fd, lanes);
     tdm_rpc_end end = tdm_rpc_serve_timed(&tdm_dispatch_program, s, c->fd, &s->wire, why, sizeof(why));
-    tdm_log("session %llu (pid %d) closed: %s%s", (unsigned long long)s->id, s->pid,
+    tdm_log("session %llu (pid %d%s%s) closed: %s%s", (unsigned long long)s->id, s->pid,
+            s->placement[0] ? ", placement " : "", s->placement, /* ---- on-boarding (issue 17) ---- */
             why, end == TDM_RPC_MALFORMED ? " (other sessions are unaffected)" : "");
     /* No lane joins from now on; those joined leave before the session goes. */
     set_lanes(c->set, c->fd, NULL);

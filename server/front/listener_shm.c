@@ -42,8 +42,9 @@ void tdm_listener_serve_shm(tdm_server *srv, int fd, const char *peer, long uid,
             peer, (unsigned long long)(g.conn.region.g.size >> 20));
     g.conn.limits = &s->wire;   /* ---- time limits on the wire (issue 16) ---- */
     tdm_rpc_end end = tdm_shm_serve(&tdm_dispatch_program, s, &g.conn, why, sizeof(why));
-    tdm_log("session %llu (pid %d) closed: %s%s", (unsigned long long)s->id, s->pid, why,
-            end == TDM_RPC_MALFORMED ? " (other sessions are unaffected)" : "");
+    tdm_log("session %llu (pid %d%s%s) closed: %s%s", (unsigned long long)s->id, s->pid,
+            s->placement[0] ? ", placement " : "", s->placement, /* ---- on-boarding (issue 17) ---- */
+            why, end == TDM_RPC_MALFORMED ? " (other sessions are unaffected)" : "");
     /* The session waits for its work first: the device may still read or
      * write the region until then. */
     tdm_tenants_release(s);

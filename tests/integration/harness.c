@@ -284,7 +284,7 @@ int th_guest_hello(const char *endpoint, const char *name, const char *token, st
     tdm_transport *t = NULL;
     char err[256];
     tdm_hello_args a = { TDM_PROTO_VERSION, (int)getpid(), (char *)name, TDM_RESUME_NONE,
-                         { token ? (u_int)strlen(token) : 0, (char *)token } };
+                         { token ? (u_int)strlen(token) : 0, (char *)token }, { 0, NULL } };
     tdm_hello_res r;
     int refused;
 

@@ -251,7 +251,7 @@ void hv_bad_credentials(hv_attack *a)
     } else {
         const char *tok = tokens[r % 3];
         tdm_hello_args h = { TDM_PROTO_VERSION, (int)getpid(), "hostile-guesser", TDM_RESUME_NONE,
-                             { tok ? (u_int)strlen(tok) : 0, (char *)tok } };
+                             { tok ? (u_int)strlen(tok) : 0, (char *)tok }, { 0, NULL } };
         tdm_hello_res res;
         memset(&res, 0, sizeof(res));
         if (t->ops->call(t, TDM_HELLO, (xdrproc_t)xdr_tdm_hello_args, &h, (xdrproc_t)xdr_tdm_hello_res, &res) == 0 &&

@@ -84,7 +84,7 @@ void th_pair_run_with_policy(th_pair *p, bool shm, const char *policy, const cha
 
 bool th_guessed_resume_refused(const char *endpoint)
 {
-    tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), 1, 0x1234, 0, 0, { 0, NULL } };
+    tdm_resume_args a = { TDM_PROTO_VERSION, (int)getpid(), 1, 0x1234, 0, 0, { 0, NULL }, { 0, NULL } };
     tdm_hello_res res;
     tdm_transport *t = NULL;
     char why[300];

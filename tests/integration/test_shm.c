@@ -47,7 +47,7 @@ static tdm_transport *guest_open(const char *endpoint)
 {
     tdm_transport *t = NULL;
     char err[300];
-    tdm_hello_args a = { TDM_PROTO_VERSION, (int)getpid(), "shm-test", TDM_RESUME_NONE, { 0, NULL } };
+    tdm_hello_args a = { TDM_PROTO_VERSION, (int)getpid(), "shm-test", TDM_RESUME_NONE, { 0, NULL }, { 0, NULL } };
     tdm_hello_res r;
 
     cr_assert_eq(tdm_transport_open(endpoint, &t, err, sizeof(err)), 0, "%s", err);

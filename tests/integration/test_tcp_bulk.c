@@ -183,7 +183,8 @@ Test(tcp_bulk, download_abandoned_harms_no_one_else, .init = up, .fini = down)
     socklen_t salen = sizeof(sa);
     struct netbuf addr = { sizeof(sa), sizeof(sa), &sa };
     CLIENT *c;
-    tdm_hello_args h = { TDM_PROTO_VERSION, (int)getpid(), "abandoning", TDM_RESUME_NONE, { 0, NULL } };
+    tdm_hello_args h = { TDM_PROTO_VERSION, (int)getpid(), "abandoning", TDM_RESUME_NONE, { 0, NULL },
+                         { 0, NULL } };
     tdm_hello_res hr;
     tdm_malloc_res mr;
     u_quad_t sz = big;

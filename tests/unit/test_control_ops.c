@@ -66,14 +66,14 @@ static const row rows[] = {
     { "{\"op\":\"reserve\",\"tenant\":\"alice\",\"sm\":8,\"memory_mib\":1}",
       "{\"ok\":false,\"error\":\"\\\"placement\\\" must be a string\"}", 0 },
     { "{\"op\":\"reserve\",\"placement\":\"\",\"tenant\":\"alice\",\"sm\":8,\"memory_mib\":1}",
-      "{\"ok\":false,\"error\":\"\\\"placement\\\" must have 1 to 63 characters\"}", 0 },
-    { "{\"op\":\"reserve\",\"placement\":\"0123456789012345678901234567890123456789012345678901234567890123\","
+      "{\"ok\":false,\"error\":\"\\\"placement\\\" must have 1 to 128 characters\"}", 0 },
+    { "{\"op\":\"reserve\",\"placement\":\"012345678901234567890123456789012345678901234567890123456789012301234567890123456789012345678901234567890123456789012345678901239\","
       "\"tenant\":\"alice\",\"sm\":8,\"memory_mib\":1}",
-      "{\"ok\":false,\"error\":\"\\\"placement\\\" must have 1 to 63 characters\"}", 0 },
+      "{\"ok\":false,\"error\":\"\\\"placement\\\" must have 1 to 128 characters\"}", 0 },
     { "{\"op\":\"reserve\",\"placement\":\"a b\",\"tenant\":\"alice\",\"sm\":8,\"memory_mib\":1}",
       "{\"ok\":false,\"error\":\"\\\"placement\\\" may hold only letters, digits and . _ : -\"}", 0 },
     { "{\"op\":\"reserve\",\"placement\":\"a\\u0000b\",\"tenant\":\"alice\",\"sm\":8,\"memory_mib\":1}",
-      "{\"ok\":false,\"error\":\"\\\"placement\\\" must have 1 to 63 characters\"}", 0 },
+      "{\"ok\":false,\"error\":\"\\\"placement\\\" must have 1 to 128 characters\"}", 0 },
     { "{\"op\":\"reserve\",\"placement\":\"k\",\"tenant\":\"../x\",\"sm\":8,\"memory_mib\":1}",
       "{\"ok\":false,\"error\":\"\\\"tenant\\\" may hold only letters, digits and . _ : -\"}", 0 },
     { "{\"op\":\"reserve\",\"placement\":\"k\",\"tenant\":\"alice\",\"sm\":0,\"memory_mib\":1}",
