@@ -118,6 +118,33 @@ static int load_gpu(const config_setting_t *g, int at, tdm_node_conf *c, char *e
     return 0;
 }
 
+static int load_server_options(const config_setting_t *root, tdm_node_conf *c, char *err, size_t errlen)
+{
+    const config_setting_t *opts = config_setting_get_member(root, "server_options");
+
+    c->nserver_options = 0;
+    if (!opts)
+        return 0;
+    if (!config_setting_is_array(opts) && !config_setting_is_list(opts))
+        return tdm_conf_fail(err, errlen, opts, "'server_options' must be a list of strings [\"--opt\", \"value\"]");
+    int n = config_setting_length(opts);
+    if (n > TDM_NODE_SERVER_OPTIONS_MAX)
+        return tdm_conf_fail(err, errlen, opts, "'server_options' may hold at most %d strings",
+                             TDM_NODE_SERVER_OPTIONS_MAX);
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *e = config_setting_get_elem(opts, (unsigned)i);
+        const char *v = config_setting_get_string(e);
+        if (!v)
+            return tdm_conf_fail(err, errlen, e, "'server_options' element %d must be a string", i + 1);
+        if (strlen(v) >= sizeof(c->server_options[0]))
+            return tdm_conf_fail(err, errlen, e, "'server_options' element %d is longer than %zu characters", i + 1,
+                                 sizeof(c->server_options[0]) - 1);
+        snprintf(c->server_options[i], sizeof(c->server_options[i]), "%s", v);
+    }
+    c->nserver_options = n;
+    return 0;
+}
+
 static int load(const config_t *cfg, tdm_node_conf *c, char *err, size_t errlen)
 {
     const config_setting_t *root = config_root_setting(cfg), *gpus;
@@ -152,6 +179,8 @@ static int load(const config_t *cfg, tdm_node_conf *c, char *err, size_t errlen)
     if (c->state_dir[0] != '/')
         return tdm_conf_fail(err, errlen, config_setting_get_member(root, "state_dir"),
                              "'state_dir' must be an absolute path");
+    if ((rc = load_server_options(root, c, err, errlen)))
+        return rc;
     gpus = config_setting_get_member(root, "gpus");
     if (!gpus)
         return tdm_conf_fail(err, errlen, root, "'gpus' is missing: a list ( { index = 0; base_port = N; } )");

@@ -21,6 +21,8 @@ typedef struct tdm_node_gpu {
     int memory_mib;              /* told to the orchestrator; 0: unknown */
 } tdm_node_gpu;
 
+#define TDM_NODE_SERVER_OPTIONS_MAX 16
+
 typedef struct tdm_node_conf {
     char node[TDM_NODE_NAME_MAX];        /* node name */
     char host[TDM_NODE_NAME_MAX];        /* co-location id: guests on this host use shm */
@@ -35,6 +37,10 @@ typedef struct tdm_node_conf {
     int telemetry_ms;                    /* until the orchestrator says otherwise */
     int restarts_per_minute;             /* per server, then it waits for the minute to pass */
     bool leave_servers_running;          /* at SIGTERM */
+    /* Options added to every server's command line (e.g. the sim's --sim-wave-us, which models
+     * SM shares, or --session-quota): the server checks them, and refuses to start on a bad one. */
+    int nserver_options;
+    char server_options[TDM_NODE_SERVER_OPTIONS_MAX][256];
     int ngpus;
     tdm_node_gpu gpus[TDM_NODE_MAX_GPUS];
 } tdm_node_conf;

@@ -89,6 +89,8 @@ void tdm_node_server_argv(const tdm_node_conf *c, const tdm_node_server *s, cons
     if (c->tenants[0]) {
         ARG("--tenants"); ARG("%s", c->tenants);
     }
+    for (int i = 0; i < c->nserver_options; i++)
+        ARG("%s", c->server_options[i]);
     if (s->mirror[0]) {
         ARG(s->is_standby ? "--standby-listen" : "--standby");
         ARG("%s", s->mirror);
@@ -108,7 +110,7 @@ void tdm_node_server_argv(const tdm_node_conf *c, const tdm_node_server *s, cons
 
 int tdm_node_server_spawn(const tdm_node_conf *c, tdm_node_server *s, const char *mps_pipe, const char *log_path)
 {
-    char buf[16384];
+    char buf[32768];   /* every option at its longest fits: none is dropped */
     const char *argv[48];
     pid_t pid;
 

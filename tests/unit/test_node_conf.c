@@ -48,6 +48,12 @@ Test(node_conf, every_bad_config_names_its_line)
         { GOOD_HEAD "telemetry_ms = 5;\n" GPU0, ":4: 'telemetry_ms' must be from 100 to 600000" },
         { GOOD_HEAD "telemetry_ms = \"1s\";\n" GPU0, ":4: 'telemetry_ms' must be an integer" },
         { GOOD_HEAD "leave_servers_running = 1;\n" GPU0, ":4: 'leave_servers_running' must be true or false" },
+        { GOOD_HEAD "server_options = \"--sim-wave-us 200\";\n" GPU0,
+          ":4: 'server_options' must be a list of strings [\"--opt\", \"value\"]" },
+        { GOOD_HEAD "server_options = [\"--sim-wave-us\", 200];\n" GPU0, ":4: mismatched element type in array" },
+        { GOOD_HEAD "server_options = (\"--sim-wave-us\",\n 200);\n" GPU0, ":5: 'server_options' element 2 must be a string" },
+        { GOOD_HEAD "server_options = [\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\",\"a\","
+                    "\"a\",\"a\",\"a\",\"a\"];\n" GPU0, ":4: 'server_options' may hold at most 16 strings" },
         { GOOD_HEAD "gpus = ();\n", ":4: 'gpus' must list 1 to 16 GPUs" },
         { GOOD_HEAD "gpus = 3;\n", ":4: 'gpus' must be a list ( { ... }, { ... } )" },
         { GOOD_HEAD "gpus = ( { base_port = 7710; } );\n", ":4: a GPU needs its 'index'" },
