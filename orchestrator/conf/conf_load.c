@@ -24,8 +24,10 @@ int tdm_conf_load(config_t *cfg, const char *path, char *err, size_t errlen)
         snprintf(err, errlen, "%s: %s", path, strerror(e));
         return -e;
     }
-    int ok = config_read(cfg, f);
     fclose(f);
+    /* config_read_file, not config_read on the FILE: only then does libconfig record the file's
+     * name in each setting, which tdm_conf_fail names ("?" otherwise). */
+    int ok = config_read_file(cfg, path);
     if (ok != CONFIG_TRUE) {
         const char *file = config_error_file(cfg);
         snprintf(err, errlen, "%s:%d: %s", file ? file : path, config_error_line(cfg),
