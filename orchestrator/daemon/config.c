@@ -251,7 +251,7 @@ static void set_defaults(orch_config *cfg)
     snprintf(cfg->listen, sizeof(cfg->listen), "127.0.0.1:7070");
     cfg->telemetry_ms = 1000;
     cfg->node_lost_ms = 10000;
-    cfg->cooldown_ms = 5000;
+    cfg->cooldown_ms = 2000;
     cfg->decisions_kept = 1000;
     cfg->agent_timeout_ms = 2000;
     cfg->defaults = (orch_params){ .sm_cores = 8, .memory_mib = 1024, .scale_up = 4, .scale_down = 2,

@@ -99,7 +99,7 @@ Test(orch_config, example_configs_load)
     int rc = orch_config_load(TANDEM_SOURCE_DIR "/configs/orchestrator.conf", &cfg, err, sizeof(err));
     cr_assert_eq(rc, 0, "%s", err);
     cr_assert_str_eq(cfg.listen, "127.0.0.1:7070");
-    cr_assert_eq(cfg.nvms, 2);
+    cr_assert_eq(cfg.nvms, 3);
     cr_assert(strstr(cfg.tenants_file, "/configs/tenants.example.ini"), "%s", cfg.tenants_file);
     const orch_vm *t = orch_config_vm(&cfg, "training");
     cr_assert(t);
