@@ -61,13 +61,16 @@ static void sessions(FILE *f, const orch_cluster *c)
             fprintf(f, "} %.17g\n", k == 0 ? p->sm : k == 1 ? p->memory_mib * 1048576.0 : p->call_rate);
         }
     }
-    head(f, "tandem_orch_session_latency_seconds", "gauge", "the session's call latency percentiles, last report");
-    for (int i = 0; i < c->nplacements; i++) {
-        const orch_placement *p = &c->placements[i];
-        for (int q = 0; q < 2; q++) {
-            fputs("tandem_orch_session_latency_seconds", f);
+    /* Two gauges, not a summary: the servers report percentiles without the sum and count a
+     * summary needs (promtool refuses a "quantile" label on anything else). */
+    for (int q = 0; q < 2; q++) {
+        const char *name = q ? "tandem_orch_session_latency_p99_seconds" : "tandem_orch_session_latency_p50_seconds";
+        head(f, name, "gauge", q ? "the session's p99 call latency, last report" : "the session's median call latency, last report");
+        for (int i = 0; i < c->nplacements; i++) {
+            const orch_placement *p = &c->placements[i];
+            fputs(name, f);
             session_labels(f, p);
-            fprintf(f, ",quantile=\"%s\"} %.17g\n", q ? "0.99" : "0.5", (q ? p->p99_ms : p->p50_ms) / 1000.0);
+            fprintf(f, "} %.17g\n", (q ? p->p99_ms : p->p50_ms) / 1000.0);
         }
     }
 }
