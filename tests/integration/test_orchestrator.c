@@ -439,3 +439,29 @@ Test(orchestrator, status_page_in_headless_chromium_lists_sessions, .timeout = 4
     cr_assert(strstr(page, "<td>node2</td>"), "nodes missing");
     world_stop(&w);
 }
+
+Test(orchestrator, tandemctl_lists_sets_drains_and_says_what_failed, .timeout = 30)
+{
+    world w;
+    json_object *o;
+    char key[64];
+    world_start(&w);
+    cr_assert_eq(place(&w, "training", TRAINING_TOKEN, NULL, &o), 200);
+    snprintf(key, sizeof(key), "%s", str(o, "placement"));
+    json_object_put(o);
+    const char *ctl = TANDEM_BUILD_DIR "/bin/tandemctl";
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d sessions | grep -q '%s.*training.*node1/gpu0.*shm'", ctl, w.port,
+                     key), 0, "sessions does not list the placement");
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d nodes | grep -q 'node2.*host2.*up'", ctl, w.port), 0);
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d share %s 12 | grep -q '12 SMs, applied in 42 us'", ctl, w.port,
+                     key), 0);
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d drain node2 >/dev/null", ctl, w.port), 0);
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d decisions | grep -q 'set-share.*8.*12'", ctl, w.port), 0);
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d decisions | grep -q 'node2.*drain'", ctl, w.port), 0);
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d share pl-nope 4 2>&1 | grep -q 'no placement pl-nope'", ctl,
+                     w.port), 0, "an unknown placement is named");
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d share pl-nope 4 >/dev/null 2>&1", ctl, w.port), 1);
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d nodes 2>&1 | grep -q 'unreachable'", ctl, free_port()), 0,
+                 "an unreachable orchestrator is said so");
+    world_stop(&w);
+}
