@@ -1,0 +1,467 @@
+/* tandem-orchestrator end to end, without a GPU server: the real daemon on a loopback port with
+ * the example configs (configs/orchestrator.conf, configs/vms.conf), a fake node agent inside the
+ * test that records /v1/reserve and /v1/share, guests placed by each rule of Flyt's Table 3,
+ * telemetry that makes the elasticity loop scale up then down, a restart that loses no
+ * placement, bad parameters and tokens refused, metrics checked by promtool and scraped by a real
+ * Prometheus, and the status page read by headless Chromium. */
+#include <criterion/criterion.h>
+#include <arpa/inet.h>
+#include <json-c/json.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "orch/fake_agent.h"
+#include "orch/http_client.h"
+
+#define TRAINING_TOKEN "training-token-0123456789abcdef"
+#define INFERENCE_TOKEN "inference-token-0123456789abcdef"
+#define BATCH_TOKEN "batch-token-0123456789abcdef"
+
+typedef struct world {
+    fake_agent agent;
+    char dir[64];
+    int port;
+    pid_t pid;
+    char base[64];
+} world;
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+static int free_port(void)
+{
+    struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof(sa);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+    getsockname(fd, (struct sockaddr *)&sa, &len);
+    close(fd);
+    return ntohs(sa.sin_port);
+}
+
+static long call(world *w, const char *path, const char *body, json_object **out)
+{
+    char url[256], *text = NULL;
+    snprintf(url, sizeof(url), "%s%s", w->base, path);
+    long status = http_call(url, body, &text);
+    if (out)
+        *out = json_tokener_parse(text ? text : "");
+    free(text);
+    return status;
+}
+
+static const char *str(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    return json_object_object_get_ex(o, key, &v) ? json_object_get_string(v) : "";
+}
+
+static void orch_start(world *w)
+{
+    char listen[64], state[128], tenants[128];
+    snprintf(listen, sizeof(listen), "127.0.0.1:%d", w->port);
+    snprintf(state, sizeof(state), "%s/state", w->dir);
+    snprintf(tenants, sizeof(tenants), "%s/tenants.ini", w->dir);
+    w->pid = fork();
+    cr_assert(w->pid >= 0);
+    if (w->pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGTERM);   /* a test that fails or times out leaves no daemon behind */
+        execl(TANDEM_BUILD_DIR "/bin/tandem-orchestrator", "tandem-orchestrator", "--config",
+              TANDEM_SOURCE_DIR "/configs/orchestrator.conf", "--listen", listen, "--state-dir", state,
+              "--tenants", tenants, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 100; i++) {
+        char *text = NULL;
+        char url[128];
+        snprintf(url, sizeof(url), "%s/v1/state", w->base);
+        long st = http_call(url, NULL, &text);
+        free(text);
+        if (st == 200)
+            return;
+        sleep_ms(50);
+    }
+    cr_assert_fail("tandem-orchestrator did not answer on %s within 5 s", w->base);
+}
+
+static void orch_stop(world *w)
+{
+    int status = 0;
+    kill(w->pid, SIGTERM);
+    waitpid(w->pid, &status, 0);
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "tandem-orchestrator did not stop cleanly (%d)", status);
+}
+
+static void register_node(world *w, const char *node, const char *host, int sms)
+{
+    char body[1024];
+    json_object *o = NULL;
+    snprintf(body, sizeof(body),
+             "{\"node\":\"%s\",\"agent\":\"http://127.0.0.1:%d\",\"host\":\"%s\",\"gpus\":[{\"index\":0,"
+             "\"name\":\"sim\",\"sms\":%d,\"memory_mib\":81920,\"servers\":["
+             "{\"id\":\"%s-g0-a\",\"role\":\"active\",\"tcp\":\"127.0.0.1:7710\",\"shm\":\"%s-g0\",\"standby\":\"%s-g0-s\"},"
+             "{\"id\":\"%s-g0-s\",\"role\":\"standby\",\"tcp\":\"127.0.0.1:7711\",\"shm\":\"%s-g0s\"}]}]}",
+             node, w->agent.port, host, sms, node, node, node, node, node);
+    cr_assert_eq(call(w, "/v1/nodes/register", body, &o), 200, "register %s", node);
+    cr_assert(json_object_object_get_ex(o, "telemetry_ms", NULL));
+    json_object_put(o);
+}
+
+static void world_start(world *w)
+{
+    memset(w, 0, sizeof(*w));
+    cr_assert_eq(fake_agent_start(&w->agent), 0);
+    snprintf(w->dir, sizeof(w->dir), "/tmp/orch-it-XXXXXX");
+    cr_assert(mkdtemp(w->dir));
+    char path[128];
+    snprintf(path, sizeof(path), "%s/tenants.ini", w->dir);
+    FILE *f = fopen(path, "w");
+    fprintf(f, "[training]\ntoken = %s\n[inference]\ntoken = %s\n[batch]\ntoken = %s\n", TRAINING_TOKEN,
+            INFERENCE_TOKEN, BATCH_TOKEN);
+    fclose(f);
+    chmod(path, 0600);
+    w->port = free_port();
+    snprintf(w->base, sizeof(w->base), "http://127.0.0.1:%d", w->port);
+    orch_start(w);
+    register_node(w, "node1", "host1", 132);
+    register_node(w, "node2", "host2", 132);
+}
+
+static void world_stop(world *w)
+{
+    orch_stop(w);
+    fake_agent_stop(&w->agent);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", w->dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+/* POST /v1/place for tenant with app (JSON text or NULL); the answer in *o. */
+static long place(world *w, const char *tenant, const char *token, const char *app, json_object **o)
+{
+    char body[1024];
+    snprintf(body, sizeof(body), "{\"tenant\":\"%s\",\"token\":\"%s\",\"host\":\"host1\"%s%s}", tenant, token,
+             app ? ",\"app\":" : "", app ? app : "");
+    return call(w, "/v1/place", body, o);
+}
+
+Test(orchestrator, places_by_each_rule_and_refuses_bad_input, .timeout = 30)
+{
+    world w;
+    json_object *o;
+    world_start(&w);
+
+    /* vm-dedicated: training's GPU node1/0, over shm (its host is node1's). */
+    cr_assert_eq(place(&w, "training", TRAINING_TOKEN, "{\"sm_cores\":16}", &o), 200, "%s", str(o, "error"));
+    cr_assert_str_eq(str(o, "rule"), "vm-dedicated");
+    cr_assert_str_eq(str(o, "node"), "node1");
+    cr_assert_str_eq(str(o, "transport"), "shm");
+    cr_assert_str_eq(str(o, "endpoint"), "shm:node1-g0");
+    cr_assert_str_eq(str(o, "standby"), "shm:node1-g0s");
+    char needle[128];
+    snprintf(needle, sizeof(needle), "\"placement\":\"%s\"", str(o, "placement"));
+    cr_assert_eq(fake_agent_count(&w.agent, "/v1/reserve", needle), 1, "the agent reserved before the answer");
+    cr_assert_eq(fake_agent_count(&w.agent, "/v1/reserve", "\"sm\":16"), 1);
+    json_object_put(o);
+
+    /* node-affinity: inference's default affinity is node2, on another host: tcp. */
+    cr_assert_eq(place(&w, "inference", INFERENCE_TOKEN, NULL, &o), 200, "%s", str(o, "error"));
+    cr_assert_str_eq(str(o, "rule"), "node-affinity");
+    cr_assert_str_eq(str(o, "node"), "node2");
+    cr_assert_str_eq(str(o, "transport"), "tcp");
+    cr_assert_str_eq(str(o, "endpoint"), "tcp://127.0.0.1:7710");
+    json_object_put(o);
+
+    /* app-scoped without affinity: the GPU with the most free SMs (node1 holds 16, node2 8). */
+    cr_assert_eq(place(&w, "inference", INFERENCE_TOKEN, "{\"affinity\":[],\"sm_cores\":4}", &o), 200, "%s",
+                 str(o, "error"));
+    cr_assert_str_eq(str(o, "rule"), "app-scoped");
+    cr_assert_str_eq(str(o, "node"), "node2");
+    cr_assert_str_eq(str(o, "transport"), "tcp");
+    json_object_put(o);
+
+    /* default: batch has no GPU and no affinity: the first GPU with capacity. */
+    cr_assert_eq(place(&w, "batch", BATCH_TOKEN, NULL, &o), 200, "%s", str(o, "error"));
+    cr_assert_str_eq(str(o, "rule"), "default");
+    cr_assert_str_eq(str(o, "node"), "node1");
+    json_object_put(o);
+
+    /* A drained node gets nothing: batch now goes to node2. */
+    cr_assert_eq(call(&w, "/v1/nodes/node1/drain", "{}", NULL), 200);
+    cr_assert_eq(place(&w, "batch", BATCH_TOKEN, "{\"sm_cores\":2}", &o), 200, "%s", str(o, "error"));
+    cr_assert_str_eq(str(o, "node"), "node2");
+    json_object_put(o);
+
+    /* Bad input: each refused with a message naming what is wrong. */
+    static const struct { const char *tenant, *token, *app; long status; const char *says; } bad[] = {
+        { "training", "wrong-token-0123456789abcdef", NULL, 403, "tenant or token not accepted" },
+        { "nobody", TRAINING_TOKEN, NULL, 403, "tenant or token not accepted" },
+        { "training", TRAINING_TOKEN, "{\"sm_cores\":0}", 400, "sm_cores" },
+        { "training", TRAINING_TOKEN, "{\"sm_cores\":\"8\"}", 400, "'sm_cores' must be an integer" },
+        { "training", TRAINING_TOKEN, "{\"sm_cores\":500}", 400, "budget" },
+        { "training", TRAINING_TOKEN, "{\"latency_upper_ms\":1,\"latency_lower_ms\":5}", 400, "latency_upper_ms" },
+        { "training", TRAINING_TOKEN, "{\"sample_count\":1000}", 400, "sample_count" },
+        { "training", TRAINING_TOKEN, "{\"mode\":\"shared\"}", 400, "APP_MODE" },
+        { "training", TRAINING_TOKEN, "{\"affinity\":\"node1\"}", 400, "GPU_AFFINITY_NODES" },
+        { "training", TRAINING_TOKEN, "{\"sm_cores\":8,\"gpu\":3}", 400, "unknown key 'gpu'" },
+        { "batch", BATCH_TOKEN, "{\"sm_cores\":15}", 409, "budget" },
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        long st = place(&w, bad[i].tenant, bad[i].token, bad[i].app, &o);
+        cr_assert_eq(st, bad[i].status, "row %zu: status %ld (%s)", i, st, str(o, "error"));
+        cr_assert(strstr(str(o, "error"), bad[i].says), "row %zu: '%s' does not say '%s'", i, str(o, "error"),
+                  bad[i].says);
+        json_object_put(o);
+    }
+    cr_assert_eq(call(&w, "/v1/place", "{not json", &o), 400);
+    json_object_put(o);
+    cr_assert_eq(call(&w, "/v1/share", "{\"placement\":\"pl-none\",\"sm\":4}", &o), 404);
+    cr_assert(strstr(str(o, "error"), "no placement pl-none"));
+    json_object_put(o);
+    char *big = malloc(100 * 1024);
+    memset(big, ' ', 100 * 1024 - 1);
+    big[100 * 1024 - 1] = 0;
+    cr_assert_eq(call(&w, "/v1/place", big, NULL), 413, "a body over the bound");
+    free(big);
+    world_stop(&w);
+}
+
+/* Telemetry for placement key with p99 us_p99 microseconds. */
+static void report(world *w, const char *key, int us_p99)
+{
+    char body[1024];
+    snprintf(body, sizeof(body),
+             "{\"node\":\"node1\",\"gpus\":[{\"index\":0,\"memory_used_mib\":100,\"sm_reserved\":16}],"
+             "\"servers\":[{\"id\":\"node1-g0-a\",\"alive\":true,\"takeovers\":0,\"sessions\":[{\"session\":1,"
+             "\"placement\":\"%s\",\"tenant\":\"training\",\"sm\":8,\"memory_mib\":100,\"calls\":1000,"
+             "\"latency_us\":{\"p50\":%d,\"p99\":%d}}]}]}", key, us_p99 / 2, us_p99);
+    cr_assert_eq(call(w, "/v1/nodes/telemetry", body, NULL), 200);
+}
+
+static int share_of(world *w, const char *key)
+{
+    json_object *st = NULL, *pl = NULL;
+    int sm = -1;
+    cr_assert_eq(call(w, "/v1/state", NULL, &st), 200);
+    json_object_object_get_ex(st, "placements", &pl);
+    for (size_t i = 0; i < json_object_array_length(pl); i++) {
+        json_object *p = json_object_array_get_idx(pl, i), *v = NULL;
+        if (strcmp(str(p, "placement"), key) == 0 && json_object_object_get_ex(p, "sm", &v))
+            sm = json_object_get_int(v);
+    }
+    json_object_put(st);
+    return sm;
+}
+
+Test(orchestrator, elasticity_scales_up_then_down_through_the_node_agent, .timeout = 30)
+{
+    world w;
+    json_object *o;
+    char key[64], needle[128];
+    world_start(&w);
+
+    cr_assert_eq(place(&w, "training", TRAINING_TOKEN,
+                       "{\"sm_cores\":8,\"scale_up\":8,\"scale_down\":4,\"latency_upper_ms\":10,"
+                       "\"latency_lower_ms\":2,\"sample_count\":3}", &o), 200, "%s", str(o, "error"));
+    snprintf(key, sizeof(key), "%s", str(o, "placement"));
+    json_object_put(o);
+
+    for (int i = 0; i < 3; i++)
+        report(&w, key, 30000);   /* 30 ms, over 10 */
+    cr_assert_eq(share_of(&w, key), 16, "scaled up by scale_up");
+    snprintf(needle, sizeof(needle), "\"placement\":\"%s\",\"sm\":16", key);
+    cr_assert_eq(fake_agent_count(&w.agent, "/v1/share", needle), 1, "the node agent was told");
+    for (int i = 0; i < 3; i++)
+        report(&w, key, 1000);    /* inside the cool-down: dropped */
+    cr_assert_eq(share_of(&w, key), 16, "no change within the cool-down");
+    sleep_ms(2100);               /* configs/orchestrator.conf: elasticity_cooldown_ms = 2000 */
+    for (int i = 0; i < 3; i++)
+        report(&w, key, 1000);    /* 1 ms, under 2 */
+    cr_assert_eq(share_of(&w, key), 12, "scaled down by scale_down");
+    snprintf(needle, sizeof(needle), "\"placement\":\"%s\",\"sm\":12", key);
+    cr_assert_eq(fake_agent_count(&w.agent, "/v1/share", needle), 1);
+
+    cr_assert_eq(call(&w, "/v1/decisions", NULL, &o), 200);
+    int ups = 0, downs = 0;
+    for (size_t i = 0; i < json_object_array_length(o); i++) {
+        json_object *d = json_object_array_get_idx(o, i);
+        ups += strcmp(str(d, "action"), "scale-up") == 0;
+        downs += strcmp(str(d, "action"), "scale-down") == 0;
+        if (strcmp(str(d, "action"), "scale-up") == 0)
+            cr_assert(strstr(str(d, "why"), "median p99"), "%s", str(d, "why"));
+    }
+    cr_assert_eq(ups, 1);
+    cr_assert_eq(downs, 1);
+    json_object_put(o);
+
+    /* An operator's share goes to the node agent too, and its applied_us comes back. */
+    char body[128];
+    snprintf(body, sizeof(body), "{\"placement\":\"%s\",\"sm\":20}", key);
+    cr_assert_eq(call(&w, "/v1/share", body, &o), 200, "%s", str(o, "error"));
+    cr_assert_str_eq(str(o, "applied_us"), "42");
+    json_object_put(o);
+    snprintf(body, sizeof(body), "{\"placement\":\"%s\",\"sm\":97}", key);
+    cr_assert_eq(call(&w, "/v1/share", body, &o), 409, "over training's 96-SM budget");
+    json_object_put(o);
+    world_stop(&w);
+}
+
+Test(orchestrator, restart_keeps_placements_and_decisions, .timeout = 30)
+{
+    world w;
+    json_object *o, *before, *after;
+    world_start(&w);
+    for (int i = 0; i < 3; i++) {
+        cr_assert_eq(place(&w, "inference", INFERENCE_TOKEN, "{\"sm_cores\":4}", &o), 200, "%s", str(o, "error"));
+        json_object_put(o);
+    }
+    cr_assert_eq(call(&w, "/v1/state", NULL, &before), 200);
+    orch_stop(&w);
+    orch_start(&w);
+    cr_assert_eq(call(&w, "/v1/state", NULL, &after), 200);
+    json_object *pb = NULL, *pa = NULL;
+    json_object_object_get_ex(before, "placements", &pb);
+    json_object_object_get_ex(after, "placements", &pa);
+    cr_assert_eq(json_object_array_length(pa), 3);
+    cr_assert_str_eq(json_object_to_json_string(pa), json_object_to_json_string(pb), "placements differ after restart");
+    json_object_put(before);
+    json_object_put(after);
+    cr_assert_eq(call(&w, "/v1/decisions", NULL, &o), 200);
+    cr_assert_eq(json_object_array_length(o), 3, "the three place decisions survive");
+    json_object_put(o);
+    world_stop(&w);
+}
+
+/* Runs a shell command line; its exit status. */
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...)
+{
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof(cmd), fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+Test(orchestrator, metrics_pass_promtool_and_a_real_prometheus_scrapes_them, .timeout = 45)
+{
+    world w;
+    json_object *o;
+    world_start(&w);
+    cr_assert(access("/usr/bin/promtool", X_OK) == 0, "promtool is not installed (Debian: prometheus)");
+    cr_assert(access("/usr/bin/prometheus", X_OK) == 0, "/usr/bin/prometheus is not installed (Debian: prometheus)");
+    cr_assert_eq(place(&w, "training", TRAINING_TOKEN, NULL, &o), 200);
+    json_object_put(o);
+
+    cr_assert_eq(run("curl -sf %s/metrics > %s/metrics.txt", w.base, w.dir), 0);
+    cr_assert_eq(run("grep -q '^tandem_orch_session_sm_share{.*tenant=\"training\".*} 8$' %s/metrics.txt", w.dir), 0,
+                 "no SM share series for the training session");
+    cr_assert_eq(run("grep -q '^tandem_orch_decisions_total{action=\"place\"} 1$' %s/metrics.txt", w.dir), 0);
+    cr_assert_eq(run("promtool check metrics < %s/metrics.txt > %s/promtool.txt 2>&1", w.dir, w.dir), 0,
+                 "promtool check metrics failed (see %s/promtool.txt)", w.dir);
+
+    int prom_port = free_port();
+    char conf[256];
+    snprintf(conf, sizeof(conf), "%s/prometheus.yml", w.dir);
+    FILE *f = fopen(conf, "w");
+    fprintf(f, "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: tandem\n    static_configs:\n"
+               "      - targets: ['127.0.0.1:%d']\n", w.port);
+    fclose(f);
+    pid_t prom = fork();
+    if (prom == 0) {
+        char listen[64], storage[128], cf[320];
+        snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%d", prom_port);
+        snprintf(storage, sizeof(storage), "--storage.tsdb.path=%s/prom", w.dir);
+        snprintf(cf, sizeof(cf), "--config.file=%s", conf);
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (!freopen("/dev/null", "w", stderr))
+            _exit(127);
+        execl("/usr/bin/prometheus", "prometheus", cf, storage, listen, (char *)NULL);
+        _exit(127);
+    }
+    bool found = false;
+    for (int i = 0; i < 100 && !found; i++) {
+        char url[256], *text = NULL;
+        snprintf(url, sizeof(url), "http://127.0.0.1:%d/api/v1/query?query=tandem_orch_session_sm_share", prom_port);
+        if (http_call(url, NULL, &text) == 200 && strstr(text, "\"tenant\":\"training\"") && strstr(text, "\"8\"]"))
+            found = true;
+        free(text);
+        if (!found)
+            sleep_ms(250);
+    }
+    kill(prom, SIGTERM);
+    waitpid(prom, NULL, 0);
+    cr_assert(found, "Prometheus did not return tandem_orch_session_sm_share for training within 25 s");
+    world_stop(&w);
+}
+
+Test(orchestrator, status_page_in_headless_chromium_lists_sessions, .timeout = 45)
+{
+    world w;
+    json_object *o;
+    char keys[2][64];
+    world_start(&w);
+    cr_assert(access("/usr/bin/chromium", X_OK) == 0, "/usr/bin/chromium is not installed (Debian: chromium)");
+    cr_assert_eq(place(&w, "training", TRAINING_TOKEN, NULL, &o), 200);
+    snprintf(keys[0], sizeof(keys[0]), "%s", str(o, "placement"));
+    json_object_put(o);
+    cr_assert_eq(place(&w, "inference", INFERENCE_TOKEN, NULL, &o), 200);
+    snprintf(keys[1], sizeof(keys[1]), "%s", str(o, "placement"));
+    json_object_put(o);
+
+    cr_assert_eq(run("HOME=%s timeout 30 chromium --headless --no-sandbox --disable-gpu --dump-dom %s/ "
+                     "> %s/page.html 2>/dev/null", w.dir, w.base, w.dir), 0, "chromium failed");
+    char path[128];
+    snprintf(path, sizeof(path), "%s/page.html", w.dir);
+    FILE *f = fopen(path, "r");
+    static char page[65536];
+    size_t n = fread(page, 1, sizeof(page) - 1, f);
+    page[n] = 0;
+    fclose(f);
+    for (int i = 0; i < 2; i++)
+        cr_assert(strstr(page, keys[i]), "the page does not show session %s", keys[i]);
+    cr_assert(strstr(page, "<td>inference</td>") && strstr(page, "<td>training</td>"), "tenants missing");
+    cr_assert(strstr(page, "<td>node2</td>"), "nodes missing");
+    world_stop(&w);
+}
+
+Test(orchestrator, tandemctl_lists_sets_drains_and_says_what_failed, .timeout = 30)
+{
+    world w;
+    json_object *o;
+    char key[64];
+    world_start(&w);
+    cr_assert_eq(place(&w, "training", TRAINING_TOKEN, NULL, &o), 200);
+    snprintf(key, sizeof(key), "%s", str(o, "placement"));
+    json_object_put(o);
+    const char *ctl = TANDEM_BUILD_DIR "/bin/tandemctl";
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d sessions | grep -q '%s.*training.*node1/gpu0.*shm'", ctl, w.port,
+                     key), 0, "sessions does not list the placement");
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d nodes | grep -q 'node2.*host2.*up'", ctl, w.port), 0);
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d share %s 12 | grep -q '12 SMs, applied in 42 us'", ctl, w.port,
+                     key), 0);
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d drain node2 >/dev/null", ctl, w.port), 0);
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d decisions | grep -q 'set-share.*8.*12'", ctl, w.port), 0);
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d decisions | grep -q 'node2.*drain'", ctl, w.port), 0);
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d share pl-nope 4 2>&1 | grep -q 'no placement pl-nope'", ctl,
+                     w.port), 0, "an unknown placement is named");
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d share pl-nope 4 >/dev/null 2>&1", ctl, w.port), 1);
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d nodes 2>&1 | grep -q 'unreachable'", ctl, free_port()), 0,
+                 "an unreachable orchestrator is said so");
+    world_stop(&w);
+}
