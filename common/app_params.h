@@ -34,8 +34,8 @@ typedef struct tdm_app_params {
     bool has_affinity, has_metric_interval;
     uint32_t sm_cores;              /* APP_SM_CORES: SMs wanted */
     uint64_t gpu_memory_mib;        /* APP_GPU_MEMORY, in MiB */
-    double scale_up;                /* SCALE_UP_FACTOR: > 1 */
-    double scale_down;              /* SCALE_DOWN_FACTOR: in (0, 1) */
+    uint32_t scale_up;              /* SCALE_UP_FACTOR: SMs added per scale-up */
+    uint32_t scale_down;            /* SCALE_DOWN_FACTOR: SMs removed per scale-down */
     double latency_upper_ms;        /* APP_LATENCY_UPPER */
     double latency_lower_ms;        /* APP_LATENCY_LOWER: below the upper one */
     uint32_t sample_count;          /* METRIC_SAMPLE_COUNT */

@@ -83,9 +83,9 @@ static json_object *app_json(const tdm_app_params *p)
     if (ok && p->has_gpu_memory)
         ok = add(a, "gpu_memory_mib", json_object_new_int64((int64_t)p->gpu_memory_mib));
     if (ok && p->has_scale_up)
-        ok = add(a, "scale_up", json_object_new_double(p->scale_up));
+        ok = add(a, "scale_up", json_object_new_int64(p->scale_up));
     if (ok && p->has_scale_down)
-        ok = add(a, "scale_down", json_object_new_double(p->scale_down));
+        ok = add(a, "scale_down", json_object_new_int64(p->scale_down));
     if (ok && p->has_latency_upper)
         ok = add(a, "latency_upper_ms", json_object_new_double(p->latency_upper_ms));
     if (ok && p->has_latency_lower)

@@ -10,11 +10,12 @@ export DEBIAN_FRONTEND=noninteractive
 # the tenants file (--tenants).  The control plane (issue 17, docs/adr/0002-control-plane.md):
 # libconfig reads the config files, libmicrohttpd serves HTTP, json-c speaks JSON, libcurl is
 # the HTTP client, SQLite keeps the orchestrator's state; its tests scrape the metrics with a
-# real Prometheus (promtool checks them) and load the status page in headless Chromium.
+# real Prometheus (promtool checks them) and load the status page in headless Chromium; the
+# end-to-end test puts its nodes in network namespaces (iproute2) and asks the API with curl.
 pkgs=(build-essential cmake pkg-config libtirpc-dev rpcsvc-proto libcriterion-dev gnuplot-nox
       clang libclang-rt-14-dev libinih-dev
       libconfig-dev libmicrohttpd-dev libjson-c-dev libcurl4-openssl-dev libsqlite3-dev
-      prometheus chromium)
+      prometheus chromium curl iproute2)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -183,7 +183,25 @@ static void run_elasticity(orch_daemon *d, orch_placement *p, double p99_ms, dou
     orch_decide(d, &dec);
 }
 
-static int parse_session(orch_daemon *d, json_object *s, double now, char *why, size_t whylen)
+/* A session reported by another server of its node than its placement names was resumed there
+ * (a takeover: its standby, or a new active after a fail-back).  The placement follows it, and
+ * its share is sent again: the server it moved to runs it with that server's default share. */
+static void follow_takeover(orch_daemon *d, orch_placement *p, const char *server)
+{
+    char why[300], from[ORCH_NAME_MAX];
+
+    snprintf(from, sizeof(from), "%s", p->server);
+    snprintf(p->server, sizeof(p->server), "%s", server);
+    tdm_log("placement %s: its session moved from server %s to %s (a takeover); its share of %d SMs is sent again",
+            p->key, from, server, p->sm);
+    if (orch_apply_share(d, p, p->sm, NULL, why, sizeof(why)) != 0)
+        tdm_log("placement %s: its share of %d SMs could not be sent to %s: %s (the server's default applies)",
+                p->key, p->sm, server, why);
+    if (orch_store_put_placement(d->store, p) != 0)
+        tdm_log("cannot store placement %s: %s", p->key, orch_store_error(d->store));
+}
+
+static int parse_session(orch_daemon *d, const char *server, json_object *s, double now, char *why, size_t whylen)
 {
     char key[ORCH_NAME_MAX] = "";
     json_object *lat = NULL;
@@ -205,6 +223,8 @@ static int parse_session(orch_daemon *d, json_object *s, double now, char *why, 
     orch_placement *p = key[0] ? orch_find_placement(d->cluster, key) : NULL;
     if (!p)
         return 0;   /* a session without a key runs with the server's defaults: nothing to steer */
+    if (strcmp(p->server, server) != 0)
+        follow_takeover(d, p, server);
     if (p->stats_at_ms > 0 && now > p->stats_at_ms && calls >= (double)p->calls)
         p->call_rate = (calls - (double)p->calls) / ((now - p->stats_at_ms) / 1000.0);
     p->calls = (uint64_t)calls;
@@ -239,7 +259,7 @@ static int parse_server_report(orch_daemon *d, orch_node *n, json_object *o, dou
                     n->gpus[g].servers[s].alive = json_object_get_boolean(alive);
             }
     for (size_t i = 0; i < json_object_array_length(sessions); i++)
-        if (parse_session(d, json_object_array_get_idx(sessions, i), now, why, whylen))
+        if (parse_session(d, id, json_object_array_get_idx(sessions, i), now, why, whylen))
             return -1;
     return 0;
 }

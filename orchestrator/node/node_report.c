@@ -120,7 +120,7 @@ json_object *tdm_node_register_body(tdm_node_agent *a)
                 sms = get_int(stats[i], "sms");
             json_object *so = json_object_new_object();
             snprintf(tcp, sizeof(tcp), "%s:%d", a->conf.server_host, s->port);
-            snprintf(shm, sizeof(shm), "shm:%s", s->shm);
+            snprintf(shm, sizeof(shm), "%s", s->shm);   /* the name: the orchestrator writes shm:NAME */
             json_object_object_add(so, "id", json_object_new_string(s->id));
             json_object_object_add(so, "role", json_object_new_string(s->is_standby ? "standby" : "active"));
             json_object_object_add(so, "tcp", json_object_new_string(tcp));

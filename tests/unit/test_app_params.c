@@ -45,16 +45,14 @@ static const bad_row bad_rows[] = {
     { { { { "APP_GPU_MEMORY", "-4GB" } } }, "APP_GPU_MEMORY=-4GB: negative" },
     { { { { "APP_GPU_MEMORY", "16385GB" } } }, "APP_GPU_MEMORY=16385GB: too large" },
     { { { { "APP_GPU_MEMORY", "18446744073709551616" } } }, "APP_GPU_MEMORY=18446744073709551616: too large" },
-    { { { { "SCALE_UP_FACTOR", "1" } } }, "SCALE_UP_FACTOR=1: out of range; it must be a factor above 1" },
+    /* SMs per step (Flyt's Table 2), not multipliers: a fraction is refused. */
+    { { { { "SCALE_UP_FACTOR", "1.25" } } }, "SCALE_UP_FACTOR=1.25: not a whole number" },
     { { { { "SCALE_UP_FACTOR", "0" } } }, "SCALE_UP_FACTOR=0: zero means nothing here" },
-    { { { { "SCALE_UP_FACTOR", "nan" } } }, "SCALE_UP_FACTOR=nan: not a number" },
-    { { { { "SCALE_UP_FACTOR", "inf" } } }, "SCALE_UP_FACTOR=inf: not a number" },
-    { { { { "SCALE_UP_FACTOR", "2e3" } } }, "SCALE_UP_FACTOR=2e3: not a number" },
-    { { { { "SCALE_UP_FACTOR", "2." } } }, "SCALE_UP_FACTOR=2.: not a number" },
-    { { { { "SCALE_UP_FACTOR", ".5" } } }, "SCALE_UP_FACTOR=.5: not a number" },
-    { { { { "SCALE_DOWN_FACTOR", "1" } } }, "SCALE_DOWN_FACTOR=1: out of range; it must be a factor above 0 and below 1" },
+    { { { { "SCALE_UP_FACTOR", "5000" } } }, "SCALE_UP_FACTOR=5000: too large" },
+    { { { { "SCALE_UP_FACTOR", "2e3" } } }, "SCALE_UP_FACTOR=2e3: not a" },
+    { { { { "SCALE_DOWN_FACTOR", "0.5" } } }, "SCALE_DOWN_FACTOR=0.5: not a whole number" },
     { { { { "SCALE_DOWN_FACTOR", "0" } } }, "SCALE_DOWN_FACTOR=0: zero means nothing here" },
-    { { { { "SCALE_DOWN_FACTOR", "-0.5" } } }, "SCALE_DOWN_FACTOR=-0.5: negative" },
+    { { { { "SCALE_DOWN_FACTOR", "-4" } } }, "SCALE_DOWN_FACTOR=-4: negative" },
     { { { { "APP_LATENCY_UPPER", "0" } } }, "APP_LATENCY_UPPER=0: zero means nothing here" },
     { { { { "APP_LATENCY_UPPER", "0.000" } } }, "APP_LATENCY_UPPER=0.000: zero means nothing here" },
     { { { { "APP_LATENCY_UPPER", "12ms" } } }, "APP_LATENCY_UPPER=12ms: not a number" },
@@ -143,20 +141,20 @@ Test(app_params, gpu_memory_takes_mb_gb_or_plain_mib)
 
 Test(app_params, good_values_read_as_meant_whatever_the_locale)
 {
-    env e = { { { "APP_SM_CORES", "16" }, { "SCALE_UP_FACTOR", "1.25" }, { "APP_LATENCY_UPPER", "12.5" },
+    env e = { { { "APP_SM_CORES", "16" }, { "SCALE_UP_FACTOR", "8" }, { "APP_LATENCY_UPPER", "12.5" },
                 { "APP_LATENCY_LOWER", "2.25" } } };
-    env f = { { { "SCALE_DOWN_FACTOR", "0.5" }, { "METRIC_SAMPLE_COUNT", "100" }, { "APP_MODE", "app-scoped" },
+    env f = { { { "SCALE_DOWN_FACTOR", "4" }, { "METRIC_SAMPLE_COUNT", "100" }, { "APP_MODE", "app-scoped" },
                 { "GPU_METRIC_INTERVAL", "0.5" } } };
     tdm_app_params p;
     char why[256] = "";
 
     cr_assert_eq(tdm_app_params_read(&p, lookup, &e, why, sizeof(why)), 0, "%s", why);
     cr_expect_eq(p.sm_cores, 16);
-    cr_expect(fabs(p.scale_up - 1.25) < 1e-12);
+    cr_expect_eq(p.scale_up, 8u);
     cr_expect(fabs(p.latency_upper_ms - 12.5) < 1e-12);
     cr_expect(fabs(p.latency_lower_ms - 2.25) < 1e-12);
     cr_assert_eq(tdm_app_params_read(&p, lookup, &f, why, sizeof(why)), 0, "%s", why);
-    cr_expect(fabs(p.scale_down - 0.5) < 1e-12);
+    cr_expect_eq(p.scale_down, 4u);
     cr_expect_eq(p.sample_count, 100);
     cr_expect(p.has_mode && p.mode == TDM_APP_MODE_APP_SCOPED);
     cr_expect_str_eq(tdm_app_mode_name(p.mode), "app-scoped");
@@ -209,10 +207,10 @@ Test(app_params, the_check_alone_refuses_what_the_orchestrator_decoded)
     cr_expect(strstr(why, "APP_SM_CORES=0: out of range") != NULL, "%s", why);
     p.sm_cores = 8;
     p.has_scale_down = true;
-    p.scale_down = NAN;
-    cr_expect_eq(tdm_app_params_check(&p, why, sizeof(why)), -1, "NaN passed");
+    p.scale_down = 0;
+    cr_expect_eq(tdm_app_params_check(&p, why, sizeof(why)), -1, "a scale-down of 0 SMs passed");
     cr_expect(strstr(why, "SCALE_DOWN_FACTOR") != NULL, "%s", why);
-    p.scale_down = 0.5;
+    p.scale_down = 4;
     p.has_mode = true;
     p.mode = (tdm_app_mode)7;
     cr_expect_eq(tdm_app_params_check(&p, why, sizeof(why)), -1);
