@@ -183,7 +183,7 @@ static void run_elasticity(orch_daemon *d, orch_placement *p, double p99_ms, dou
     orch_decide(d, &dec);
 }
 
-static int parse_session(orch_daemon *d, json_object *s, double now, char *why, size_t whylen)
+static int parse_session(orch_daemon *d, json_object *s, double now, orch_report_seen *seen, char *why, size_t whylen)
 {
     char key[ORCH_NAME_MAX] = "";
     json_object *lat = NULL;
@@ -205,6 +205,7 @@ static int parse_session(orch_daemon *d, json_object *s, double now, char *why, 
     orch_placement *p = key[0] ? orch_find_placement(d->cluster, key) : NULL;
     if (!p)
         return 0;   /* a session without a key runs with the server's defaults: nothing to steer */
+    seen->listed[p - d->cluster->placements] = true;
     if (p->stats_at_ms > 0 && now > p->stats_at_ms && calls >= (double)p->calls)
         p->call_rate = (calls - (double)p->calls) / ((now - p->stats_at_ms) / 1000.0);
     p->calls = (uint64_t)calls;
@@ -217,7 +218,8 @@ static int parse_session(orch_daemon *d, json_object *s, double now, char *why, 
     return 0;
 }
 
-static int parse_server_report(orch_daemon *d, orch_node *n, json_object *o, double now, char *why, size_t whylen)
+static int parse_server_report(orch_daemon *d, orch_node *n, json_object *o, double now, orch_report_seen *seen,
+                               char *why, size_t whylen)
 {
     char id[ORCH_NAME_MAX];
     json_object *alive = NULL, *sessions;
@@ -237,9 +239,11 @@ static int parse_server_report(orch_daemon *d, orch_node *n, json_object *o, dou
                 n->gpus[g].servers[s].takeovers = (uint64_t)takeovers;
                 if (json_object_object_get_ex(o, "alive", &alive))
                     n->gpus[g].servers[s].alive = json_object_get_boolean(alive);
+                /* An agent that says nothing of "alive" asked the server and got its sessions. */
+                seen->answered[g][s] = !alive || json_object_get_boolean(alive);
             }
     for (size_t i = 0; i < json_object_array_length(sessions); i++)
-        if (parse_session(d, json_object_array_get_idx(sessions, i), now, why, whylen))
+        if (parse_session(d, json_object_array_get_idx(sessions, i), now, seen, why, whylen))
             return -1;
     return 0;
 }
@@ -250,6 +254,7 @@ void orch_api_telemetry(orch_daemon *d, json_object *body, orch_reply *r)
     json_object *gpus, *servers;
     double now = tdm_now_ms();
     orch_node *n;
+    orch_report_seen seen;
 
     if (orch_json_string(body, "node", true, name, sizeof(name), why, sizeof(why)))
         goto bad;
@@ -280,9 +285,11 @@ void orch_api_telemetry(orch_daemon *d, json_object *body, orch_reply *r)
         orch_store_put_node(d->store, n, (int)(n - d->cluster->nodes));
     }
     n->last_seen_ms = now;
+    memset(&seen, 0, sizeof(seen));
     for (size_t i = 0; i < json_object_array_length(servers); i++)
-        if (parse_server_report(d, n, json_object_array_get_idx(servers, i), now, why, sizeof(why)))
+        if (parse_server_report(d, n, json_object_array_get_idx(servers, i), now, &seen, why, sizeof(why)))
             goto bad;
+    orch_lifecycle_report(d, n, &seen);   /* only a report read whole: a malformed one releases nothing */
     orch_reply_json(r, 200, json_object_new_object());
     return;
 bad:
@@ -324,4 +331,5 @@ void orch_check_lost(orch_daemon *d, double now_ms)
         orch_store_put_node(d->store, n, i);
         orch_decide(d, &dec);
     }
+    orch_check_reserved(d, now_ms);   /* after: a node just found lost keeps its reserved placements */
 }
