@@ -11,6 +11,7 @@ static const char *const transport_names[] = { "any", "shm", "tcp" };
 static const char *const node_state_names[] = { "up", "drained", "lost" };
 static const char *const action_names[ORCH_ACT_COUNT] = {
     "none", "place", "scale-up", "scale-down", "migrate", "hold", "set-share", "drain", "node-lost",
+    "release",
 };
 
 const char *orch_rule_name(orch_rule r) { return rule_names[r]; }
@@ -124,4 +125,13 @@ int orch_tenant_memory_held(const orch_cluster *c, const char *tenant, const orc
         if (&c->placements[i] != skip && strcmp(c->placements[i].tenant, tenant) == 0)
             sum += c->placements[i].memory_mib;
     return sum;
+}
+
+void orch_remove_placement(orch_cluster *c, int index)
+{
+    if (index < 0 || index >= c->nplacements)
+        return;
+    memmove(&c->placements[index], &c->placements[index + 1],
+            (size_t)(c->nplacements - index - 1) * sizeof(c->placements[0]));
+    c->nplacements--;
 }

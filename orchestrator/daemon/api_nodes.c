@@ -201,7 +201,8 @@ static void follow_takeover(orch_daemon *d, orch_placement *p, const char *serve
         tdm_log("cannot store placement %s: %s", p->key, orch_store_error(d->store));
 }
 
-static int parse_session(orch_daemon *d, const char *server, json_object *s, double now, char *why, size_t whylen)
+static int parse_session(orch_daemon *d, const char *server, json_object *s, double now, orch_report_seen *seen,
+                         char *why, size_t whylen)
 {
     char key[ORCH_NAME_MAX] = "";
     json_object *lat = NULL;
@@ -223,6 +224,7 @@ static int parse_session(orch_daemon *d, const char *server, json_object *s, dou
     orch_placement *p = key[0] ? orch_find_placement(d->cluster, key) : NULL;
     if (!p)
         return 0;   /* a session without a key runs with the server's defaults: nothing to steer */
+    seen->listed[p - d->cluster->placements] = true;
     if (strcmp(p->server, server) != 0)
         follow_takeover(d, p, server);
     if (p->stats_at_ms > 0 && now > p->stats_at_ms && calls >= (double)p->calls)
@@ -237,7 +239,8 @@ static int parse_session(orch_daemon *d, const char *server, json_object *s, dou
     return 0;
 }
 
-static int parse_server_report(orch_daemon *d, orch_node *n, json_object *o, double now, char *why, size_t whylen)
+static int parse_server_report(orch_daemon *d, orch_node *n, json_object *o, double now, orch_report_seen *seen,
+                               char *why, size_t whylen)
 {
     char id[ORCH_NAME_MAX];
     json_object *alive = NULL, *sessions;
@@ -257,9 +260,11 @@ static int parse_server_report(orch_daemon *d, orch_node *n, json_object *o, dou
                 n->gpus[g].servers[s].takeovers = (uint64_t)takeovers;
                 if (json_object_object_get_ex(o, "alive", &alive))
                     n->gpus[g].servers[s].alive = json_object_get_boolean(alive);
+                /* An agent that says nothing of "alive" asked the server and got its sessions. */
+                seen->answered[g][s] = !alive || json_object_get_boolean(alive);
             }
     for (size_t i = 0; i < json_object_array_length(sessions); i++)
-        if (parse_session(d, id, json_object_array_get_idx(sessions, i), now, why, whylen))
+        if (parse_session(d, id, json_object_array_get_idx(sessions, i), now, seen, why, whylen))
             return -1;
     return 0;
 }
@@ -270,6 +275,7 @@ void orch_api_telemetry(orch_daemon *d, json_object *body, orch_reply *r)
     json_object *gpus, *servers;
     double now = tdm_now_ms();
     orch_node *n;
+    orch_report_seen seen;
 
     if (orch_json_string(body, "node", true, name, sizeof(name), why, sizeof(why)))
         goto bad;
@@ -300,9 +306,11 @@ void orch_api_telemetry(orch_daemon *d, json_object *body, orch_reply *r)
         orch_store_put_node(d->store, n, (int)(n - d->cluster->nodes));
     }
     n->last_seen_ms = now;
+    memset(&seen, 0, sizeof(seen));
     for (size_t i = 0; i < json_object_array_length(servers); i++)
-        if (parse_server_report(d, n, json_object_array_get_idx(servers, i), now, why, sizeof(why)))
+        if (parse_server_report(d, n, json_object_array_get_idx(servers, i), now, &seen, why, sizeof(why)))
             goto bad;
+    orch_lifecycle_report(d, n, &seen);   /* only a report read whole: a malformed one releases nothing */
     orch_reply_json(r, 200, json_object_new_object());
     return;
 bad:
@@ -344,4 +352,5 @@ void orch_check_lost(orch_daemon *d, double now_ms)
         orch_store_put_node(d->store, n, i);
         orch_decide(d, &dec);
     }
+    orch_check_reserved(d, now_ms);   /* after: a node just found lost keeps its reserved placements */
 }

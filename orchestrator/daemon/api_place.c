@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "clock.h"
 #include "log.h"
 #include "orch_params.h"
 #include "orch_place.h"
@@ -214,6 +215,8 @@ void orch_api_place(orch_daemon *d, json_object *body, orch_reply *r)
     p->sm = params.sm_cores;
     p->memory_mib = params.memory_mib;
     p->params = params;
+    p->life = ORCH_LIFE_RESERVED;
+    p->reserved_ms = tdm_now_ms();   /* its guest has reserved_timeout_ms from now to connect */
     if (reserve(d, n, p, why, sizeof(why)) != 0) {
         orch_reply_error(r, 502, "place: the node agent did not reserve: %s", why);
         return;

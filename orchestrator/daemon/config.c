@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "conf_load.h"
+#include "orch_lifecycle.h"
 
 #define FAIL(s, ...) return tdm_conf_fail(err, errlen, (s), __VA_ARGS__)
 
@@ -197,7 +198,7 @@ out:
 static int load_policies(const config_setting_t *root, orch_config *cfg, char *err, size_t errlen)
 {
     static const char *const keys[] = { "telemetry_interval_ms", "node_lost_timeout_ms", "elasticity_cooldown_ms",
-                                        "decisions_kept", "agent_timeout_ms", NULL };
+                                        "decisions_kept", "agent_timeout_ms", "reserved_timeout_ms", NULL };
     const config_setting_t *p = config_setting_get_member(root, "policies");
     int rc;
 
@@ -210,7 +211,8 @@ static int load_policies(const config_setting_t *root, orch_config *cfg, char *e
         (rc = get_int(p, "node_lost_timeout_ms", 100, 3600000, &cfg->node_lost_ms, err, errlen)) ||
         (rc = get_int(p, "elasticity_cooldown_ms", 0, 3600000, &cfg->cooldown_ms, err, errlen)) ||
         (rc = get_int(p, "decisions_kept", 10, 1000000, &cfg->decisions_kept, err, errlen)) ||
-        (rc = get_int(p, "agent_timeout_ms", 50, 60000, &cfg->agent_timeout_ms, err, errlen)))
+        (rc = get_int(p, "agent_timeout_ms", 50, 60000, &cfg->agent_timeout_ms, err, errlen)) ||
+        (rc = get_int(p, "reserved_timeout_ms", 100, 3600000, &cfg->reserved_timeout_ms, err, errlen)))
         return rc;
     if (cfg->node_lost_ms <= cfg->telemetry_ms)
         FAIL(config_setting_get_member(p, "node_lost_timeout_ms") ? config_setting_get_member(p, "node_lost_timeout_ms") : p,
@@ -254,6 +256,7 @@ static void set_defaults(orch_config *cfg)
     cfg->cooldown_ms = 2000;
     cfg->decisions_kept = 1000;
     cfg->agent_timeout_ms = 2000;
+    cfg->reserved_timeout_ms = ORCH_RESERVED_TIMEOUT_MS_DEFAULT;
     cfg->defaults = (orch_params){ .sm_cores = 8, .memory_mib = 1024, .scale_up = 4, .scale_down = 2,
                                    .latency_upper_ms = 50, .latency_lower_ms = 10, .sample_count = 5,
                                    .metric_interval_s = 1 };

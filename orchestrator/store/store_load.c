@@ -79,7 +79,7 @@ static void split_affinity(const char *list, orch_params *p)
         snprintf(p->affinity[p->naffinity++], sizeof(p->affinity[0]), "%s", t);
 }
 
-static int load_placements(orch_store *s, orch_cluster *c)
+static int load_placements(orch_store *s, orch_cluster *c, double now_ms)
 {
     sqlite3_stmt *st = orch_store_prepare(s, "SELECT * FROM placements ORDER BY rowid");
     char affinity[ORCH_MAX_AFFINITY * ORCH_NAME_MAX];
@@ -110,6 +110,10 @@ static int load_placements(orch_store *s, orch_cluster *c)
         split_affinity(affinity, &p->params);
         p->params.affinity_transport = (orch_transport)sqlite3_column_int(st, 19);
         p->params.metric_interval_s = sqlite3_column_int(st, 20);
+        /* Its state is not stored: reserved again, live at its node's next report that lists it,
+         * and released after reserved_timeout_ms from this start if none does. */
+        p->life = ORCH_LIFE_RESERVED;
+        p->reserved_ms = now_ms;
     }
     sqlite3_finalize(st);
     return 0;
@@ -144,7 +148,7 @@ int orch_store_load(orch_store *s, orch_cluster *c, double now_ms, orch_decision
 {
     c->nnodes = 0;
     c->nplacements = 0;
-    if (load_nodes(s, c, now_ms) != 0 || load_placements(s, c) != 0)
+    if (load_nodes(s, c, now_ms) != 0 || load_placements(s, c, now_ms) != 0)
         return -1;
     return load_decisions(s, d, max, nd);
 }

@@ -33,6 +33,7 @@ typedef struct world {
     int port;
     pid_t pid;
     char base[64];
+    char conf[128];   /* the orchestrator.conf it runs with: the example one unless a test wrote its own */
 } world;
 
 static void sleep_ms(int ms)
@@ -79,8 +80,7 @@ static void orch_start(world *w)
     cr_assert(w->pid >= 0);
     if (w->pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGTERM);   /* a test that fails or times out leaves no daemon behind */
-        execl(TANDEM_BUILD_DIR "/bin/tandem-orchestrator", "tandem-orchestrator", "--config",
-              TANDEM_SOURCE_DIR "/configs/orchestrator.conf", "--listen", listen, "--state-dir", state,
+        execl(TANDEM_BUILD_DIR "/bin/tandem-orchestrator", "tandem-orchestrator", "--config", w->conf, "--listen", listen, "--state-dir", state,
               "--tenants", tenants, (char *)NULL);
         _exit(127);
     }
@@ -120,12 +120,24 @@ static void register_node(world *w, const char *node, const char *host, int sms)
     json_object_put(o);
 }
 
-static void world_start(world *w)
+/* Starts the world with the example configs, or with policies (libconfig text, NULL: the example
+ * orchestrator.conf) in an orchestrator.conf of its own, for timeouts a test can wait out. */
+static void world_start_with(world *w, const char *policies)
 {
     memset(w, 0, sizeof(*w));
     cr_assert_eq(fake_agent_start(&w->agent), 0);
     snprintf(w->dir, sizeof(w->dir), "/tmp/orch-it-XXXXXX");
     cr_assert(mkdtemp(w->dir));
+    snprintf(w->conf, sizeof(w->conf), "%s", TANDEM_SOURCE_DIR "/configs/orchestrator.conf");
+    if (policies) {
+        snprintf(w->conf, sizeof(w->conf), "%s/orchestrator.conf", w->dir);
+        FILE *c = fopen(w->conf, "w");
+        cr_assert(c);
+        fprintf(c, "listen = \"127.0.0.1:1\";\nstate_dir = \"%s/state\";\ntenants_file = \"%s/tenants.ini\";\n"
+                   "vms = \"%s\";\npolicies = { %s };\n", w->dir, w->dir, TANDEM_SOURCE_DIR "/configs/vms.conf",
+                policies);
+        fclose(c);
+    }
     char path[128];
     snprintf(path, sizeof(path), "%s/tenants.ini", w->dir);
     FILE *f = fopen(path, "w");
@@ -139,6 +151,8 @@ static void world_start(world *w)
     register_node(w, "node1", "host1", 132);
     register_node(w, "node2", "host2", 132);
 }
+
+static void world_start(world *w) { world_start_with(w, NULL); }
 
 static void world_stop(world *w)
 {
@@ -463,5 +477,160 @@ Test(orchestrator, tandemctl_lists_sets_drains_and_says_what_failed, .timeout = 
     cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d share pl-nope 4 >/dev/null 2>&1", ctl, w.port), 1);
     cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d nodes 2>&1 | grep -q 'unreachable'", ctl, free_port()), 0,
                  "an unreachable orchestrator is said so");
+    world_stop(&w);
+}
+
+/* A full telemetry report of node (both its servers answered) whose active server lists a session
+ * with key (NULL: no session); full false: the standby did not answer. */
+static void report_node(world *w, const char *node, const char *key, bool full)
+{
+    char body[1024], session[256] = "";
+    if (key)
+        snprintf(session, sizeof(session), "{\"session\":1,\"placement\":\"%s\",\"tenant\":\"training\",\"sm\":8,"
+                 "\"memory_mib\":100,\"calls\":10}", key);
+    snprintf(body, sizeof(body),
+             "{\"node\":\"%s\",\"gpus\":[{\"index\":0,\"memory_used_mib\":100,\"sm_reserved\":8}],\"servers\":["
+             "{\"id\":\"%s-g0-a\",\"alive\":true,\"takeovers\":0,\"sessions\":[%s]},"
+             "{\"id\":\"%s-g0-s\",\"alive\":%s,\"takeovers\":0,\"sessions\":[]}]}",
+             node, node, session, node, full ? "true" : "false");
+    cr_assert_eq(call(w, "/v1/nodes/telemetry", body, NULL), 200);
+}
+
+static bool has_placement(world *w, const char *key)
+{
+    return share_of(w, key) >= 0;
+}
+
+static const char *node_state(world *w, const char *node, char *out, size_t outlen)
+{
+    json_object *st = NULL, *nodes = NULL;
+    snprintf(out, outlen, "?");
+    cr_assert_eq(call(w, "/v1/state", NULL, &st), 200);
+    json_object_object_get_ex(st, "nodes", &nodes);
+    for (size_t i = 0; i < json_object_array_length(nodes); i++) {
+        json_object *n = json_object_array_get_idx(nodes, i);
+        if (strcmp(str(n, "node"), node) == 0)
+            snprintf(out, outlen, "%s", str(n, "state"));
+    }
+    json_object_put(st);
+    return out;
+}
+
+/* The number of decisions with action about key (NULL: any) whose why says says (NULL: any). */
+static int decisions_of(world *w, const char *action, const char *key, const char *says)
+{
+    json_object *o = NULL;
+    int n = 0;
+    cr_assert_eq(call(w, "/v1/decisions", NULL, &o), 200);
+    for (size_t i = 0; i < json_object_array_length(o); i++) {
+        json_object *d = json_object_array_get_idx(o, i);
+        n += strcmp(str(d, "action"), action) == 0 && (!key || strcmp(str(d, "placement"), key) == 0) &&
+             (!says || strstr(str(d, "why"), says));
+    }
+    json_object_put(o);
+    return n;
+}
+
+/* Places for tenant with app; the key in key, the node in node (either may be NULL). */
+static long place_key(world *w, const char *tenant, const char *token, const char *app, char *key, char *node)
+{
+    json_object *o = NULL;
+    long st = place(w, tenant, token, app, &o);
+    if (key)
+        snprintf(key, 64, "%s", st == 200 ? str(o, "placement") : "");
+    if (node)
+        snprintf(node, 64, "%s", st == 200 ? str(o, "node") : "");
+    json_object_put(o);
+    return st;
+}
+
+Test(orchestrator, a_placement_whose_session_ended_is_released_and_its_sms_fit_again, .timeout = 30)
+{
+    world w;
+    char key[64], again[64];
+    world_start(&w);
+    const char *ctl = TANDEM_BUILD_DIR "/bin/tandemctl";
+
+    cr_assert_eq(place_key(&w, "training", TRAINING_TOKEN, "{\"sm_cores\":96}", key, NULL), 200);
+    cr_assert_eq(place_key(&w, "training", TRAINING_TOKEN, "{\"sm_cores\":8}", NULL, NULL), 409,
+                 "training's 96-SM budget is full");
+    report_node(&w, "node1", key, true);          /* its guest connected: live */
+    cr_assert(has_placement(&w, key));
+    report_node(&w, "node1", NULL, false);        /* the standby did not answer: the session may be there */
+    cr_assert(has_placement(&w, key), "a partial report released a live placement");
+    report_node(&w, "node1", NULL, true);         /* every server answered, none lists it: ended */
+    cr_assert_not(has_placement(&w, key), "a placement whose session ended is still held");
+    cr_assert_eq(decisions_of(&w, "release", key, "its session ended"), 1);
+    cr_assert_eq(place_key(&w, "training", TRAINING_TOKEN, "{\"sm_cores\":96}", again, NULL), 200,
+                 "the released SMs are not free again");
+
+    cr_assert_eq(run("curl -sf %s/metrics | grep -q '^tandem_orch_decisions_total{action=\"release\"} 1$'", w.base), 0,
+                 "/metrics does not count the release");
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d decisions | grep -q '%s.*release'", ctl, w.port, key), 0,
+                 "tandemctl decisions does not show the release");
+    orch_stop(&w);
+    orch_start(&w);
+    cr_assert_not(has_placement(&w, key), "a released placement came back after a restart");
+    cr_assert(has_placement(&w, again));
+    world_stop(&w);
+}
+
+Test(orchestrator, a_placement_whose_guest_never_connected_is_released_after_the_timeout, .timeout = 30)
+{
+    world w;
+    char key[64];
+    world_start_with(&w, "telemetry_interval_ms = 100; node_lost_timeout_ms = 60000; reserved_timeout_ms = 1000;");
+    cr_assert_eq(place_key(&w, "batch", BATCH_TOKEN, "{\"sm_cores\":16}", key, NULL), 200);
+    report_node(&w, "node1", NULL, true);         /* a full report without it does not release a reserved one */
+    cr_assert(has_placement(&w, key), "released before its guest had the time to connect");
+    sleep_ms(1600);                               /* the bound, plus the daemon's 100 ms check and slack */
+    cr_assert_not(has_placement(&w, key), "a placement never connected to is held past reserved_timeout_ms");
+    cr_assert_eq(decisions_of(&w, "release", key, "its guest never connected within 1 s"), 1);
+    cr_assert_eq(place_key(&w, "batch", BATCH_TOKEN, "{\"sm_cores\":16}", NULL, NULL), 200, "batch's budget is free");
+    world_stop(&w);
+}
+
+Test(orchestrator, placements_on_a_lost_node_are_kept_until_it_reports_again, .timeout = 30)
+{
+    world w;
+    char live[64], reserved[64], node[64], state[16];
+    world_start_with(&w, "telemetry_interval_ms = 100; node_lost_timeout_ms = 500; reserved_timeout_ms = 1500;");
+    cr_assert_eq(place_key(&w, "training", TRAINING_TOKEN, NULL, live, NULL), 200);
+    cr_assert_eq(place_key(&w, "batch", BATCH_TOKEN, NULL, reserved, node), 200);
+    cr_assert_str_eq(node, "node1");
+    report_node(&w, "node1", live, true);
+    sleep_ms(2500);                               /* lost at 500 ms; the reserved bound passes at 1500 */
+    cr_assert_str_eq(node_state(&w, "node1", state, sizeof(state)), "lost");
+    cr_assert(has_placement(&w, live), "a live placement on a lost node was released");
+    cr_assert(has_placement(&w, reserved), "a reserved placement on a lost node was released");
+    report_node(&w, "node1", live, true);         /* back: now its report can say the guest never came */
+    sleep_ms(400);
+    cr_assert_str_eq(node_state(&w, "node1", state, sizeof(state)), "up");
+    cr_assert(has_placement(&w, live));
+    cr_assert_not(has_placement(&w, reserved), "the reserved placement outlived its bound once its node reported");
+    world_stop(&w);
+}
+
+Test(orchestrator, a_node_without_telemetry_is_lost_gets_no_placement_and_comes_back_at_its_report, .timeout = 30)
+{
+    world w;
+    char node[64], state[16];
+    world_start_with(&w, "telemetry_interval_ms = 100; node_lost_timeout_ms = 500;");
+    cr_assert_str_eq(node_state(&w, "node1", state, sizeof(state)), "up");
+    sleep_ms(900);
+    cr_assert_str_eq(node_state(&w, "node1", state, sizeof(state)), "lost", "no telemetry past node_lost_timeout_ms");
+    cr_assert_eq(decisions_of(&w, "node-lost", "node1", "no telemetry"), 1);
+    report_node(&w, "node2", NULL, true);
+    cr_assert_str_eq(node_state(&w, "node2", state, sizeof(state)), "up", "a report brings a lost node back");
+    /* batch's default rule takes the first GPU with capacity: node1's, were it not lost. */
+    cr_assert_eq(place_key(&w, "batch", BATCH_TOKEN, "{\"sm_cores\":2}", NULL, node), 200);
+    cr_assert_str_eq(node, "node2", "a lost node got a new placement");
+    /* training's own GPU is node1's: with node1 lost it goes elsewhere or nowhere, never there. */
+    long st = place_key(&w, "training", TRAINING_TOKEN, "{\"sm_cores\":2}", NULL, node);
+    cr_assert(st != 200 || strcmp(node, "node1") != 0, "a lost node got training's new placement");
+    report_node(&w, "node1", NULL, true);
+    cr_assert_str_eq(node_state(&w, "node1", state, sizeof(state)), "up");
+    cr_assert_eq(place_key(&w, "training", TRAINING_TOKEN, NULL, NULL, node), 200);
+    cr_assert_str_eq(node, "node1");
     world_stop(&w);
 }

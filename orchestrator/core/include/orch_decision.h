@@ -1,5 +1,5 @@
 /* A decision the orchestrator took: what it did to which placement, from what to what, and why.
- * Every placement, share change, migration choice, drain and lost node is one (docs/orchestrator.md). */
+ * Every placement, share change, migration choice, drain, lost node and release is one (docs/orchestrator.md). */
 #ifndef TANDEM_ORCH_DECISION_H
 #define TANDEM_ORCH_DECISION_H
 
@@ -15,6 +15,7 @@ typedef enum {
     ORCH_ACT_SET_SHARE,     /* an operator's tandemctl share */
     ORCH_ACT_DRAIN,
     ORCH_ACT_NODE_LOST,
+    ORCH_ACT_RELEASE,       /* its session ended, or its guest never connected (orch_lifecycle.h) */
     ORCH_ACT_COUNT
 } orch_action;
 

@@ -23,6 +23,8 @@
 typedef enum { ORCH_NODE_UP, ORCH_NODE_DRAINED, ORCH_NODE_LOST } orch_node_state;
 typedef enum { ORCH_MODE_VM_DEDICATED, ORCH_MODE_APP_SCOPED } orch_mode;
 typedef enum { ORCH_TRANSPORT_ANY, ORCH_TRANSPORT_SHM, ORCH_TRANSPORT_TCP } orch_transport;
+/* A placement's lifecycle (orch_lifecycle.h); reserved is 0, what a new or loaded one starts as. */
+typedef enum { ORCH_LIFE_RESERVED, ORCH_LIFE_LIVE, ORCH_LIFE_RELEASED } orch_life;
 typedef enum { ORCH_RULE_VM_DEDICATED, ORCH_RULE_NODE_AFFINITY, ORCH_RULE_APP_SCOPED, ORCH_RULE_DEFAULT } orch_rule;
 
 typedef struct orch_server {
@@ -97,6 +99,8 @@ typedef struct orch_placement {
     int sm;
     int memory_mib;
     orch_params params;
+    orch_life life;
+    double reserved_ms;               /* monotonic: when made (or loaded); its guest's bound runs from it */
     /* The elasticity loop's state (elastic.c). */
     double window[ORCH_WINDOW_MAX];   /* the last tail-latency samples, ms, oldest first */
     int nwindow;
@@ -135,5 +139,7 @@ int orch_gpu_memory_held(const orch_cluster *c, const char *node, int gpu, const
 /* SMs and memory tenant's placements hold, leaving out skip. */
 int orch_tenant_sm_used(const orch_cluster *c, const char *tenant, const orch_placement *skip);
 int orch_tenant_memory_held(const orch_cluster *c, const char *tenant, const orch_placement *skip);
+/* Removes placements[index], keeping the others' order (pointers past it move down one). */
+void orch_remove_placement(orch_cluster *c, int index);
 
 #endif

@@ -20,6 +20,7 @@ typedef struct orch_config {
     int cooldown_ms;                     /* the elasticity cool-down after a change */
     int decisions_kept;                  /* in memory and in the store */
     int agent_timeout_ms;                /* a node agent's answer to reserve and share */
+    int reserved_timeout_ms;             /* a placement whose guest never connects is released after it */
     orch_params defaults;                /* Flyt's Table 2 defaults of every application */
     orch_vm vms[ORCH_MAX_VMS];
     int nvms;

@@ -56,8 +56,22 @@ void orch_api_decisions(orch_daemon *d, orch_reply *r);
 void orch_api_metrics(orch_daemon *d, orch_reply *r);
 void orch_api_status_page(orch_daemon *d, orch_reply *r);
 
-/* Marks nodes silent for cfg.node_lost_ms lost (their placements stay; they get no new one). */
+/* Marks nodes silent for cfg.node_lost_ms lost (their placements stay; they get no new one), then
+ * releases reserved placements whose guest never connected within cfg.reserved_timeout_ms. */
 void orch_check_lost(orch_daemon *d, double now_ms);
+
+/* What one telemetry report of a node showed: which placements it listed (by index in the
+ * cluster) and which of the node's registered servers answered (by GPU and server position). */
+typedef struct orch_report_seen {
+    bool listed[ORCH_MAX_PLACEMENTS];
+    bool answered[ORCH_MAX_GPUS][ORCH_MAX_SERVERS];
+} orch_report_seen;
+
+/* Steps the lifecycle of every placement on node n by what its report showed (orch_lifecycle.h):
+ * listed ones become live, live ones a full report no longer lists are released. */
+void orch_lifecycle_report(orch_daemon *d, const orch_node *n, const orch_report_seen *seen);
+/* Releases reserved placements past cfg.reserved_timeout_ms whose node is not lost. */
+void orch_check_reserved(orch_daemon *d, double now_ms);
 /* Sends a share change of placement p to its node agent and, once it applied, stores it;
  * *applied_us: how long the server took, as the agent says (NULL: not wanted). */
 int orch_apply_share(orch_daemon *d, orch_placement *p, int sm, int64_t *applied_us, char *why, size_t whylen);
