@@ -80,7 +80,8 @@ run_pass() {   # run_pass NAME MPS(on|off)
       seen + 0 < 66 && w + 0 < t0 { before = ms }
       END { printf "streams %3d: first kernel at >= 66 SMs started %s ms after tandemctl share (kernel %s ms; before: %s ms)\n", s, first == "" ? "never" : first, firstms, before }
     ' "$dir/resize-$streams.jsonl" | tee -a "$dir/resize.txt"
-    sleep 1
+    # the ended guest's placement is released at the node's next full report (docs/orchestrator.md)
+    sleep 3
   done
   ctl decisions >"$dir/decisions.txt" 2>&1
   curl -s "http://$ORCH/metrics" >"$dir/metrics.txt" 2>&1
