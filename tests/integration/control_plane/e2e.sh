@@ -108,6 +108,9 @@ guest() {
   shift
   local token
   token=$(sed -n "/^\[$tenant\]/,/^\[/s/^token = //p" "$LAB/conf/tenants.ini")
+  # Under ASan the instrumented guest library needs the sanitizer runtimes preloaded into the
+  # (uninstrumented, nvcc-built) program; CMake names them (TANDEM_GUEST_PRELOAD).
+  [ -z "${TANDEM_GUEST_PRELOAD:-}" ] || vars+=(LD_PRELOAD="$TANDEM_GUEST_PRELOAD" ASAN_OPTIONS=detect_leaks=0)
   in_ns "$ns" env LD_LIBRARY_PATH="$B/lib" TANDEM_ORCHESTRATOR="$ORCH" TANDEM_TENANT="$tenant" \
     TANDEM_TOKEN="$token" TANDEM_HOST="$host" "${vars[@]}" "$@"
 }
