@@ -14,6 +14,7 @@
 #include "health.h"
 #include "ipc_exports.h"
 #include "session_hooks.h"
+#include "session_stats.h"
 
 #define TDM_DEFAULT_ARENA_BASE 0x200000000000ull  /* 32 TiB: free in both CPU and GPU VA on x86-64 */
 #define TDM_DEFAULT_ARENA_SIZE (256ull << 30)
@@ -81,6 +82,7 @@ typedef struct tdm_server {
     struct tdm_session *sessions;          /* its live sessions, for the control socket's stats */
     atomic_uint_fast64_t takeovers;        /* sessions resumed here after their active died */
     struct tdm_reservations *reservations; /* --control: placements waiting for their HELLO; else NULL */
+    tdm_ended_keys ended;                  /* under sessions_lock: keys of sessions closed since stats */
 } tdm_server;
 
 /* A size as options and the tenants file give it: a number (decimal, 0x hex), optionally

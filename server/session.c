@@ -1106,6 +1106,7 @@ void tdm_session_take_over(tdm_session *s, tdm_session *from)
     s->wire = tmp.wire;
     /* ---- on-boarding (issue 17): the key RESUME presented, like the tenant ---- */
     memcpy(s->placement, tmp.placement, sizeof(s->placement));
+    from->placement[0] = 0;   /* the shell it leaves is not the guest's session: its end ends no placement */
     tdm_session_usage_enter(s, usage);
     /* ---- control plane (issue 17): its calls and placement are the connection's ---- */
     tdm_session_stats_swap(s, from);
@@ -1118,6 +1119,7 @@ void tdm_session_destroy(tdm_session *s)
     if (!s)
         return;
     tdm_session_stats_leave(s);   /* ---- control plane (issue 17): no longer listed ---- */
+    tdm_session_stats_ended(s);   /* ... and the orchestrator hears that it ended */
     /* ---- host callbacks (issue 14): streams held for the guest go on ---- */
     tdm_session_callbacks_close(s);
     tdm_session_health_closing(s);

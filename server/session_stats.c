@@ -75,6 +75,29 @@ void tdm_server_sessions_init(tdm_server *srv)
 {
     pthread_mutex_init(&srv->sessions_lock, NULL);
     srv->sessions = NULL;
+    srv->ended.n = 0;
+}
+
+void tdm_session_stats_ended(tdm_session *s)
+{
+    tdm_ended_keys *e = &s->srv->ended;
+
+    if (!s->placement[0])
+        return;
+    pthread_mutex_lock(&s->srv->sessions_lock);
+    if (e->n == TDM_ENDED_KEYS_MAX) {   /* the oldest goes: its placement ends by the bound */
+        memmove(e->key[0], e->key[1], sizeof(e->key[0]) * (TDM_ENDED_KEYS_MAX - 1));
+        e->n--;
+    }
+    snprintf(e->key[e->n++], sizeof(e->key[0]), "%s", s->placement);
+    pthread_mutex_unlock(&s->srv->sessions_lock);
+}
+
+void tdm_server_ended_keys_drain_locked(tdm_server *srv, void (*fn)(void *ctx, const char *key), void *ctx)
+{
+    for (unsigned i = 0; i < srv->ended.n; i++)
+        fn(ctx, srv->ended.key[i]);
+    srv->ended.n = 0;
 }
 
 void tdm_session_stats_join(tdm_session *s)

@@ -25,6 +25,16 @@
 struct tdm_session;
 struct tdm_server;
 
+/* Placement keys of sessions that closed since the control socket's last stats: a guest that
+ * leaves between two reports is never listed, and without this its placement would hold its
+ * SMs until the orchestrator's reservation bound (H100 run of 2026-11-25).  Bounded: past
+ * TDM_ENDED_KEYS_MAX the oldest is dropped, and that placement is released by the bound. */
+#define TDM_ENDED_KEYS_MAX 64
+typedef struct tdm_ended_keys {
+    unsigned n;
+    char key[TDM_ENDED_KEYS_MAX][TDM_PLACEMENT_KEY_MAX];
+} tdm_ended_keys;
+
 typedef struct tdm_session_stats {
     _Atomic uint64_t calls;                         /* calls served */
     _Atomic uint32_t latency[TDM_LATENCY_BUCKETS];  /* calls per latency bucket */
@@ -50,6 +60,10 @@ void tdm_session_stats_call_ends(struct tdm_session *s);
 void tdm_server_sessions_init(struct tdm_server *srv);
 void tdm_session_stats_join(struct tdm_session *s);
 void tdm_session_stats_leave(struct tdm_session *s);
+/* At a session's end (tdm_session_destroy): its placement key, if any, joins the ended keys. */
+void tdm_session_stats_ended(struct tdm_session *s);
+/* Hands the ended keys to fn one by one and forgets them; sessions_lock held by the caller. */
+void tdm_server_ended_keys_drain_locked(struct tdm_server *srv, void (*fn)(void *ctx, const char *key), void *ctx);
 /* A takeover swaps two sessions' states (tdm_session_take_over); the statistics and the
  * placement key are the connection's and are swapped back with this, both sessions out of
  * the list. */

@@ -3,7 +3,7 @@
 
 static const char *const life_names[] = { "reserved", "live", "released" };
 static const char *const event_names[ORCH_LIFE_EVENT_COUNT] = { "listed", "gone", "unsure", "expired",
-                                                                "expired-lost" };
+                                                                "expired-lost", "ended" };
 
 #define R ORCH_LIFE_RESERVED
 #define L ORCH_LIFE_LIVE
@@ -12,12 +12,13 @@ static const char *const event_names[ORCH_LIFE_EVENT_COUNT] = { "listed", "gone"
  *  - a reserved placement's guest may not have connected yet: gone and unsure keep it reserved;
  *  - a live placement is timed by its session, not the reservation bound: expiry does nothing;
  *  - unsure (a server did not answer, a session may be resuming on the standby) never releases;
- *  - on a lost node nothing is known: its sessions may still run (the agent keeps them). */
+ *  - on a lost node nothing is known: its sessions may still run (the agent keeps them);
+ *  - a server's word that the session ended ends it, whether a report listed it or not. */
 static const orch_life_step table[3][ORCH_LIFE_EVENT_COUNT] = {
-    /*        listed        gone          unsure        expired       expired-lost */
-    [R] = { { L, false }, { R, false }, { R, false }, { X, true }, { R, false } },
-    [L] = { { L, false }, { X, true }, { L, false }, { L, false }, { L, false } },
-    [X] = { { X, false }, { X, false }, { X, false }, { X, false }, { X, false } },
+    /*        listed        gone          unsure        expired       expired-lost  ended */
+    [R] = { { L, false }, { R, false }, { R, false }, { X, true }, { R, false }, { X, true } },
+    [L] = { { L, false }, { X, true }, { L, false }, { L, false }, { L, false }, { X, true } },
+    [X] = { { X, false }, { X, false }, { X, false }, { X, false }, { X, false }, { X, false } },
 };
 #undef R
 #undef L

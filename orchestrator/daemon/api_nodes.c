@@ -263,6 +263,23 @@ static int parse_server_report(orch_daemon *d, orch_node *n, json_object *o, dou
                 /* An agent that says nothing of "alive" asked the server and got its sessions. */
                 seen->answered[g][s] = !alive || json_object_get_boolean(alive);
             }
+    /* Keys of sessions that closed since the server's last stats (optional): a guest that left
+     * between two reports was never listed, and would hold its placement until the bound. */
+    json_object *ended = NULL;
+    if (json_object_object_get_ex(o, "ended", &ended)) {
+        if (!json_object_is_type(ended, json_type_array) ||
+            json_object_array_length(ended) > MAX_SESSIONS_PER_SERVER) {
+            snprintf(why, whylen, "'ended' must be an array of at most %d placement keys", MAX_SESSIONS_PER_SERVER);
+            return -1;
+        }
+        for (size_t i = 0; i < json_object_array_length(ended); i++) {
+            json_object *k = json_object_array_get_idx(ended, i);
+            orch_placement *p = json_object_is_type(k, json_type_string)
+                                    ? orch_find_placement(d->cluster, json_object_get_string(k)) : NULL;
+            if (p && strcmp(p->node, n->name) == 0)
+                seen->ended[p - d->cluster->placements] = true;
+        }
+    }
     for (size_t i = 0; i < json_object_array_length(sessions); i++)
         if (parse_session(d, id, json_object_array_get_idx(sessions, i), now, seen, why, whylen))
             return -1;

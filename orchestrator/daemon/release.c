@@ -51,13 +51,18 @@ void orch_lifecycle_report(orch_daemon *d, const orch_node *n, const orch_report
         if (strcmp(p->node, n->name) != 0)
             continue;
         orch_life was = p->life;
-        if (!orch_life_apply(p, orch_life_report_event(seen->listed[i], full))) {
+        orch_life_event e = seen->ended[i] && !seen->listed[i] ? ORCH_LIFE_ENDED
+                                                                : orch_life_report_event(seen->listed[i], full);
+        if (!orch_life_apply(p, e)) {
             if (was != p->life)
                 tdm_log("placement %s: %s -> %s (node %s lists its session)", p->key, orch_life_name(was),
                         orch_life_name(p->life), n->name);
             continue;
         }
-        snprintf(cause, sizeof(cause), "its session ended: node %s's full report no longer lists it", n->name);
+        if (e == ORCH_LIFE_ENDED)
+            snprintf(cause, sizeof(cause), "its session ended: a server of node %s says so", n->name);
+        else
+            snprintf(cause, sizeof(cause), "its session ended: node %s's full report no longer lists it", n->name);
         release(d, i, was, cause);
     }
 }

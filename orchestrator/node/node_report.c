@@ -175,6 +175,9 @@ static json_object *telemetry_body(tdm_node_agent *a)
         if (stats[i] && json_object_object_get_ex(stats[i], "sessions", &list))
             json_object_get(list);
         json_object_object_add(o, "sessions", list ? list : json_object_new_array());
+        json_object *ended = NULL;   /* sessions closed since the last report: their placements end */
+        if (stats[i] && json_object_object_get_ex(stats[i], "ended", &ended))
+            json_object_object_add(o, "ended", json_object_get(ended));
         json_object_array_add(servers, o);
         json_object_put(stats[i]);
     }

@@ -31,10 +31,15 @@ static json_object *name_or_null(const char *s)
     return s && *s ? json_object_new_string(s) : NULL;
 }
 
+static void add_key(void *ctx, const char *key)
+{
+    json_object_array_add(ctx, json_object_new_string(key));
+}
+
 static void server_stats(void *ctx, json_object *answer)
 {
     tdm_server *srv = ctx;
-    json_object *list = json_object_new_array();
+    json_object *list = json_object_new_array(), *ended = json_object_new_array();
     uint64_t used = 0;
     int sms = tdm_control_device_sms(srv);
 
@@ -54,11 +59,13 @@ static void server_stats(void *ctx, json_object *answer)
         json_object_object_add(o, "latency_us", latency_since_last(s));
         json_object_array_add(list, o);
     }
+    tdm_server_ended_keys_drain_locked(srv, add_key, ended);
     pthread_mutex_unlock(&srv->sessions_lock);
     json_object_object_add(answer, "sms", json_object_new_int(sms));
     json_object_object_add(answer, "memory_used_mib", json_object_new_int64((int64_t)((used + (1u << 20) - 1) >> 20)));
     json_object_object_add(answer, "takeovers", json_object_new_int64((int64_t)atomic_load(&srv->takeovers)));
     json_object_object_add(answer, "sessions", list);
+    json_object_object_add(answer, "ended", ended);   /* placement keys of sessions closed since */
 }
 
 static int server_set_share(void *ctx, const char *placement, int *sm, uint64_t *applied_us, char *why,

@@ -21,18 +21,23 @@ static const row rows[] = {
     { ORCH_LIFE_RESERVED, ORCH_LIFE_UNSURE, ORCH_LIFE_RESERVED, false },
     { ORCH_LIFE_RESERVED, ORCH_LIFE_EXPIRED, ORCH_LIFE_RELEASED, true },
     { ORCH_LIFE_RESERVED, ORCH_LIFE_EXPIRED_LOST, ORCH_LIFE_RESERVED, false },
+    /* guards the H100 run of 2026-11-25: a guest that ended between two reports held its SMs
+     * for the whole reservation bound; its server's word now releases it at once */
+    { ORCH_LIFE_RESERVED, ORCH_LIFE_ENDED, ORCH_LIFE_RELEASED, true },
     /* live: released when a full report no longer lists its session, by nothing else */
     { ORCH_LIFE_LIVE, ORCH_LIFE_LISTED, ORCH_LIFE_LIVE, false },
     { ORCH_LIFE_LIVE, ORCH_LIFE_GONE, ORCH_LIFE_RELEASED, true },
     { ORCH_LIFE_LIVE, ORCH_LIFE_UNSURE, ORCH_LIFE_LIVE, false },
     { ORCH_LIFE_LIVE, ORCH_LIFE_EXPIRED, ORCH_LIFE_LIVE, false },
     { ORCH_LIFE_LIVE, ORCH_LIFE_EXPIRED_LOST, ORCH_LIFE_LIVE, false },
+    { ORCH_LIFE_LIVE, ORCH_LIFE_ENDED, ORCH_LIFE_RELEASED, true },
     /* released: final, and never released twice (one decision, one store delete) */
     { ORCH_LIFE_RELEASED, ORCH_LIFE_LISTED, ORCH_LIFE_RELEASED, false },
     { ORCH_LIFE_RELEASED, ORCH_LIFE_GONE, ORCH_LIFE_RELEASED, false },
     { ORCH_LIFE_RELEASED, ORCH_LIFE_UNSURE, ORCH_LIFE_RELEASED, false },
     { ORCH_LIFE_RELEASED, ORCH_LIFE_EXPIRED, ORCH_LIFE_RELEASED, false },
     { ORCH_LIFE_RELEASED, ORCH_LIFE_EXPIRED_LOST, ORCH_LIFE_RELEASED, false },
+    { ORCH_LIFE_RELEASED, ORCH_LIFE_ENDED, ORCH_LIFE_RELEASED, false },
 };
 
 Test(orch_lifecycle, every_state_event_cell_gives_its_state_and_release)

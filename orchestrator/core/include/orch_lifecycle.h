@@ -19,6 +19,8 @@ typedef enum {
     ORCH_LIFE_UNSURE,        /* a partial report (a server did not answer) does not list it */
     ORCH_LIFE_EXPIRED,       /* reserved past the bound, its node up or drained (it reports) */
     ORCH_LIFE_EXPIRED_LOST,  /* reserved past the bound, its node lost: nobody can say */
+    ORCH_LIFE_ENDED,         /* a server of its node says its session ended (a guest that left
+                              * between two reports, never listed, is known gone at once) */
     ORCH_LIFE_EVENT_COUNT
 } orch_life_event;
 

@@ -64,6 +64,7 @@ void orch_check_lost(orch_daemon *d, double now_ms);
  * cluster) and which of the node's registered servers answered (by GPU and server position). */
 typedef struct orch_report_seen {
     bool listed[ORCH_MAX_PLACEMENTS];
+    bool ended[ORCH_MAX_PLACEMENTS];   /* a server's "ended": its session closed since the last report */
     bool answered[ORCH_MAX_GPUS][ORCH_MAX_SERVERS];
 } orch_report_seen;
 

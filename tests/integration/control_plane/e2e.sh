@@ -132,6 +132,12 @@ run_guest() {
 # ---- Flyt's Table 3, each rule ----
 VA=$B/examples/vector_add
 run_guest hub plain hub -- "$VA" && expect_placed plain "node1/gpu0 tcp default:"
+# A guest that ended before any report listed it: its server says so, and the placement is
+# released at once, not after the reservation bound (the H100 run of 2026-11-25 waited 120 s).
+PLAIN_KEY=$(ctl decisions | awk '$4 == "place" && $5 == "plain" { k = $3 } END { print k }')
+released_at_once() { ctl decisions | grep -q "$PLAIN_KEY .*release .*a server of node node1 says so"; }
+wait_for 5 "the ended guest's placement to be released" released_at_once &&
+  log "the ended guest's placement was released at once (its server reported the session's end)"
 run_guest n2 dedicated host2 -- "$VA" && expect_placed dedicated "node2/gpu0 shm vm-dedicated:"
 run_guest hub affine hub -- "$VA" && expect_placed affine "node3/gpu0 tcp node-affinity:"
 # app-scoped takes the GPU with the most free SMs: fill node1 and node2 with placements of
