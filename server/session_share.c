@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <driver_types.h>
@@ -208,8 +209,12 @@ static void reap(tdm_session *s, bool wait)
 }
 
 /* What the guest set on the old stream (cudaStreamSetAttribute: the ids
- * session_stream_attr.c accepts) holds on the new one.  Best effort: an
- * attribute the new stream refuses only changes a hint. */
+ * session_stream_attr.c accepts) holds on the new one.  Only what differs from
+ * the new stream's own value is set: a default carried over is no change, and
+ * the driver refuses some defaults when set (an access-policy window of 0
+ * bytes: the H100 run of 2026-11-25 logged 84 refusals for streams nobody had
+ * set anything on).  Best effort: an attribute the new stream refuses only
+ * changes a hint. */
 static void carry_attributes(tdm_session *s, tdm_bstream *from, tdm_bstream *to)
 {
     static const int ids[] = { cudaLaunchAttributeAccessPolicyWindow, cudaLaunchAttributeSynchronizationPolicy,
@@ -219,10 +224,16 @@ static void carry_attributes(tdm_session *s, tdm_bstream *from, tdm_bstream *to)
     if (!o->stream_get_attribute || !o->stream_set_attribute)
         return;
     for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
-        tdm_bstream_attr a = { .id = ids[i] };
+        tdm_bstream_attr a, now;
 
-        if (o->stream_get_attribute(s->srv->be, from, &a) == 0)
-            o->stream_set_attribute(s->srv->be, to, &a);
+        memset(&a, 0, sizeof(a));
+        memset(&now, 0, sizeof(now));
+        a.id = now.id = ids[i];
+        if (o->stream_get_attribute(s->srv->be, from, &a) != 0)
+            continue;
+        if (o->stream_get_attribute(s->srv->be, to, &now) == 0 && memcmp(&a, &now, sizeof(a)) == 0)
+            continue;
+        o->stream_set_attribute(s->srv->be, to, &a);
     }
 }
 
