@@ -62,7 +62,9 @@ chmod 600 "$LAB/conf/tenants.ini"
 "$NETNS" up "$P" 3
 
 start_orchestrator() {
-  in_ns hub "$B/bin/tandem-orchestrator" --config "$LAB/conf/orchestrator.conf" >>"$LAB/orch.log" 2>&1 &
+  # ip netns exec execs the program: $! is the orchestrator itself (a shell function put in the
+  # background would be a subshell, and killing it would leave the orchestrator running).
+  ip netns exec "$P-hub" "$B/bin/tandem-orchestrator" --config "$LAB/conf/orchestrator.conf" >>"$LAB/orch.log" 2>&1 &
   ORCH_PID=$!
   PIDS+=("$ORCH_PID")
   wait_for 10 "the orchestrator's API" api /v1/state -f
@@ -209,6 +211,7 @@ placements() { api /v1/state -f | tr ',' '\n' | grep -o '"placement":"[^"]*"' | 
 p_before=$(placements)
 kill "$ORCH_PID"
 wait "$ORCH_PID" 2>/dev/null || true
+if api /v1/state -f >/dev/null 2>&1; then fail "the orchestrator still answers after SIGTERM"; fi
 start_orchestrator
 p_after=$(placements)
 if [ -n "$p_before" ] && [ "$p_before" = "$p_after" ]; then
