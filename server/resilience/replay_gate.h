@@ -10,7 +10,11 @@
 
 #include <pthread.h>
 
-#define TDM_REPLAY_GATE_MAX_S 2.0   /* a holder past this no longer blocks the others */
+/* A holder past this no longer blocks the others.  10 s, not 2: under ASan on a loaded 2-core CI
+ * machine a faulting session's replay took over 2 s, the victim went in beside it, and when the
+ * standby died the victim blamed itself (after_takeover_shm::the_faulting_session_is_told_apart,
+ * 2026-11-25).  A stuck guest still stalls the others for 10 s at most. */
+#define TDM_REPLAY_GATE_MAX_S 10.0
 
 typedef struct tdm_replay_gate {
     pthread_mutex_t lock;
