@@ -21,11 +21,6 @@
 #define SIM_DRIVER_VERSION 13000
 #define SIM_MAX_DYN_SHARED (48u << 10) /* without the opt-in attribute, as on the GPU */
 #define SIM_GLOBALS_WINDOW (1ull << 30) /* module globals, right after the arena (sim_module.c) */
-/* A stream's in-flight window: about what the driver's launch queue holds
- * before cudaLaunchKernel blocks (sim_stream.c, wait_for_room_locked), and
- * how long one wait for room lasts at most. */
-#define SIM_STREAM_WINDOW 1024u
-#define SIM_WINDOW_WAIT_MS 1000
 #define SIM_LIMIT_COUNT 7              /* cudaLimit values 0..6 (issue 14, sim_runtime_ops.c) */
 
 /* ---- the mapped-memory table (sim_mapped.c): every access is checked against it ---- */

@@ -1,8 +1,6 @@
 /* Streams: one worker thread per stream runs its queue in order, so work is
  * really asynchronous to the caller, as on a GPU. */
-#include <errno.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "sim_internal.h"
 
@@ -147,36 +145,6 @@ void sim_streams_free_all(tdm_backend *b)
     b->legacy = NULL;
 }
 
-/* Waits, b->lock held, while s already has SIM_STREAM_WINDOW ops in flight,
- * as the driver's launch queue makes its caller wait once it is full: a
- * session's one-way calls then queue at the rate its streams drain, not at
- * the rate the wire brings them (docs/security.md, "Fair share").  The wait
- * is bounded, because what would drain the queue may need the waiting
- * thread itself: a host function at the head waits for the guest's
- * CALLBACK_POLL, which this session's thread reads, so a full queue whose
- * head is a host function does not wait at all, and any other wait ends
- * after SIM_WINDOW_WAIT_MS (a queue that does not drain then grows by one op
- * per wait, not by what the wire brings). */
-static void wait_for_room_locked(tdm_backend *b, tdm_bstream *s)
-{
-    struct timespec deadline;
-
-    if (s->enqueued - s->completed < SIM_STREAM_WINDOW)
-        return;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += SIM_WINDOW_WAIT_MS / 1000;
-    deadline.tv_nsec += (long)(SIM_WINDOW_WAIT_MS % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    while (s->enqueued - s->completed >= SIM_STREAM_WINDOW && !atomic_load(&b->stopping) && !s->stop &&
-           !(s->head && s->head->kind == SIM_OP_HOST)) {
-        if (pthread_cond_timedwait(&b->progress, &b->lock, &deadline) == ETIMEDOUT)
-            break;
-    }
-}
-
 uint64_t sim_enqueue(tdm_backend *b, tdm_bstream *s, sim_op *op)
 {
     uint64_t seq;
@@ -187,7 +155,6 @@ uint64_t sim_enqueue(tdm_backend *b, tdm_bstream *s, sim_op *op)
         pthread_mutex_unlock(&b->lock);
         return 0;
     }
-    wait_for_room_locked(b, s);
     op->next = NULL;
     op->seq = seq = ++s->enqueued;
     op->stream = s;
