@@ -13,6 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -154,6 +157,21 @@ static int servers_running(void)
     return n;
 }
 
+/* Whether a server accepts TCP connections on 127.0.0.1:port: a started process is not yet a
+ * listening one (an ASan-built server takes a while to get there). */
+static bool listens(int port)
+{
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    bool ok;
+
+    inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+    ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
 static bool alive(int pid)
 {
     return pid > 0 && kill(pid, 0) == 0;
@@ -194,6 +212,7 @@ Test(node_agent, starts_supervises_readopts_and_reregisters, .timeout = 90)
     WAIT_FOR(alive(state_pid(active)) && alive(state_pid(standby)), 10, "servers not running; see %s", agent_log);
 
     /* a guest's session shows in telemetry */
+    WAIT_FOR(listens(base), 10, "the active does not listen on %d; see %s", base, agent_log);
     snprintf(endpoint, sizeof(endpoint), "tcp://127.0.0.1:%d", base);
     tdm_transport *t = th_guest_open(endpoint, "node-agent-test");
     for (int i = 0; i < 5; i++)
