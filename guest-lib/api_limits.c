@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "func_state.h"
 #include "guest.h"
 
 cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
@@ -101,10 +102,16 @@ static cudaError_t func_set(uint32_t proc, const void *func, int what, int value
 
     if (!f)
         return err;
+    /* The same value again changes nothing, natively too: cuDNN sets it before every launch. */
+    if (tdm_func_setting_known(proc, f->handle, what, value))
+        return cudaSuccess;
     a.func = f->handle;
     a.what = what;
     a.value = value;
-    return tdm_call_err(proc, &a);
+    err = tdm_call_err(proc, &a);
+    if (!err)
+        tdm_func_setting_note(proc, f->handle, what, value);
+    return err;
 }
 
 cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)

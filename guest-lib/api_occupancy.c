@@ -4,6 +4,7 @@
  * cuda_runtime.h built on these and on cudaFuncGetAttributes. */
 #include <string.h>
 
+#include "func_state.h"
 #include "guest.h"
 
 static cudaError_t occupancy(uint32_t proc, const void *func, int block_size, int num_blocks, size_t dyn_smem,
@@ -16,6 +17,12 @@ static cudaError_t occupancy(uint32_t proc, const void *func, int block_size, in
 
     if (!f)
         return err;
+    /* A function's occupancy changes only with its attributes (func_state.h drops the
+     * answers when one is set): libraries ask the same question before every launch. */
+    tdm_occupancy_key k = { .func = f->handle, .dyn_smem = dyn_smem, .proc = proc, .flags = flags,
+                            .block_size = block_size, .num_blocks = num_blocks };
+    if (tdm_occupancy_cached(&k, value))
+        return cudaSuccess;
     a.func = f->handle;
     a.block_size = block_size;
     a.num_blocks = num_blocks;
@@ -25,8 +32,10 @@ static cudaError_t occupancy(uint32_t proc, const void *func, int block_size, in
     err = tdm_call(proc, &a, &r);
     if (!err)
         err = (cudaError_t)r.err;
-    if (!err)
+    if (!err) {
         *value = r.value;
+        tdm_occupancy_note(&k, r.value);
+    }
     return err;
 }
 

@@ -7,8 +7,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "call_profile.h"
 #include "calls.h"
 #include "conn.h"
+#include "func_state.h"
 #include "guest.h"
 #include "log.h"
 #include "onboard.h"
@@ -31,12 +33,23 @@ typedef struct tdm_client {
     bool closed_at_exit;
     /* ---- on-boarding (issue 17) ---- */
     tdm_place_answer placed;   /* where the orchestrator placed the session, with TANDEM_ORCHESTRATOR */
+    /* ---- profiling (issue 15) ---- */
+    tdm_call_profile *profile; /* TANDEM_PROFILE=FILE, else NULL */
 } tdm_client;
+
+/* What the standby must be told again after a takeover (MIRROR_REREGISTER in calls.def):
+ * the program's pinned memory in the shm region, the attributes it set on its functions. */
+static int reregister(tdm_transport *t)
+{
+    int rc = tdm_host_reregister(t);
+
+    return rc == TDM_T_OK ? tdm_func_settings_reregister(t) : rc;
+}
 
 static const tdm_resume_program program = {
     .holds_allocation = tdm_allocs_holds,
     .holds_handle = tdm_live_handle_held,
-    .reregister = tdm_host_reregister,
+    .reregister = reregister,
 };
 
 /* The process has one session, as it has one CUDA runtime: one client,
@@ -66,6 +79,7 @@ static void client_init(void)
 {
     pthread_mutex_init(&the_client.lock, NULL);
     tdm_resume_init(&the_client.resume, &program);
+    the_client.profile = tdm_call_profile_open();
     pthread_atfork(NULL, NULL, fork_child);
 }
 
@@ -129,6 +143,8 @@ static void close_at_exit(void)
         cl->conn.t->ops->close(cl->conn.t);
         cl->conn.t = NULL;
     }
+    tdm_call_profile_close(cl->profile);
+    cl->profile = NULL;
     pthread_mutex_unlock(&cl->lock);
 }
 
@@ -285,6 +301,7 @@ static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t 
     tdm_conn *c = &cl->conn;
     cudaError_t err;
     bool output = false;
+    uint64_t t0 = tdm_call_profile_now(cl->profile);
     int rc;
 
     /* ---- host callbacks (issue 14) ---- */
@@ -335,6 +352,7 @@ out:
         tdm_graph_host_fetch();
     if (call->progress == TDM_PROGRESS_SHOWN)   /* ---- pinned memory by its host pointer (issue 14) ---- */
         tdm_coherent_after_wait();
+    tdm_call_profile_add(cl->profile, call, t0);
     return err;
 }
 
@@ -359,6 +377,7 @@ cudaError_t tdm_post(uint32_t proc, void *args)
     tdm_client *cl = client();
     tdm_conn *c = &cl->conn;
     cudaError_t err;
+    uint64_t t0 = tdm_call_profile_now(cl->profile);
     int rc;
 
     if (!call)
@@ -379,6 +398,7 @@ cudaError_t tdm_post(uint32_t proc, void *args)
         resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_POSTED });
 out:
     pthread_mutex_unlock(&cl->lock);
+    tdm_call_profile_add(cl->profile, call, t0);
     return err;
 }
 
@@ -409,6 +429,7 @@ cudaError_t tdm_shm_wait_copy(uint32_t slot, uint32_t ticket, int *err)
     tdm_conn *c = &cl->conn;
     cudaError_t rc = cudaSuccess;
     tdm_transport *t;
+    uint64_t t0 = tdm_call_profile_now(cl->profile);
     unsigned gen;
     int w;
 
@@ -433,6 +454,7 @@ cudaError_t tdm_shm_wait_copy(uint32_t slot, uint32_t ticket, int *err)
         if (rc)
             return rc;
     }
+    tdm_call_profile_add_copy_wait(cl->profile, t0);
     bool output = tdm_output_flag_take_err(err);
     pthread_mutex_lock(&cl->lock);
     resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_COPY_DONE, .slot = slot, .ticket = ticket, .err = *err });

@@ -753,6 +753,9 @@ void tdm_library_names_free(char **names, uint32_t n);
 int tdm_session_library_unload(tdm_session *s, uint64_t library);
 /* A global of the library, in the session's ranges from then on (until unload). */
 int tdm_session_library_global(tdm_session *s, uint64_t library, const char *name, uint64_t *addr, uint64_t *size);
+/* A standby reproducing its active's: the variable `name` of `library` at the address the
+ * active gave the guest (issue 15).  A cudaError_t. */
+int tdm_session_library_global_at(tdm_session *s, uint64_t library, const char *name, uint64_t addr);
 
 
 /* ---- mipmapped arrays (issue 14): session_layout_mipmap.c ---- */

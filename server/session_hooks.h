@@ -55,6 +55,9 @@ typedef struct tdm_session_hooks {
     void (*range_freed)(void *ctx, struct tdm_session *s, const tdm_range *r);
     void (*module_made)(void *ctx, struct tdm_session *s, const tdm_module_made *m);
     void (*module_freed)(void *ctx, struct tdm_session *s, uint64_t handle);
+    /* A library's variable, first asked for by name (cuLibraryGetGlobal): the guest now holds
+     * addr for it. */
+    void (*global_made)(void *ctx, struct tdm_session *s, uint64_t library, const char *name, uint64_t addr);
     void (*stream_made)(void *ctx, struct tdm_session *s, uint64_t handle, unsigned flags, int priority);
     void (*stream_freed)(void *ctx, struct tdm_session *s, uint64_t handle);
     void (*event_made)(void *ctx, struct tdm_session *s, uint64_t handle, unsigned flags);

@@ -14,6 +14,7 @@
 #include <driver_types.h>
 
 #include "log.h"
+#include "session_hooks.h"
 #include "tandem_rpc.h"
 
 void tdm_library_names_free(char **names, uint32_t n)
@@ -135,12 +136,16 @@ static int room_for_global(tdm_module_entry *m)
     return 0;
 }
 
-int tdm_session_library_global(tdm_session *s, uint64_t library, const char *name, uint64_t *addr, uint64_t *size)
+/* The variable `name` of `library`: found, or given a range at `at` (a standby) or at its own
+ * device address (the active).  *made: whether this call gave it its range. */
+static int library_global(tdm_session *s, uint64_t library, const char *name, uint64_t at, uint64_t *addr,
+                          uint64_t *size, bool *made)
 {
     tdm_module_entry *m = tdm_handles_get(&s->modules, library);
     tdm_range r = { 0 };
     int err;
 
+    *made = false;
     if (!m)
         return cudaErrorInvalidResourceHandle;
     if (!name)
@@ -167,11 +172,35 @@ int tdm_session_library_global(tdm_session *s, uint64_t library, const char *nam
     r.kind = TDM_RANGE_GLOBAL;
     r.backing = v;
     v->dev = r.addr;
+    if (at)
+        r.addr = at;
     if (tdm_session_ranges_add(s, &r) != 0)
-        return cudaErrorMemoryAllocation;
+        return at ? cudaErrorInvalidValue : cudaErrorMemoryAllocation;
     v->addr = r.addr;
     m->nvars++;
     *addr = r.addr;
     *size = r.size;
+    *made = true;
     return 0;
+}
+
+int tdm_session_library_global(tdm_session *s, uint64_t library, const char *name, uint64_t *addr, uint64_t *size)
+{
+    const tdm_session_hooks *hk = s->srv->hooks;
+    bool made;
+    int err = library_global(s, library, name, 0, addr, size, &made);
+
+    /* A standby must have it at the same address (resilience mirrors it). */
+    if (!err && made && hk && hk->global_made)
+        hk->global_made(s->srv->hooks_ctx, s, library, name, *addr);
+    return err;
+}
+
+int tdm_session_library_global_at(tdm_session *s, uint64_t library, const char *name, uint64_t addr)
+{
+    uint64_t got = 0, size = 0;
+    bool made;
+    int err = library_global(s, library, name, addr, &got, &size, &made);
+
+    return err ? err : got == addr ? 0 : cudaErrorInvalidValue;
 }

@@ -128,7 +128,8 @@ static int failover(tdm_resume *r, tdm_conn *c)
         return failover(r, c);
     if (rc != TDM_T_OK) {
         snprintf(msg, sizeof(msg), "takeover failed: the standby at %s %s", was,
-                 rc == TDM_T_BROKEN ? "went away while resuming" : "did not take the program's pinned memory");
+                 rc == TDM_T_BROKEN ? "went away while resuming"
+                                             : "refused what the program had registered (pinned memory, function attributes)");
         goto fail;
     }
     /* The replayed calls are done once a quiesce returns: that is the

@@ -46,6 +46,8 @@ typedef enum {
     TDM_M_FAILBACK,        /* instead of HELLO, from a new active server: "hand me your
                             * sessions"; payload: the unix socket its standby side listens
                             * on.  Answered with a HELLO (a = 1 done, a = 0 payload = why) */
+    TDM_M_LIBRARY_GLOBAL,  /* a: library handle, c: the variable's address the guest was given;
+                            * payload: its name (no NUL).  cuLibraryGetGlobal (issue 15) */
 } tdm_mirror_type;
 
 typedef struct tdm_mirror_hdr {

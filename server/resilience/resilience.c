@@ -86,6 +86,11 @@ static void on_module_freed(void *ctx, tdm_session *s, uint64_t handle)
     tdm_takeover_mirror(s, TDM_M_MODULE_UNLOAD, handle, 0, 0, 0, NULL, 0, -1);
 }
 
+static void on_global_made(void *ctx, tdm_session *s, uint64_t library, const char *name, uint64_t addr)
+{
+    tdm_takeover_mirror(s, TDM_M_LIBRARY_GLOBAL, library, 0, addr, 0, name, (uint32_t)strlen(name), -1);
+}
+
 static void on_stream_made(void *ctx, tdm_session *s, uint64_t handle, unsigned flags, int priority)
 {
     tdm_takeover_mirror(s, TDM_M_STREAM_CREATE, handle, flags, (uint64_t)(int64_t)priority, 0, NULL, 0, -1);
@@ -144,6 +149,7 @@ static const tdm_session_hooks hooks = {
     .memory_made = on_memory_made,
     .range_freed = on_range_freed,
     .module_made = on_module_made,
+    .global_made = on_global_made,
     .module_freed = on_module_freed,
     .stream_made = on_stream_made,
     .stream_freed = on_stream_freed,

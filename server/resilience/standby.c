@@ -116,6 +116,18 @@ static bool import_hidden(tdm_standby *sb, mirror_session *ms, const tdm_mirror_
     return true;
 }
 
+/* cuLibraryGetGlobal on the active: the variable at the address its guest holds (issue 15). */
+static int apply_library_global(mirror_session *ms, const tdm_mirror_hdr *h, const void *payload)
+{
+    char name[1024];
+
+    if (!payload || h->len == 0 || h->len >= sizeof(name))
+        return cudaErrorInvalidValue;
+    memcpy(name, payload, h->len);
+    name[h->len] = 0;
+    return tdm_session_library_global_at(ms->sess, h->a, name, h->c);
+}
+
 static void apply_module_load(mirror_session *ms, const tdm_mirror_hdr *h, const void *payload)
 {
     tdm_module_load_args a;
@@ -384,6 +396,9 @@ static void apply(tdm_standby *sb, feed *f, const tdm_mirror_hdr *h, const void 
         return;
     case TDM_M_MODULE_UNLOAD:
         err = tdm_session_module_unload(ms->sess, h->a);
+        break;
+    case TDM_M_LIBRARY_GLOBAL:
+        err = apply_library_global(ms, h, payload);
         break;
     case TDM_M_STREAM_CREATE:
         want_one(ms->sess, &h->a);

@@ -637,3 +637,53 @@ Test(examples, device_odds_and_ends_behave_as_the_runtime, .init = up, .fini = d
 
     expect_output_over_both(argv, 60, want);
 }
+
+/* ---- the guest's call profile (TANDEM_PROFILE, issue 15) ---- */
+
+/* The count column of the profile's row for call `name`, or -1 when it has none. */
+static long profile_count(const char *path, const char *name)
+{
+    char line[256], call[64], kind[32], kind2[32];
+    long calls = -1, n;
+    FILE *f = fopen(path, "r");
+
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof(line), f)) {
+        /* "TDM_LAUNCH   one-way   1 ..." or "TDM_MALLOC   round trip   3 ..." */
+        if (sscanf(line, "%63s %31s %ld", call, kind, &n) == 3 && !strcmp(call, name))
+            calls = n;
+        else if (sscanf(line, "%63s %31s %31s %ld", call, kind, kind2, &n) == 4 && !strcmp(call, name))
+            calls = n;
+    }
+    fclose(f);
+    return calls;
+}
+
+/* vector_add makes three allocations and one launch: the profile written at exit counts
+ * exactly those, over both transports; without TANDEM_PROFILE no file is written. */
+Test(profile, a_guest_with_TANDEM_PROFILE_counts_its_calls, .init = up, .fini = down)
+{
+    const char *argv[] = { th_example("vector_add"), NULL };
+    const char *endpoints[] = { srv.endpoint, srv.shm_endpoint };
+    char path[256];
+    th_result r;
+
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof(path), "%s/profile-%d-%d.txt", th_build_dir(), (int)getpid(), i);
+        unlink(path);
+        th_run_guest(endpoints[i], argv, 60, &r);
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_expect(access(path, F_OK) != 0, "a profile was written without TANDEM_PROFILE");
+
+        setenv("TANDEM_PROFILE", path, 1);
+        th_run_guest(endpoints[i], argv, 60, &r);
+        unsetenv("TANDEM_PROFILE");
+        cr_assert_eq(r.status, 0, "%s", r.err);
+        cr_expect_eq(profile_count(path, "TDM_MALLOC"), 3, "over %s: %ld allocations counted (see %s)", endpoints[i],
+                     profile_count(path, "TDM_MALLOC"), path);
+        cr_expect_eq(profile_count(path, "TDM_LAUNCH"), 1, "over %s: %ld launches counted (see %s)", endpoints[i],
+                     profile_count(path, "TDM_LAUNCH"), path);
+        unlink(path);
+    }
+}
