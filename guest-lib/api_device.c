@@ -332,6 +332,7 @@ cudaError_t cudaDeviceReset(void)
         tdm_registrations_reset();
         tdm_ipc_reset(); /* ---- ipc (issue 14) ---- */
         tdm_host_reset(); /* ---- pinned memory by its host pointer (issue 14) ---- */
+        tdm_host_upload_reset();
     }
     return tdm_ret(err);
 }

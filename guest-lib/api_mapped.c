@@ -196,8 +196,13 @@ static cudaError_t map_over_tcp(void **pDevice, void *pHost)
         u_quad_t sz = size ? size : 1;
 
         err = tdm_malloc_call(TDM_MALLOC, &sz, (size_t)sz, &d);
-        if (!err)   /* what the host wrote before is the device's too */
-            err = tdm_memcpy_direct(d, base, (size_t)sz, cudaMemcpyHostToDevice, NULL, false);
+        /* What the host wrote before is the device's too, for the work of
+         * every stream: the host copy is CLEAN from now on (see
+         * cudaMallocManaged). */
+        if (!err)
+            err = tdm_memcpy_direct(d, base, (size_t)sz, cudaMemcpyHostToDevice, tdm_host_upload_stream(), false);
+        if (!err)
+            err = tdm_host_upload_drain();
         if (!err)
             err = tdm_coherent_add((uintptr_t)base, (uint64_t)(uintptr_t)d, sz, (sz + 4095) / 4096 * 4096,
                                    cudaMemAttachGlobal, true);
@@ -274,58 +279,83 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
     return cudaSuccess;
 }
 
-/* The stream of pinned uploads before a wait (coherent.c): non-blocking, so
- * the device runs them beside the kernel the program waits for.  Made once;
- * the legacy stream (0) if it cannot be. */
+/* The library's own stream (guest.h): non-blocking, so the device runs
+ * pinned uploads before a wait beside the kernel the program waits for,
+ * and the setup of coherent memory waits for none of the program's work.
+ * Made when first needed, and again after a cudaDeviceReset, which
+ * destroys it with the session's other streams; the legacy stream (0) if
+ * it cannot be made.  One event serves every fence: a stream that waits
+ * for a later record of it waits for more uploads than it needs, never
+ * fewer.  upload_lock is taken after coherent.c's lock, before the
+ * client's. */
+static pthread_mutex_t upload_lock = PTHREAD_MUTEX_INITIALIZER;
 static cudaStream_t upload_stream;
-static pthread_once_t upload_once = PTHREAD_ONCE_INIT;
-
-static void make_upload_stream(void)
-{
-    if (cudaStreamCreateWithFlags(&upload_stream, cudaStreamNonBlocking) != cudaSuccess) {
-        tdm_log("no stream of its own for pinned uploads before a wait: a kernel waiting for the host's "
-                "write over TCP may wait forever");
-        upload_stream = 0;
-        cudaGetLastError();
-    }
-}
+static cudaEvent_t upload_event;
+static bool stream_tried, event_tried;
 
 cudaStream_t tdm_host_upload_stream(void)
 {
-    pthread_once(&upload_once, make_upload_stream);
-    return upload_stream;
+    cudaStream_t s;
+
+    pthread_mutex_lock(&upload_lock);
+    if (!stream_tried) {
+        stream_tried = true;
+        if (cudaStreamCreateWithFlags(&upload_stream, cudaStreamNonBlocking) != cudaSuccess) {
+            tdm_log("no stream of its own: pinned uploads before a wait and the setup of managed memory go on "
+                    "the legacy stream, behind the program's kernels (a kernel waiting for the host's write over "
+                    "TCP may wait forever)");
+            upload_stream = 0;
+            cudaGetLastError();
+        }
+    }
+    s = upload_stream;
+    pthread_mutex_unlock(&upload_lock);
+    return s;
 }
 
-/* One event serves every fence: a stream that waits for a later record of
- * it waits for more uploads than it needs, never fewer. */
-static cudaEvent_t upload_event;
-static pthread_once_t event_once = PTHREAD_ONCE_INIT;
-
-static void make_upload_event(void)
+static cudaEvent_t fence_event(void)
 {
-    if (cudaEventCreateWithFlags(&upload_event, cudaEventDisableTiming) != cudaSuccess) {
-        upload_event = NULL;
-        cudaGetLastError();
+    cudaEvent_t e;
+
+    pthread_mutex_lock(&upload_lock);
+    if (!event_tried) {
+        event_tried = true;
+        if (cudaEventCreateWithFlags(&upload_event, cudaEventDisableTiming) != cudaSuccess) {
+            upload_event = NULL;
+            cudaGetLastError();
+        }
     }
+    e = upload_event;
+    pthread_mutex_unlock(&upload_lock);
+    return e;
 }
 
 cudaError_t tdm_host_upload_fence(uint64_t stream)
 {
     cudaStream_t up = tdm_host_upload_stream();
+    cudaEvent_t ev;
     cudaError_t err;
 
     if ((uint64_t)(uintptr_t)up == stream)
         return cudaSuccess;
-    pthread_once(&event_once, make_upload_event);
-    if (!upload_event)   /* no event: wait for the uploads here (they never wait for kernels) */
+    if (!(ev = fence_event()))   /* no event: wait for the uploads here (they never wait for kernels) */
         return cudaStreamSynchronize(up);
-    err = cudaEventRecord(upload_event, up);
+    err = cudaEventRecord(ev, up);
     if (!err)
-        err = cudaStreamWaitEvent((cudaStream_t)(uintptr_t)stream, upload_event, 0);
+        err = cudaStreamWaitEvent((cudaStream_t)(uintptr_t)stream, ev, 0);
     return err;
 }
 
 cudaError_t tdm_host_upload_drain(void)
 {
     return cudaStreamSynchronize(tdm_host_upload_stream());
+}
+
+void tdm_host_upload_reset(void)
+{
+    pthread_mutex_lock(&upload_lock);
+    stream_tried = event_tried = false;
+    upload_stream = 0;
+    upload_event = NULL;
+    pthread_mutex_unlock(&upload_lock);
 }

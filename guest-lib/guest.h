@@ -299,12 +299,18 @@ bool tdm_host_map_own(const void *p);
  * their own are released with it (as a reset releases pinned memory
  * natively): the arena may hand their addresses out again. */
 void tdm_host_reset(void);
-/* The library's non-blocking stream for pinned uploads (over TCP). */
+/* The library's own non-blocking stream: pinned uploads (over TCP), and
+ * the device work that sets up memory handed out as coherent (managed
+ * memory's zeroing, a mapped block's first upload over TCP), which must be
+ * done for every stream's work before the program gets the pointer: a
+ * non-blocking stream of the program's does not wait for the legacy one. */
 cudaStream_t tdm_host_upload_stream(void);
 /* Work on `stream` after this waits for the uploads queued on it so far. */
 cudaError_t tdm_host_upload_fence(uint64_t stream);
-/* Returns once the uploads queued on it so far are done. */
+/* Returns once the work queued on it so far is done. */
 cudaError_t tdm_host_upload_drain(void);
+/* After cudaDeviceReset, which destroyed the stream: made again when next needed. */
+void tdm_host_upload_reset(void);
 
 /* ---- ipc (issue 14) ---- */
 /* Memory another process exported, opened with cudaIpcOpenMemHandle: device

@@ -387,6 +387,22 @@ Test(examples, managed_memory_patterns, .init = up, .fini = down)
     cr_expect(th_server_log_has(&srv, "illegal address") == false, "a kernel faulted; see %s", srv.log);
 }
 
+/* The device copy of coherent memory is set up (managed memory zeroed, a
+ * mapped block's bytes uploaded over TCP) before the call that hands it out
+ * returns, for the work of every stream: queued on the legacy stream, a
+ * non-blocking stream's upload of the host's writes could run before it
+ * and be overwritten (examples::peer_and_batch_copies failed so, "prefetch
+ * batch: m2[1]=0", about 1 run in 10 under load).  coherent_setup_check
+ * holds the legacy stream with a spinning kernel meanwhile, so the old
+ * order fails every run; then it allocates managed memory again after a
+ * cudaDeviceReset, which destroys the library's stream the setup uses. */
+Test(examples, coherent_memory_is_set_up_before_it_is_handed_out, .init = up, .fini = down)
+{
+    const char *argv[] = { th_example("coherent_setup_check"), NULL };
+
+    expect_output_over_both(argv, 60, "managed: ok\nmapped: ok\nmanaged after a reset: ok\n");
+}
+
 /* Unified addressing of pinned memory over shm: a kernel given the host
  * pointer of a cudaMallocHost flag spins until the host sets it while the
  * kernel runs (UnifiedMemoryPerf's latch); work queued behind it runs
