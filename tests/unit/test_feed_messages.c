@@ -35,6 +35,7 @@ static const struct {
     { "EVENT_CREATE", TDM_M_EVENT_CREATE },
     { "EVENT_DESTROY", TDM_M_EVENT_DESTROY },
     { "RESET", TDM_M_RESET },
+    { "LIBRARY_GLOBAL", TDM_M_LIBRARY_GLOBAL },   /* ---- driver API (issue 15) ---- */
 };
 
 static uint32_t feed_type(const char *name)
@@ -186,7 +187,9 @@ ParameterizedTest(size_t *i, feed_messages, row)
         tdm_stream_create_args stream;
         tdm_module_load_args module;
         tdm_library_load_args library;   /* ---- libraries (issue 14) ---- */
+        tdm_library_global_args global;  /* ---- driver API (issue 15) ---- */
     } args;
+    static uint8_t lib_image[1 << 20];
     char res[512];
     uint8_t image[32];
     world w;
@@ -246,6 +249,25 @@ ParameterizedTest(size_t *i, feed_messages, row)
         free(fe);
         read_through(&w.end, TDM_M_MODULE_LOAD);
         args.handle = lib;
+        break;
+    }
+    /* ---- driver API (issue 15): a library's global, asked for by name ---- */
+    case TDM_LIBRARY_GET_GLOBAL: {
+        uint64_t lib = 0, *fh = NULL;
+        char **names = NULL;
+        int *fe = NULL;
+        uint32_t n = 0;
+        FILE *f = fopen(TANDEM_LIBRARY_IMAGE, "rb");
+        cr_assert(f, "cannot open %s", TANDEM_LIBRARY_IMAGE);
+        size_t len = fread(lib_image, 1, sizeof(lib_image), f);
+        fclose(f);
+        cr_assert_eq(tdm_session_library_load(w.s, lib_image, len, &lib, &names, &fh, &fe, &n), 0);
+        tdm_library_names_free(names, n);
+        free(fh);
+        free(fe);
+        read_through(&w.end, TDM_M_MODULE_LOAD);
+        args.global.library = lib;
+        args.global.name = "lib_bias";
         break;
     }
     default:
