@@ -815,6 +815,29 @@ static void module_free(tdm_session *s, tdm_module_entry *m)
     free(m);
 }
 
+/* Gives variable m->vars[m->nvars], at device address dev (size bytes), its range: at `at`,
+ * the address the guest holds (a standby reproducing its active's), or at dev itself.  0 with
+ * *addr the range's address, or -1 when the range cannot be added.  The caller made room. */
+int tdm_session_module_add_var(tdm_session *s, tdm_module_entry *m, uint64_t dev, uint64_t size, uint64_t at,
+                               uint64_t *addr)
+{
+    tdm_var_entry *v = &m->vars[m->nvars];
+    tdm_range r = { 0 };
+
+    r.addr = at ? at : dev;
+    r.size = size;
+    r.mapped = size;
+    r.kind = TDM_RANGE_GLOBAL;
+    r.backing = v;
+    v->dev = dev;
+    if (tdm_session_ranges_add(s, &r) != 0)
+        return -1;
+    v->addr = r.addr;
+    m->nvars++;
+    *addr = r.addr;
+    return 0;
+}
+
 int tdm_session_module_load(tdm_session *s, const void *image, uint64_t len,
                             const char *const *func_names, uint32_t nfuncs,
                             const char *const *var_names, uint32_t nvars, const uint64_t *var_logical,
@@ -886,25 +909,15 @@ int tdm_session_module_adopt(tdm_session *s, tdm_bmodule *bm, const void *image,
         var_err[i] = ops(s)->module_get_global(be(s), m->bm, var_names[i], &r.addr, &r.size);
         if (var_err[i])
             continue;
-        tdm_var_entry *v = &m->vars[m->nvars];
-        r.mapped = r.size;
-        r.kind = TDM_RANGE_GLOBAL;
-        r.backing = v;
-        v->dev = r.addr;
-        if (var_logical) {            /* a standby: the guest knows the active's address */
-            if (!var_logical[i]) {
-                var_err[i] = cudaErrorInvalidSymbol;
-                continue;
-            }
-            r.addr = var_logical[i];
-        }
-        if (tdm_session_ranges_add(s, &r) != 0) {
+        /* a standby: the guest knows the active's address */
+        if (var_logical && !var_logical[i]) {
             var_err[i] = cudaErrorInvalidSymbol;
             continue;
         }
-        v->addr = r.addr;
-        m->nvars++;
-        var_addr[i] = r.addr;
+        if (tdm_session_module_add_var(s, m, r.addr, r.size, var_logical ? var_logical[i] : 0, &var_addr[i]) != 0) {
+            var_err[i] = cudaErrorInvalidSymbol;
+            continue;
+        }
         var_size[i] = r.size;
     }
     *module = add_handle(s, &s->modules, m);

@@ -756,6 +756,10 @@ int tdm_session_library_global(tdm_session *s, uint64_t library, const char *nam
 /* A standby reproducing its active's: the variable `name` of `library` at the address the
  * active gave the guest (issue 15).  A cudaError_t. */
 int tdm_session_library_global_at(tdm_session *s, uint64_t library, const char *name, uint64_t addr);
+/* Module m's next variable (m->vars[m->nvars], room made by the caller) at device address dev:
+ * its range at `at` (a standby: the address the guest holds) or at dev.  0, or -1. */
+int tdm_session_module_add_var(tdm_session *s, tdm_module_entry *m, uint64_t dev, uint64_t size, uint64_t at,
+                               uint64_t *addr);
 
 
 /* ---- mipmapped arrays (issue 14): session_layout_mipmap.c ---- */

@@ -167,18 +167,8 @@ static int library_global(tdm_session *s, uint64_t library, const char *name, ui
         tdm_log_session(s->id, "global '%s' refused: a library gives at most %u", name, TDM_LIBRARY_MAX_GLOBALS);
         return err;
     }
-    tdm_var_entry *v = &m->vars[m->nvars];
-    r.mapped = r.size;
-    r.kind = TDM_RANGE_GLOBAL;
-    r.backing = v;
-    v->dev = r.addr;
-    if (at)
-        r.addr = at;
-    if (tdm_session_ranges_add(s, &r) != 0)
+    if (tdm_session_module_add_var(s, m, r.addr, r.size, at, addr) != 0)
         return at ? cudaErrorInvalidValue : cudaErrorMemoryAllocation;
-    v->addr = r.addr;
-    m->nvars++;
-    *addr = r.addr;
     *size = r.size;
     *made = true;
     return 0;

@@ -30,20 +30,8 @@ log() { echo "$*" | tee -a "$report"; }
 log "date: $(date -u +%Y-%m-%dT%H:%MZ)"
 log "gpu: $(nvidia-smi --query-gpu=name,driver_version,compute_mode --format=csv,noheader)"
 
-# start_server NAME ARGS...: sets PID_NAME, EP_NAME (tcp) and SHM_NAME
-# (every server serves shm too)
-start_server() {
-  local name=$1; shift
-  rm -f "$RUN/$name.port"
-  eval "SHM_$name=shm:tko-$name-$$"
-  "$B/bin/tandem-server" --backend cuda --port 0 --port-file "$RUN/$name.port" --shm "tko-$name-$$" "$@" \
-    >/dev/null 2>"$OUT/$name.log" &
-  eval "PID_$name=$!"
-  for _ in $(seq 300); do [ -s "$RUN/$name.port" ] && break; sleep 0.05; done
-  [ -s "$RUN/$name.port" ] || { log "server $name did not start: $(tail -3 "$OUT/$name.log")"; return 1; }
-  eval "EP_$name=tcp://127.0.0.1:$(cat "$RUN/$name.port")"
-}
-stop_server() { local p; p=$(eval echo "\${PID_$1:-}"); [ -n "$p" ] && { kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; }; }
+SERVER_PREFIX=tko
+source "$(dirname "$0")/servers.sh"   # start_server, stop_server
 tandem() { LD_LIBRARY_PATH="$B/lib:$LD_LIBRARY_PATH" TANDEM_QUIET=1 TANDEM_SERVER="$1" "${@:2}"; }
 
 log ""

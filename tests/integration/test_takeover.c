@@ -325,61 +325,18 @@ Test(takeover_bad, resume_at_a_server_that_is_no_standby)
     cr_expect_eq(th_server_stop(&srv), 0);
 }
 
-/* ---- managed and mapped memory (issue 14) ---- */
-/* Managed memory is arena memory mirrored like cudaMalloc's, and its host
- * copy is the guest's own (docs/memory-models.md): a session using it
- * stays protected, and a crash at any point of examples/managed_memory
- * (in-place kernels on managed memory, host writes between them, copies,
- * attachment, prefetches) resumes on the standby with the output of a
- * fault-free run. */
-Test(takeover, managed_memory_resumes_exactly)
+/* ---- a crash at several points of a program that must stay protected ---- */
+
+/* argv's active crashes at each of the points: the session stays protected to the end (the
+ * active never logs that it lost its protection), resumes on the standby, and prints what a
+ * fault-free run prints; at least 3 of the points must have resumed for the test to prove it. */
+static void resumes_exactly_at(const char *const *argv, const char *const *points, size_t npoints)
 {
-    static const char *const points[] = { "3", "6", "10", "14", "18", "25", "40" };
-    char path[512], want[16384];
-    const char *argv[] = { path, NULL };
+    char want[16384];
     int crashed = 0;
 
-    th_require_sim();
-    /* th_example's buffer is reused by the harness's later paths. */
-    snprintf(path, sizeof(path), "%s", th_example("managed_memory"));
     th_fault_free_output(argv, false, want, sizeof(want));
-    for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
-        const char *aextra[] = { "--crash-after-calls", points[i], NULL };
-        th_result r;
-        th_pair p;
-
-        th_pair_start(&p, NULL, aextra);
-        th_run_guest(p.active.endpoint, argv, 120, &r);
-        crashed += strstr(r.err, "resumed on") != NULL;
-        cr_expect_eq(r.status, 0, "crash at call %s: status %d\n%s\n(standby log %s)", points[i], r.status, r.err,
-                     p.standby.log);
-        cr_expect_str_eq(r.out, want, "crash at call %s: output differs from a fault-free run", points[i]);
-        th_pair_stop(&p);
-    }
-    cr_expect_geq(crashed, 3, "the session resumed at only %d of the points", crashed);
-}
-
-/* ---- libraries' globals and function attributes stay protected (issue 15) ---- */
-
-/* What cuBLAS and cuDNN do under stock PyTorch: cudaLibraryGetGlobal, and attributes set on a
- * library's kernels (cudaKernelSetAttributeForDevice, cudaFuncSetAttribute).  The H100 run of
- * 2026-11-25 found that either ended the session's protection, so an MPS fault killed a
- * PyTorch loop instead of moving it to the standby.  Now the active mirrors the global to the
- * standby (TDM_M_LIBRARY_GLOBAL) and the guest re-sends the attributes after a takeover
- * (MIRROR_REREGISTER): the session stays protected, and a crash at any point of library-load
- * resumes with the output of a fault-free run (the global written and read back included). */
-Test(takeover, library_globals_and_function_attributes_resume_exactly)
-{
-    static const char *const points[] = { "4", "10", "18", "30", "45", "70", "110" };
-    char prog[512], fatbin[512], want[16384];
-    const char *argv[] = { prog, fatbin, NULL };
-    int crashed = 0;
-
-    th_require_sim();
-    snprintf(prog, sizeof(prog), "%s", th_bin("library-load"));
-    snprintf(fatbin, sizeof(fatbin), "%s/bin/library-load.fatbin", th_build_dir());
-    th_fault_free_output(argv, false, want, sizeof(want));
-    for (size_t i = 0; i < sizeof(points) / sizeof(points[0]); i++) {
+    for (size_t i = 0; i < npoints; i++) {
         const char *aextra[] = { "--crash-after-calls", points[i], NULL };
         th_result r;
         th_pair p;
@@ -395,4 +352,44 @@ Test(takeover, library_globals_and_function_attributes_resume_exactly)
         th_pair_stop(&p);
     }
     cr_expect_geq(crashed, 3, "the session resumed at only %d of the points", crashed);
+}
+
+/* ---- managed and mapped memory (issue 14) ---- */
+/* Managed memory is arena memory mirrored like cudaMalloc's, and its host
+ * copy is the guest's own (docs/memory-models.md): a session using it
+ * stays protected, and a crash at any point of examples/managed_memory
+ * (in-place kernels on managed memory, host writes between them, copies,
+ * attachment, prefetches) resumes on the standby with the output of a
+ * fault-free run. */
+Test(takeover, managed_memory_resumes_exactly)
+{
+    static const char *const points[] = { "3", "6", "10", "14", "18", "25", "40" };
+    char path[512];
+    const char *argv[] = { path, NULL };
+
+    th_require_sim();
+    /* th_example's buffer is reused by the harness's later paths. */
+    snprintf(path, sizeof(path), "%s", th_example("managed_memory"));
+    resumes_exactly_at(argv, points, sizeof(points) / sizeof(points[0]));
+}
+
+/* ---- libraries' globals and function attributes stay protected (issue 15) ---- */
+
+/* What cuBLAS and cuDNN do under stock PyTorch: cudaLibraryGetGlobal, and attributes set on a
+ * library's kernels (cudaKernelSetAttributeForDevice, cudaFuncSetAttribute).  The H100 run of
+ * 2026-11-25 found that either ended the session's protection, so an MPS fault killed a
+ * PyTorch loop instead of moving it to the standby.  Now the active mirrors the global to the
+ * standby (TDM_M_LIBRARY_GLOBAL) and the guest re-sends the attributes after a takeover
+ * (MIRROR_REREGISTER): the session stays protected, and a crash at any point of library-load
+ * resumes with the output of a fault-free run (the global written and read back included). */
+Test(takeover, library_globals_and_function_attributes_resume_exactly)
+{
+    static const char *const points[] = { "4", "10", "18", "30", "45", "70", "110" };
+    char prog[512], fatbin[512];
+    const char *argv[] = { prog, fatbin, NULL };
+
+    th_require_sim();
+    snprintf(prog, sizeof(prog), "%s", th_bin("library-load"));
+    snprintf(fatbin, sizeof(fatbin), "%s/bin/library-load.fatbin", th_build_dir());
+    resumes_exactly_at(argv, points, sizeof(points) / sizeof(points[0]));
 }
