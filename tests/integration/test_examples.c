@@ -703,3 +703,17 @@ Test(profile, a_guest_with_TANDEM_PROFILE_counts_its_calls, .init = up, .fini = 
         unlink(path);
     }
 }
+
+/* A profile that cannot be written costs the program nothing but a line saying so. */
+Test(profile, an_unwritable_TANDEM_PROFILE_is_reported_and_the_program_runs_on, .init = up, .fini = down)
+{
+    const char *argv[] = { th_example("vector_add"), NULL };
+    th_result r;
+
+    setenv("TANDEM_PROFILE", "/nonexistent-tandem-dir/profile.txt", 1);
+    th_run_guest(srv.endpoint, argv, 60, &r);
+    unsetenv("TANDEM_PROFILE");
+    cr_expect_eq(r.status, 0, "%s", r.err);
+    cr_expect(strstr(r.err, "TANDEM_PROFILE: cannot write /nonexistent-tandem-dir/profile.txt") != NULL,
+              "no line about the profile:\n%s", r.err);
+}
