@@ -6,4 +6,9 @@
 /* Milliseconds on CLOCK_MONOTONIC, from an arbitrary origin. */
 double tdm_now_ms(void);
 
+/* Milliseconds since the epoch on CLOCK_REALTIME: for stamps that other
+ * processes compare (the hops of a share change, orchestrator -> node agent
+ * -> server -> guest, on one host), never for intervals within a process. */
+double tdm_wall_ms(void);
+
 #endif

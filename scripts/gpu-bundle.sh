@@ -37,6 +37,9 @@ if [ -d "$TANDEM_BUILD/bench" ]; then
   # ---- SM shares (issue 17): bench/shares/ beside the other scripts (tests/gpu/run-shares-gpu.sh) ----
   cp "$TANDEM_BUILD/bench/shares" "$out/bench/bin/"
   cp "$TANDEM_ROOT"/bench/shares/*.sh "$TANDEM_ROOT"/bench/shares/*.awk "$TANDEM_ROOT"/bench/shares/*.gp "$out/bench/"
+  # ---- the control plane (issue 17): the resize hops' table and the timeline (bench/control-plane/) ----
+  cp "$TANDEM_ROOT"/bench/control-plane/*.sh "$TANDEM_ROOT"/bench/control-plane/*.awk \
+    "$TANDEM_ROOT"/bench/control-plane/*.gp "$out/bench/"
   # Every script of both suites (run.sh, lib.sh, takeover*.sh, the awk
   # reports, the gnuplot scripts) and the targets.
   cp "$TANDEM_ROOT"/bench/*.sh "$TANDEM_ROOT"/bench/*.awk "$TANDEM_ROOT"/bench/*.gp "$TANDEM_ROOT"/bench/targets.tsv \

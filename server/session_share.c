@@ -20,6 +20,7 @@
 
 #include <driver_types.h>
 
+#include "clock.h"
 #include "log.h"
 #include "session.h"
 
@@ -40,6 +41,9 @@ struct tdm_session_share {
     tdm_bshare *pending;     /* asked for and not yet taken, or NULL */
     unsigned pending_sms;
     uint64_t asked_ns;       /* when pending was asked for (the log's "after") */
+    double asked_wall_ms;    /* the same on the wall clock: the log's stamp, which the hops of a
+                              * share change (orchestrator, node agent, guest) are compared with */
+    double ready_wall_ms;    /* when the backend had made the share (cuda: its green context) */
     atomic_bool has_pending; /* the session thread's cheap check */
     atomic_uint shown;       /* the SMs of its latest share, asked or in force (0: the device's) */
     /* The session thread's alone: */
@@ -99,6 +103,7 @@ int tdm_session_set_sm_share(tdm_session *s, unsigned sms, uint64_t *applied_ns)
     const tdm_backend_ops *o = s->srv->ops;
     struct tdm_session_share *st = s->share;
     uint64_t t0 = now_ns();
+    double asked_wall = tdm_wall_ms();
     unsigned dev = device_sms(s), granted = 0;
     tdm_bshare *sh = NULL, *old;
     int err;
@@ -123,6 +128,8 @@ int tdm_session_set_sm_share(tdm_session *s, unsigned sms, uint64_t *applied_ns)
     st->pending = sh;
     st->pending_sms = granted;
     st->asked_ns = t0;
+    st->asked_wall_ms = asked_wall;
+    st->ready_wall_ms = tdm_wall_ms();
     atomic_store(&st->shown, granted);
     atomic_store(&st->has_pending, true);
     pthread_mutex_unlock(&st->lock);
@@ -314,6 +321,7 @@ static void apply_pending(tdm_session *s)
     tdm_bshare *to;
     unsigned sms;
     uint64_t asked;
+    double asked_wall, ready_wall, taken_wall;
 
     if (!st || !atomic_load_explicit(&st->has_pending, memory_order_acquire))
         return;
@@ -325,6 +333,9 @@ static void apply_pending(tdm_session *s)
     to = st->pending;
     sms = st->pending_sms;
     asked = st->asked_ns;
+    asked_wall = st->asked_wall_ms;
+    ready_wall = st->ready_wall_ms;
+    taken_wall = tdm_wall_ms();
     st->pending = NULL;
     atomic_store(&st->has_pending, false);
     pthread_mutex_unlock(&st->lock);
@@ -344,8 +355,14 @@ static void apply_pending(tdm_session *s)
     if (m.failed)
         tdm_log_session(s->id, "SM share of %u: %u of its streams stay on their old share (error %d)", sms,
                         m.failed, m.first_err);
-    tdm_log_session(s->id, "runs on %u SMs from its next work, %.3f ms after the request (%u streams moved)", sms,
-                    (double)(now_ns() - asked) / 1e6, m.moved);
+    /* The wall-clock stamps split the server's part of a share change (asked; ready: the backend
+     * made the share; taken: the session's next work came; moved: its streams are in the share)
+     * and let a script put it beside the orchestrator's decision and the node agent's forward
+     * (tests/gpu/run-control-plane-gpu.sh); the text before them is what earlier scripts match. */
+    tdm_log_session(s->id, "runs on %u SMs from its next work, %.3f ms after the request (%u streams moved); "
+                    "wall-clock ms: asked %.3f, ready %.3f, taken %.3f, moved %.3f; placement %s", sms,
+                    (double)(now_ns() - asked) / 1e6, m.moved, asked_wall, ready_wall, taken_wall, tdm_wall_ms(),
+                    s->placement[0] ? s->placement : "-");
 }
 
 int tdm_session_share_stream_create(tdm_session *s, unsigned flags, int priority, tdm_bstream **out)

@@ -1,36 +1,55 @@
-# bench/shares/shares-plot.sh's plot: out (the results folder) and title are given with -e.
+# bench/shares/shares-plot.sh's plot: out (the results folder), title and have_a, have_b, have_c
+# (1 where that step has data) are given with -e.  A step that was not run gets an empty panel.
+if (!exists("have_a")) have_a = 1
+if (!exists("have_b")) have_b = 1
+if (!exists("have_c")) have_c = 1
 set terminal pngcairo size 1500,450 font ",10"
 set output out . "/shares.png"
 set multiplot layout 1,3 title "SM shares, " . title
-set title "(a) compute-bound throughput"
-set xlabel "SMs"
-set ylabel "GFLOP/s"
 set key top left
-set xtics (8, 16, 33, 66, 132)
-plot out . "/logs/throughput.dat" using 1:2 with linespoints title "native, green context", \
-     ""                            using 1:3 with linespoints title "Tandem, --session-sms"
-set title "(b) resize 8 -> 66 SMs through Tandem"
-set xlabel "kernel"
-set ylabel "latency (ms)"
-set y2label "SMs seen"
-set y2tics
+if (have_a) {
+  set title "(a) compute-bound throughput"
+  set xlabel "SMs"
+  set ylabel "GFLOP/s"
+  set xtics (8, 16, 33, 66, 132)
+  plot out . "/logs/throughput.dat" using 1:2 with linespoints title "native, green context", \
+       ""                            using 1:3 with linespoints title "Tandem, --session-sms"
+} else {
+  set title "(a) throughput: not run"
+  plot [0:1] [0:1] -1 notitle
+}
 set xtics autofreq
-set logscale y
-plot out . "/logs/resize-1.dat" using 1:2 with lines title "1 stream", \
-     out . "/logs/resize-16.dat" using 1:2 with lines title "16 streams", \
-     out . "/logs/resize-64.dat" using 1:2 with lines title "64 streams", \
-     out . "/logs/resize-64.dat" using 1:3 axes x1y2 with steps dt 2 title "SMs seen (64)"
-unset logscale y
-unset y2label
-unset y2tics
-set title "(c) Flyt Table 6: latency-critical matmul's variation"
-set xlabel "best-effort applications"
-set ylabel "coefficient of variation (%)"
-set xtics 1
-set style data histograms
-set style fill solid 0.6
-set boxwidth 0.9
-plot out . "/logs/table6.dat" using 2:xtic(1) title "native, green contexts", \
-     ""                       using 3 title "Tandem, 8 SMs each", \
-     2 with lines dt 2 lc rgb "red" title "Flyt (2%)"
+if (have_b) {
+  set title "(b) resize 8 -> 66 SMs through Tandem"
+  set xlabel "kernel"
+  set ylabel "latency (ms)"
+  set y2label "SMs seen"
+  set y2tics
+  set logscale y
+  plot out . "/logs/resize-1.dat" using 1:2 with lines title "1 stream", \
+       out . "/logs/resize-16.dat" using 1:2 with lines title "16 streams", \
+       out . "/logs/resize-64.dat" using 1:2 with lines title "64 streams", \
+       out . "/logs/resize-64.dat" using 1:3 axes x1y2 with steps dt 2 title "SMs seen (64)"
+  unset logscale y
+  unset y2label
+  unset y2tics
+} else {
+  set title "(b) resize: not run"
+  plot [0:1] [0:1] -1 notitle
+}
+if (have_c) {
+  set title "(c) Flyt Table 6: C-App matmul latency beside G-Apps (mean, sd)"
+  set xlabel "best-effort G-Apps"
+  set ylabel "latency per call (ms)"
+  set xtics 1
+  set xrange [-0.5:4.5]
+  set yrange [0:*]
+  plot out . "/logs/table6.dat" using ($1-0.05):2:3 with yerrorlines title "C-App, native (green contexts)", \
+       ""                       using ($1+0.05):4:5 with yerrorlines title "C-App, Tandem (--session-sms 8)", \
+       ""                       using 1:6 with linespoints dt 2 title "G-Apps, native", \
+       ""                       using 1:7 with linespoints dt 2 title "G-Apps, Tandem"
+} else {
+  set title "(c) Flyt Table 6: not run"
+  plot [0:1] [0:1] -1 notitle
+}
 unset multiplot

@@ -1,7 +1,10 @@
 /* tandemctl [--orchestrator HOST:PORT] nodes | sessions | share PLACEMENT SM | drain NODE | decisions
- * Asks tandem-orchestrator's API (docs/adr/0002-control-plane.md) and prints tables. */
+ *           | json decisions|placements|gpus
+ * Asks tandem-orchestrator's API (docs/adr/0002-control-plane.md) and prints tables, or, with json,
+ * the API's objects one a line (for scripts: awk reads a line, and no curl is needed). */
 #include <curl/curl.h>
 #include <json-c/json.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -147,6 +150,36 @@ static int decisions(const char *orch)
     return 0;
 }
 
+/* One JSON object a line: the decisions, the placements, or every GPU (with its node's name). */
+static int json_lines(const char *orch, const char *what)
+{
+    bool gpus = strcmp(what, "gpus") == 0, placements = strcmp(what, "placements") == 0;
+    if (!gpus && !placements && strcmp(what, "decisions") != 0) {
+        fprintf(stderr, "tandemctl: json takes decisions, placements or gpus, not '%s'\n", what);
+        return 2;
+    }
+    json_object *o = ask(orch, gpus || placements ? "/v1/state" : "/v1/decisions", NULL);
+    if (!o)
+        return 1;
+    json_object *list = gpus || placements ? member(o, placements ? "placements" : "nodes") : o;
+    for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+        json_object *x = json_object_array_get_idx(list, i);
+        if (!gpus) {
+            printf("%s\n", json_object_to_json_string_ext(x, JSON_C_TO_STRING_PLAIN));
+            continue;
+        }
+        json_object *gs = member(x, "gpus");
+        for (size_t g = 0; gs && g < json_object_array_length(gs); g++) {
+            json_object *gpu = json_object_array_get_idx(gs, g);
+            json_object_object_add(gpu, "node", json_object_new_string(s(x, "node")));
+            json_object_object_add(gpu, "state", json_object_new_string(s(x, "state")));
+            printf("%s\n", json_object_to_json_string_ext(gpu, JSON_C_TO_STRING_PLAIN));
+        }
+    }
+    json_object_put(o);
+    return 0;
+}
+
 static int share(const char *orch, const char *placement, const char *sm_text)
 {
     char *end = NULL;
@@ -186,7 +219,7 @@ static int drain(const char *orch, const char *node)
 static int usage(void)
 {
     fprintf(stderr, "usage: tandemctl [--orchestrator HOST:PORT] nodes | sessions | share PLACEMENT SM | "
-                    "drain NODE | decisions\n");
+                    "drain NODE | decisions | json decisions|placements|gpus\n");
     return 2;
 }
 
@@ -212,6 +245,8 @@ int main(int argc, char **argv)
         rc = decisions(orch);
     else if (strcmp(cmd, "share") == 0 && rest == 2)
         rc = share(orch, argv[i + 1], argv[i + 2]);
+    else if (strcmp(cmd, "json") == 0 && rest == 1)
+        rc = json_lines(orch, argv[i + 1]);
     else if (strcmp(cmd, "drain") == 0 && rest == 1)
         rc = drain(orch, argv[i + 1]);
     else

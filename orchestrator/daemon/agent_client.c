@@ -1,4 +1,7 @@
-/* Asking a node agent (orch_daemon.h): one POST with libcurl, bounded in time and answer size. */
+/* Asking a node agent (orch_daemon.h): one POST with libcurl, bounded in time and answer size,
+ * over a connection kept per agent: a share change is on the path from the orchestrator's
+ * decision to the guest's first kernel at the new share, and a fresh connection each time added
+ * a TCP connect and libcurl's set-up to it (docs/control-plane.md, "Resize latency"). */
 #include "orch_daemon.h"
 
 #include <curl/curl.h>
@@ -29,7 +32,41 @@ static size_t on_data(char *p, size_t size, size_t nmemb, void *user)
     return n;
 }
 
-int orch_agent_post(const orch_daemon *d, const char *agent, const char *path, json_object *json,
+/* The kept handle for agent (its connection cache holds the open connection), made on first use;
+ * NULL when none can be made.  With every slot taken (more agents than nodes ever registered,
+ * e.g. agents that moved), the first slot is recycled. */
+static CURL *conn_for(orch_daemon *d, const char *agent)
+{
+    orch_agent_conn *slot = NULL;
+
+    for (int i = 0; i < d->nagent_conns && !slot; i++)
+        if (strcmp(d->agent_conns[i].agent, agent) == 0)
+            slot = &d->agent_conns[i];
+    if (!slot) {
+        if (d->nagent_conns < ORCH_MAX_NODES)
+            slot = &d->agent_conns[d->nagent_conns++];
+        else {
+            slot = &d->agent_conns[0];
+            curl_easy_cleanup(slot->curl);
+            slot->curl = NULL;
+        }
+        snprintf(slot->agent, sizeof(slot->agent), "%s", agent);
+    }
+    if (!slot->curl)
+        slot->curl = curl_easy_init();
+    else
+        curl_easy_reset(slot->curl);   /* options go; the open connection stays */
+    return slot->curl;
+}
+
+void orch_agent_conns_close(orch_daemon *d)
+{
+    for (int i = 0; i < d->nagent_conns; i++)
+        curl_easy_cleanup(d->agent_conns[i].curl);
+    d->nagent_conns = 0;
+}
+
+int orch_agent_post(orch_daemon *d, const char *agent, const char *path, json_object *json,
                     json_object **answer, char *why, size_t whylen)
 {
     answer_buf *buf = calloc(1, sizeof(*buf));
@@ -37,7 +74,7 @@ int orch_agent_post(const orch_daemon *d, const char *agent, const char *path, j
     struct curl_slist *headers = NULL;
     long status = 0;
     int rc = -1;
-    CURL *c = curl_easy_init();
+    CURL *c = conn_for(d, agent);
 
     *answer = NULL;
     if (!c || !buf) {
@@ -76,8 +113,9 @@ int orch_agent_post(const orch_daemon *d, const char *agent, const char *path, j
     *answer = o;
     rc = 0;
 out:
+    if (c)   /* the headers list must not outlive the handle's reference to it */
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
     curl_slist_free_all(headers);
-    curl_easy_cleanup(c);
     free(buf);
     return rc;
 }

@@ -172,12 +172,14 @@ static void run_elasticity(orch_daemon *d, orch_placement *p, double p99_ms, dou
     if (v.action == ORCH_ACT_NONE)
         return;
     orch_elastic_describe(d->cluster, p, &v, &dec);
+    dec.time = orch_wall_s();   /* decided now; the agent's part is agent_ms */
     if (v.action == ORCH_ACT_SCALE_UP || v.action == ORCH_ACT_SCALE_DOWN) {
         if (orch_apply_share(d, p, v.sm, NULL, why, sizeof(why)) != 0) {
             tdm_log("placement %s: %s to %d SMs not applied: %s", p->key, orch_action_name(v.action), v.sm, why);
             orch_elastic_applied(p, p->sm, now, d->cfg.cooldown_ms);   /* try again after a cool-down */
             return;
         }
+        dec.agent_ms = (orch_wall_s() - dec.time) * 1e3;
     }
     orch_elastic_applied(p, p->sm, now, d->cfg.cooldown_ms);
     orch_decide(d, &dec);

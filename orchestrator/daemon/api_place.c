@@ -198,6 +198,7 @@ void orch_api_place(orch_daemon *d, json_object *body, orch_reply *r)
         orch_reply_error(r, 409, "place: %s", ch.why);
         return;
     }
+    double decided = orch_wall_s();   /* the decision's time: before the agent reserves */
     orch_node *n = &d->cluster->nodes[ch.node];
     orch_gpu *g = &n->gpus[ch.gpu];
     const orch_server *s = &g->servers[ch.server];
@@ -224,7 +225,7 @@ void orch_api_place(orch_daemon *d, json_object *body, orch_reply *r)
     d->cluster->nplacements++;
     if (orch_store_put_placement(d->store, p) != 0)
         tdm_log("cannot store placement %s: %s", p->key, orch_store_error(d->store));
-    orch_decision dec = { .action = ORCH_ACT_PLACE };
+    orch_decision dec = { .action = ORCH_ACT_PLACE, .time = decided, .agent_ms = (orch_wall_s() - decided) * 1e3 };
     snprintf(dec.placement, sizeof(dec.placement), "%s", p->key);
     snprintf(dec.from, sizeof(dec.from), "%s", tenant);
     snprintf(dec.to, sizeof(dec.to), "%s/gpu%d %s %d SMs", n->name, g->index, orch_transport_name(p->transport), p->sm);
@@ -264,11 +265,13 @@ void orch_api_share(orch_daemon *d, json_object *body, orch_reply *r)
     }
     int old = p->sm;
     int64_t applied_us = 0;
+    double decided = orch_wall_s();
     if (orch_apply_share(d, p, sm, &applied_us, why, sizeof(why)) != 0) {
         orch_reply_error(r, 502, "share: %s", why);
         return;
     }
-    orch_decision dec = { .action = ORCH_ACT_SET_SHARE };
+    orch_decision dec = { .action = ORCH_ACT_SET_SHARE, .time = decided,
+                          .agent_ms = (orch_wall_s() - decided) * 1e3 };
     snprintf(dec.placement, sizeof(dec.placement), "%s", p->key);
     snprintf(dec.from, sizeof(dec.from), "%d", old);
     snprintf(dec.to, sizeof(dec.to), "%d", sm);

@@ -87,6 +87,9 @@ void orch_api_decisions(orch_daemon *d, orch_reply *r)
         const orch_decision *x = &d->decisions[i];
         json_object *o = json_object_new_object();
         json_object_object_add(o, "time", json_object_new_double(x->time));
+        /* decided at "time", carried out by the node agent agent_ms later: the first hops of a
+         * share change (tests/gpu/run-control-plane-gpu.sh) */
+        json_object_object_add(o, "agent_ms", json_object_new_double(x->agent_ms));
         json_object_object_add(o, "placement", json_object_new_string(x->placement));
         json_object_object_add(o, "action", json_object_new_string(orch_action_name(x->action)));
         json_object_object_add(o, "from", json_object_new_string(x->from));

@@ -140,6 +140,7 @@ out:
     orch_tenants_clear(&d.tenants);
     free(d.cluster);
     free(d.decisions);
+    orch_agent_conns_close(&d);
     curl_global_cleanup();
     return rc;
 }

@@ -31,13 +31,20 @@ void orch_reply_error(orch_reply *r, unsigned status, const char *fmt, ...)
     orch_reply_json(r, status, o);
 }
 
-void orch_decide(orch_daemon *d, orch_decision *dec)
+double orch_wall_s(void)
 {
     struct timeval tv;
-    int keep = d->cfg.decisions_kept;
 
     gettimeofday(&tv, NULL);
-    dec->time = (double)tv.tv_sec + tv.tv_usec / 1e6;
+    return (double)tv.tv_sec + tv.tv_usec / 1e6;
+}
+
+void orch_decide(orch_daemon *d, orch_decision *dec)
+{
+    int keep = d->cfg.decisions_kept;
+
+    if (dec->time <= 0)
+        dec->time = orch_wall_s();
     if (d->ndecisions == keep) {
         memmove(d->decisions, d->decisions + 1, (size_t)(keep - 1) * sizeof(*dec));
         d->ndecisions--;

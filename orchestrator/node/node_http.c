@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "node_agent.h"
 
@@ -18,6 +19,7 @@
 #define CONTROL_TIMEOUT_MS 3000
 
 typedef struct body {
+    double received_wall_ms;   /* when the request's headers came: the hop's stamp in the log */
     size_t len;
     bool too_big;
     char data[BODY_MAX + 1];
@@ -135,6 +137,9 @@ static enum MHD_Result forward(tdm_node_agent *a, struct MHD_Connection *conn, c
         }
     }
     json_object_put(in);
+    json_object *pl = json_object_object_get(req, "placement");
+    char placement[96];
+    snprintf(placement, sizeof(placement), "%s", pl ? json_object_get_string(pl) : "-");
     if (!control_of(a, id, sock, sizeof(sock))) {
         json_object_put(req);
         return error(conn, 404, "no server %s on node %s", id, a->conf.node);
@@ -155,7 +160,10 @@ static enum MHD_Result forward(tdm_node_agent *a, struct MHD_Connection *conn, c
         return rc;
     }
     json_object_object_del(answer, "ok");
-    tdm_log("%s on %s: done", op, id);
+    /* Wall-clock stamps: a script lines this hop up with the orchestrator's decision and the
+     * server's own stamps (tests/gpu/run-control-plane-gpu.sh). */
+    tdm_log("%s on %s: done (placement %s); wall-clock ms: received %.3f, answered %.3f", op, id, placement,
+            b->received_wall_ms, tdm_wall_ms());
     return reply(conn, 200, answer);
 }
 
@@ -171,6 +179,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         b = calloc(1, sizeof(*b));
         if (!b)
             return MHD_NO;
+        b->received_wall_ms = tdm_wall_ms();
         *state_ptr = b;
         return MHD_YES;
     }

@@ -28,6 +28,7 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_bench_empty,
     &sim_kernel_fair_tiny,
     &sim_kernel_fair_spin,
+    &sim_kernel_shares_compute,
     &sim_kernel_bench_nw_init,
     &sim_kernel_bench_nw_diagonal,
     &sim_kernel_bench_lud_diagonal,

@@ -25,6 +25,7 @@ extern const sim_kernel sim_kernel_victim_step;
 extern const sim_kernel sim_kernel_bench_empty;
 extern const sim_kernel sim_kernel_fair_tiny;
 extern const sim_kernel sim_kernel_fair_spin;
+extern const sim_kernel sim_kernel_shares_compute;   /* bench_shares.c (bench/shares/shares.cu) */
 extern const sim_kernel sim_kernel_bench_nw_init, sim_kernel_bench_nw_diagonal;
 extern const sim_kernel sim_kernel_bench_lud_diagonal, sim_kernel_bench_lud_perimeter, sim_kernel_bench_lud_internal;
 extern const sim_kernel sim_kernel_bench_srad_reduce, sim_kernel_bench_srad_coef, sim_kernel_bench_srad_update;

@@ -23,6 +23,14 @@
 #include "orch/fake_agent.h"
 #include "orch/http_client.h"
 
+/* Milliseconds since the epoch: what the orchestrator's decision stamps are compared with. */
+static double wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 #define TRAINING_TOKEN "training-token-0123456789abcdef"
 #define INFERENCE_TOKEN "inference-token-0123456789abcdef"
 #define BATCH_TOKEN "batch-token-0123456789abcdef"
@@ -324,8 +332,24 @@ Test(orchestrator, elasticity_scales_up_then_down_through_the_node_agent, .timeo
     /* An operator's share goes to the node agent too, and its applied_us comes back. */
     char body[128];
     snprintf(body, sizeof(body), "{\"placement\":\"%s\",\"sm\":20}", key);
+    double before_ms = wall_ms();
     cr_assert_eq(call(&w, "/v1/share", body, &o), 200, "%s", str(o, "error"));
+    double after_ms = wall_ms();
     cr_assert_str_eq(str(o, "applied_us"), "42");
+    json_object_put(o);
+    /* Its decision is stamped when taken, before the node agent was asked, and says how long the
+     * agent took: the first hops of a share change (tests/gpu/run-control-plane-gpu.sh). */
+    cr_assert_eq(call(&w, "/v1/decisions", NULL, &o), 200);
+    json_object *last = json_object_array_get_idx(o, json_object_array_length(o) - 1), *v = NULL;
+    cr_assert_str_eq(str(last, "action"), "set-share");
+    cr_assert(json_object_object_get_ex(last, "time", &v));
+    double decided_ms = json_object_get_double(v) * 1000;
+    cr_assert(json_object_object_get_ex(last, "agent_ms", &v), "a decision that asked an agent says how long it took");
+    double agent_ms = json_object_get_double(v);
+    cr_assert(decided_ms >= before_ms - 1 && decided_ms + agent_ms <= after_ms + 1,
+              "decided at %.3f, the agent answered %.3f ms later; the request ran from %.3f to %.3f", decided_ms,
+              agent_ms, before_ms, after_ms);
+    cr_assert(agent_ms > 0, "the agent's time is measured: %.6f ms", agent_ms);
     json_object_put(o);
     snprintf(body, sizeof(body), "{\"placement\":\"%s\",\"sm\":97}", key);
     cr_assert_eq(call(&w, "/v1/share", body, &o), 409, "over training's 96-SM budget");
@@ -472,6 +496,15 @@ Test(orchestrator, tandemctl_lists_sets_drains_and_says_what_failed, .timeout = 
     cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d drain node2 >/dev/null", ctl, w.port), 0);
     cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d decisions | grep -q 'set-share.*8.*12'", ctl, w.port), 0);
     cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d decisions | grep -q 'node2.*drain'", ctl, w.port), 0);
+    /* json: the API's objects one a line, for scripts (bench/control-plane/timeline.sh) */
+    cr_assert_eq(run("test \"$(%s --orchestrator 127.0.0.1:%d json decisions | grep -c '^{\"time\":.*\"agent_ms\":.*}$')\" "
+                     "= 3", ctl, w.port), 0, "json decisions: place, set-share and drain, one a line");
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d json placements | grep -q '^{\"placement\":\"%s\".*\"sm\":12,'",
+                     ctl, w.port, key), 0, "json placements lists the placement with its share");
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d json gpus | grep '\"node\":\"node1\"' | grep -q '\"sm_placed\":12,'",
+                     ctl, w.port), 0, "json gpus names each GPU's node and its SMs placed");
+    cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d json nodes >/dev/null 2>&1", ctl, w.port), 2,
+                 "json takes decisions, placements or gpus");
     cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d share pl-nope 4 2>&1 | grep -q 'no placement pl-nope'", ctl,
                      w.port), 0, "an unknown placement is named");
     cr_assert_eq(run("%s --orchestrator 127.0.0.1:%d share pl-nope 4 >/dev/null 2>&1", ctl, w.port), 1);

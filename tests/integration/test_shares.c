@@ -99,3 +99,40 @@ Test(shares, a_default_share_beyond_the_device_stops_the_server)
     cr_expect(strstr(r->err, "--session-sms 17"), "no reason given: %s", r->err);
     free(r);
 }
+
+/* bench/shares' resize probe on the sim (its kernel's twin, server/sim_kernels/bench_shares.c,
+ * marks the SMs of the launch's share): its kernels report 8 SMs, then 64 from the one whose
+ * launch is the work the change is asked at.  With 2 streams that is kernel 10's launch:
+ * a memset, 2 launches, 3 for the first check, then 3 a kernel (bench/shares/shares.sh counts
+ * the same way for --test-share-at-work).  The server's line carries its wall-clock stamps. */
+Test(shares, the_resize_probe_sees_each_kernels_share)
+{
+    const char *const args[] = { "--sim-wave-us", "10", "--session-sms", "8", "--test-share-at-work", "37:64", NULL };
+    char shares[1024];
+    th_server srv;
+    th_result *r = calloc(1, sizeof(*r));
+    int seen[20], n = 0;
+
+    cr_assert_not_null(r);
+    snprintf(shares, sizeof(shares), "%s/bench/shares", th_build_dir());
+    const char *argv[] = { shares, "resize", "--streams", "2", "--kernels", "20", "--iters", "4", NULL };
+    th_server_start(&srv, args);
+    th_run_guest(srv.endpoint, argv, 120, r);
+    cr_assert_eq(r->status, 0, "shares resize failed: %s", r->err);
+    for (char *line = strtok(r->out, "\n"); line; line = strtok(NULL, "\n")) {
+        int k, s;
+        if (sscanf(line, "{\"test\":\"resize\",\"streams\":2,\"kernel\":%d,", &k) == 1 && k >= 0 && k < 20 &&
+            strstr(line, "\"sms_seen\":") && sscanf(strstr(line, "\"sms_seen\":"), "\"sms_seen\":%d", &s) == 1) {
+            seen[k] = s;
+            n++;
+        }
+    }
+    cr_assert_eq(n, 20, "the probe printed %d of 20 kernels", n);
+    for (int k = 0; k < 20; k++)
+        cr_expect_eq(seen[k], k < 10 ? 8 : 64, "kernel %d ran on %d SMs", k, seen[k]);
+    cr_expect(th_server_log_has(&srv, "runs on 64 SMs from its next work"), "the server did not log the change");
+    cr_expect(th_server_log_has(&srv, "wall-clock ms: asked "), "the change's line has no wall-clock stamps");
+    cr_expect(th_server_log_has(&srv, ", taken "), "the change's line does not say when it was taken");
+    cr_expect_eq(th_server_stop(&srv), 0);
+    free(r);
+}

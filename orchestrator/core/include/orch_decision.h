@@ -20,7 +20,10 @@ typedef enum {
 } orch_action;
 
 typedef struct orch_decision {
-    double time;                      /* seconds since the epoch */
+    double time;                      /* seconds since the epoch: when it was decided, before a node
+                                       * agent was asked to carry it out */
+    double agent_ms;                  /* how long the node agent took to carry it out (reserve, share),
+                                       * 0 when none was asked; not kept in the store */
     char placement[ORCH_NAME_MAX];    /* or the node, for drain and node-lost */
     orch_action action;
     char from[ORCH_ADDR_MAX];

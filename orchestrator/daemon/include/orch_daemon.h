@@ -15,6 +15,13 @@
 
 #define ORCH_MAX_BODY (64 * 1024)    /* a request body over this is refused (413) */
 
+/* One kept HTTP client per node agent (agent_client.c): its connection stays open between
+ * requests, so a share change does not pay a TCP connect (and libcurl's set-up) each time. */
+typedef struct orch_agent_conn {
+    char agent[ORCH_ADDR_MAX];
+    void *curl;                      /* CURL *, made at the first request to agent */
+} orch_agent_conn;
+
 typedef struct orch_daemon {
     orch_config cfg;
     orch_tenants tenants;
@@ -23,6 +30,8 @@ typedef struct orch_daemon {
     orch_decision *decisions;        /* the newest cfg.decisions_kept, oldest first */
     int ndecisions;
     uint64_t decision_counts[ORCH_ACT_COUNT];
+    orch_agent_conn agent_conns[ORCH_MAX_NODES];   /* used under lock, as every agent request is */
+    int nagent_conns;
     pthread_mutex_t lock;
 } orch_daemon;
 
@@ -37,13 +46,19 @@ typedef struct orch_reply {
 void orch_reply_json(orch_reply *r, unsigned status, json_object *json);
 void orch_reply_error(orch_reply *r, unsigned status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Records d (its time set now): in memory, in the store, counted, and as one log line. */
+/* Records d: in memory, in the store, counted, and as one log line.  Its time is the caller's
+ * (when the decision was taken, before any node agent was asked: orch_wall_s) or, if 0, now. */
 void orch_decide(orch_daemon *d, orch_decision *dec);
+/* Seconds since the epoch, wall clock: a decision's time. */
+double orch_wall_s(void);
 
-/* POSTs json to agent's path (agent "http://H:P"); the answer's JSON object in *answer (caller
- * puts it).  0, or -1 with why (unreachable, timed out, a status other than 200 with its error). */
-int orch_agent_post(const orch_daemon *d, const char *agent, const char *path, json_object *json,
+/* POSTs json to agent's path (agent "http://H:P") over the agent's kept connection; the answer's
+ * JSON object in *answer (caller puts it).  0, or -1 with why (unreachable, timed out, a status
+ * other than 200 with its error).  Called under d->lock. */
+int orch_agent_post(orch_daemon *d, const char *agent, const char *path, json_object *json,
                     json_object **answer, char *why, size_t whylen);
+/* Closes the kept connections (at exit). */
+void orch_agent_conns_close(orch_daemon *d);
 
 /* The handlers, each called under d->lock. */
 void orch_api_register(orch_daemon *d, json_object *body, orch_reply *r);

@@ -100,6 +100,11 @@ bool sim_launch_stopped(const sim_launch *l)
     return l->exec->err || atomic_load_explicit(l->exec->stopping, memory_order_relaxed);
 }
 
+unsigned sim_launch_sms(const sim_launch *l)
+{
+    return l->exec->sms;
+}
+
 bool sim_launch_wait_step(const sim_launch *l, long ns)
 {
     struct timespec step = { 0, ns };

@@ -275,6 +275,7 @@ struct sim_exec {
     int err;
     sim_output *output;      /* the launching stream's device output */
     tdm_backend *b;          /* conditional handles a twin sets (sim_set_conditional) */
+    unsigned sms;            /* the SMs the launch runs on: its stream's share, or the device's */
 };
 /* Unpins what the launch touched. */
 void sim_exec_release(sim_exec *x);

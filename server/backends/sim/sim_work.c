@@ -176,6 +176,7 @@ static int run_kernel(tdm_backend *b, sim_op *op)
         .own_size = f->m->globals_size,
         .output = &op->stream->output,
         .b = b,
+        .sms = op->stream->sms ? op->stream->sms : sim_device_sms(b),
     };
     sim_launch l = {
         .kernel = f->k->name,

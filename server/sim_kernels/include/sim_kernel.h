@@ -48,6 +48,10 @@ bool sim_launch_stopped(const sim_launch *l);
  * sim_mem_ptr stay valid across it: what a launch touched stays mapped
  * until it ends.  False once the launch is stopped (sim_launch_stopped). */
 bool sim_launch_wait_step(const sim_launch *l, long ns);
+/* The SMs the launch runs on: its stream's SM share (docs/sm-shares.md), or
+ * the device's SM count.  For twins of kernels that report where their
+ * blocks ran (%smid): the sim's model puts block k on SM k mod this. */
+unsigned sim_launch_sms(const sim_launch *l);
 /* Marks the launch faulted with `err` (a cudaError_t), for faults a twin
  * detects itself, such as out-of-bounds shared memory.  The first fault
  * wins. */
