@@ -248,7 +248,9 @@ meta_common() {
   printf '%s' "\"simulated\":$simulated,\"label\":$(json "$label"),\"smoke\":$([ "$smoke" = 1 ] && echo true || echo false),"
   printf '%s' "\"tandem\":$(json "$tandem_version"),"
   printf '%s' "\"cpu\":$(json "$cpu"),\"cpus\":$(nproc),\"kernel\":$(json "$(uname -r)"),"
-  printf '%s' "\"native_cudart\":$(json "$native_cudart"),\"guest_cudart\":$(json "$guest_cudart")"
+  printf '%s' "\"native_cudart\":$(json "$native_cudart"),\"guest_cudart\":$(json "$guest_cudart"),"
+  # ---- tcp bulk data (issue 14): how the tcp copies were striped and sent (empty: defaults) ----
+  printf '%s' "\"tcp_lanes\":$(json "${TANDEM_TCP_LANES:-}"),\"tcp_send\":$(json "${TANDEM_TCP_SEND:-}")"
 }
 
 # write_results META: results.json from raw.jsonl: the meta object on one

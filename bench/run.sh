@@ -175,16 +175,20 @@ for entry in "${plan[@]}"; do
 done
 
 # ---- tcp lanes (issue 14): the wire's ceiling beside the tcp copies ----
-# A tcp copy is striped over TANDEM_TCP_LANES connections (4 by default,
+# A tcp copy is striped over TANDEM_TCP_LANES connections (8 by default,
 # docs/protocol.md): plain loopback TCP over 1 connection is what one
-# connection can reach, over 4, 8 and 16 what striping can.
+# connection can reach, over 4, 8 and 16 what striping can; each with the
+# lanes' send modes (TANDEM_TCP_SEND): plain, splice, zerocopy.
 if [[ " ${micro_sections[*]} " == *" memcpy "* ]] && [ -x "$progs/tcp-loopback" ]; then
   lb_args=(256 5 8192)
   [ $smoke = 1 ] && lb_args=(16 3 1024)
   for n in 1 4 8 16; do
-    line=$("$progs/tcp-loopback" "${lb_args[@]}" "$n") || { failures+=("tcp-loopback $n streams failed"); continue; }
-    echo "$line" >>"$out/tcp-loopback.jsonl"
-    echo "bench: tcp ceiling over $n connection(s): $(sed -n 's/.*"value":\([0-9.]*\).*/\1/p' <<<"$line") GB/s"
+    lines=$("$progs/tcp-loopback" "${lb_args[@]}" "$n" plain,splice,zerocopy) ||
+      failures+=("tcp-loopback $n streams failed")
+    [ -n "$lines" ] || continue
+    echo "$lines" >>"$out/tcp-loopback.jsonl"
+    echo "bench: tcp ceiling over $n connection(s), GB/s:" \
+      $(sed -n 's/.*"mode":"\([a-z]*\)".*"value":\([0-9.]*\).*/\1 \2/p' <<<"$lines")
   done
 fi
 

@@ -7,12 +7,21 @@
  * (it would be a non-last fragment of over a GiB), so the listener tells a
  * lane from a session's main connection by its first bytes.  After that, a
  * lane carries parts: a 16-byte header (xfer, len, offset, big-endian) and
- * len bytes; a header of len 0 ends a download's parts on that lane.
+ * len bytes; a header of len 0 is an end mark.
  *
- * Who sends which part is fixed by the call, so neither side needs to
- * search: a piece of `n` bytes at `base` is split over `nlanes` lanes into
- * contiguous slices of tdm_lane_slice bytes (the last ones shorter or
- * empty), slice i on the lane of index i. */
+ * A piece (an upload's MEMCPY_HTOD_LANES, a download's 4 MiB of staging)
+ * is cut into parts of TDM_LANE_PART bytes at multiples of it (the last one
+ * shorter), and each lane takes the next part not yet taken whenever it is
+ * free, so a lane that gets less CPU carries less and no lane waits for a
+ * slow one.  The receiver checks that each part is one of the piece's, and
+ * takes each lane's end mark: after an upload's piece every lane sends one
+ * (the server then checks that every part came, once); after a download's
+ * last piece the server sends one on every lane.
+ *
+ * A download part whose len has TDM_LANE_ACK set asks the guest to send
+ * its header back (len without the flag) on that lane once it has the
+ * bytes: the server spliced them from its staging (tcp_send.h) and may
+ * reuse that only then. */
 #ifndef TANDEM_PROTO_LANES_WIRE_H
 #define TANDEM_PROTO_LANES_WIRE_H
 
@@ -24,6 +33,8 @@
 #define TDM_LANE_MAGIC_LEN 8
 #define TDM_LANE_PREAMBLE_LEN (TDM_LANE_MAGIC_LEN + 8 + 32)
 #define TDM_LANE_HDR_LEN 16
+/* In a download part's len: acknowledge it (the rest of len is the size). */
+#define TDM_LANE_ACK 0x80000000u
 
 static inline void tdm_lane_put64(unsigned char *p, uint64_t v)
 {
@@ -70,20 +81,15 @@ static inline tdm_lane_hdr tdm_lane_hdr_get(const unsigned char p[TDM_LANE_HDR_L
     return (tdm_lane_hdr){ tdm_lane_get32(p), tdm_lane_get32(p + 4), tdm_lane_get64(p + 8) };
 }
 
-/* Slices are multiples of 4 KiB (page-aligned in the staging) unless one
- * slice holds it all. */
-static inline uint64_t tdm_lane_slice(uint64_t n, unsigned nlanes)
-{
-    uint64_t s = (n + nlanes - 1) / nlanes;
-    return nlanes > 1 ? (s + 4095) & ~(uint64_t)4095 : s;
-}
+/* Parts: page-aligned in the staging, few enough per piece for a 64-bit
+ * mask of those received, large enough that a part's header and system
+ * calls cost little next to its bytes. */
+#define TDM_LANE_PART ((uint64_t)512 << 10)
 
-/* Lane i's slice of a piece of n bytes: [*off, *off + return). */
-static inline uint64_t tdm_lane_part(uint64_t n, unsigned nlanes, unsigned i, uint64_t *off)
+/* The part of a piece of n bytes at off: its length, 0 past the end. */
+static inline uint64_t tdm_lane_part_len(uint64_t n, uint64_t off)
 {
-    uint64_t s = tdm_lane_slice(n, nlanes), start = s * i;
-    *off = start < n ? start : n;
-    return start < n ? (n - start < s ? n - start : s) : 0;
+    return off < n ? (n - off < TDM_LANE_PART ? n - off : TDM_LANE_PART) : 0;
 }
 
 #endif

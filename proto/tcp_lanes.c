@@ -18,6 +18,7 @@
 #include "lanes_wire.h"
 #include "recstream.h"
 #include "tandem_rpc.h"
+#include "tcp_send.h"
 
 typedef enum { JOB_SEND, JOB_RECV } job_kind;
 
@@ -26,6 +27,7 @@ typedef struct lane {
     unsigned index;
     int fd;
     pthread_t th;
+    tdm_tx tx;             /* how its upload parts leave (TANDEM_TCP_SEND) */
 } lane;
 
 struct tdm_tcp_lanes {
@@ -39,6 +41,7 @@ struct tdm_tcp_lanes {
     uint32_t xfer;
     unsigned char *buf;
     uint64_t size;
+    uint64_t next;         /* JOB_SEND: the first byte no lane took yet */
     unsigned pending;      /* lanes not done with the job */
     bool failed;
 };
@@ -69,19 +72,39 @@ static int connect_to(const char *host, int port)
 }
 
 
+/* The next part of the upload job not yet taken: its offset in *off, its
+ * length (0: none left). */
+static uint64_t take_part(tdm_tcp_lanes *l, uint64_t size, uint64_t *off)
+{
+    uint64_t n;
+
+    pthread_mutex_lock(&l->mu);
+    *off = l->next;
+    n = tdm_lane_part_len(size, l->next);
+    l->next += n;
+    pthread_mutex_unlock(&l->mu);
+    return n;
+}
+
 /* This lane's part of the job: 0 or -1. */
-static int do_job(lane *ln, job_kind kind, unsigned nlanes, uint32_t xfer, unsigned char *buf, uint64_t size)
+static int do_job(lane *ln, job_kind kind, uint32_t xfer, unsigned char *buf, uint64_t size)
 {
     unsigned char h[TDM_LANE_HDR_LEN];
     uint64_t off, n;
 
     if (kind == JOB_SEND) {
-        n = tdm_lane_part(size, nlanes, ln->index, &off);
-        if (n == 0)
-            return 0;
-        tdm_lane_hdr_put(h, (tdm_lane_hdr){ xfer, (uint32_t)n, off });
-        struct iovec iov[2] = { { h, sizeof(h) }, { buf + off, n } };
-        return tdm_recstream_send_all(ln->fd, iov, 2);
+        /* Parts as this lane is free, then its end mark (lanes_wire.h).
+         * Spliced, the socket refers to the program's pages until the
+         * server has read them: it has once MEMCPY_HTOD_LANES is answered,
+         * and the transport returns (the program may change the bytes) only
+         * then. */
+        while ((n = take_part(ln->set, size, &off)) > 0) {
+            tdm_lane_hdr_put(h, (tdm_lane_hdr){ xfer, (uint32_t)n, off });
+            if (tdm_tx_send(&ln->tx, ln->fd, h, sizeof(h), buf + off, n) != 0)
+                return -1;
+        }
+        tdm_lane_hdr_put(h, (tdm_lane_hdr){ xfer, 0, 0 });
+        return tdm_tx_send(&ln->tx, ln->fd, h, sizeof(h), NULL, 0) == 0 ? 0 : -1;
     }
     /* Parts until the end mark, each checked to lie inside the buffer:
      * the server is trusted no more than a reply's length would be. */
@@ -89,12 +112,22 @@ static int do_job(lane *ln, job_kind kind, unsigned nlanes, uint32_t xfer, unsig
         if (tdm_recstream_recv_all(ln->fd, h, sizeof(h)) != 0)
             return -1;
         tdm_lane_hdr got = tdm_lane_hdr_get(h);
+        bool ack = (got.len & TDM_LANE_ACK) != 0;
+        got.len &= ~TDM_LANE_ACK;
         if (got.xfer != xfer || got.off > size || got.len > size - got.off)
             return -1;
         if (got.len == 0)
             return 0;
         if (tdm_recstream_recv_all(ln->fd, buf + got.off, got.len) != 0)
             return -1;
+        /* The server spliced the part from its staging and reuses that once
+         * we have the bytes: say so. */
+        if (ack) {
+            struct iovec iov[1] = { { h, sizeof(h) } };
+            tdm_lane_hdr_put(h, got);
+            if (tdm_recstream_send_all(ln->fd, iov, 1) != 0)
+                return -1;
+        }
     }
 }
 
@@ -115,9 +148,8 @@ static void *lane_main(void *arg)
         uint32_t xfer = l->xfer;
         unsigned char *buf = l->buf;
         uint64_t size = l->size;
-        unsigned nlanes = l->n;
         pthread_mutex_unlock(&l->mu);
-        int rc = do_job(ln, kind, nlanes, xfer, buf, size);
+        int rc = do_job(ln, kind, xfer, buf, size);
         pthread_mutex_lock(&l->mu);
         if (rc != 0) {
             /* The server then fails the copy, and the caller sees why. */
@@ -151,7 +183,7 @@ static int open_lane(const char *host, int port, uint64_t sid, const unsigned ch
 }
 
 int tdm_tcp_lanes_open(const char *host, int port, uint64_t sid, const unsigned char *secret, unsigned want,
-                       tdm_tcp_lanes **out, char *err, size_t errlen)
+                       tdm_tx_mode send, tdm_tcp_lanes **out, char *err, size_t errlen)
 {
     tdm_tcp_lanes *l = calloc(1, sizeof(*l));
 
@@ -174,6 +206,7 @@ int tdm_tcp_lanes_open(const char *host, int port, uint64_t sid, const unsigned 
             break;
         }
         *ln = (lane){ .set = l, .index = l->n, .fd = fd };
+        tdm_tx_init(&ln->tx, send);
         /* The program's signals are for its own threads, not for ours. */
         sigset_t all, old;
         sigfillset(&all);
@@ -182,6 +215,7 @@ int tdm_tcp_lanes_open(const char *host, int port, uint64_t sid, const unsigned 
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         if (rc != 0) {
             snprintf(err, errlen, "cannot start a lane thread");
+            tdm_tx_fini(&ln->tx);
             close(fd);
             break;
         }
@@ -207,6 +241,7 @@ static void start(tdm_tcp_lanes *l, job_kind kind, uint32_t xfer, void *buf, uin
     l->xfer = xfer;
     l->buf = buf;
     l->size = n;
+    l->next = 0;
     l->failed = false;
     l->pending = l->n;
     l->seq++;
@@ -255,6 +290,7 @@ void tdm_tcp_lanes_close(tdm_tcp_lanes *l)
     pthread_mutex_unlock(&l->mu);
     for (unsigned i = 0; i < l->n; i++) {
         pthread_join(l->lanes[i].th, NULL);
+        tdm_tx_fini(&l->lanes[i].tx);
         close(l->lanes[i].fd);
     }
     pthread_cond_destroy(&l->cv);

@@ -8,16 +8,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tcp_send.h"
+
 typedef struct tdm_tcp_lanes tdm_tcp_lanes;
 
 /* Opens up to `want` lanes to host:port for session `sid`, one after the
- * other.  The number opened (0: none, *out NULL), a reason in err when
- * fewer than wanted. */
+ * other, whose uploads are sent the `send` way (tcp_send.h).  The number
+ * opened (0: none, *out NULL), a reason in err when fewer than wanted. */
 int tdm_tcp_lanes_open(const char *host, int port, uint64_t sid, const unsigned char *secret, unsigned want,
-                       tdm_tcp_lanes **out, char *err, size_t errlen);
+                       tdm_tx_mode send, tdm_tcp_lanes **out, char *err, size_t errlen);
 unsigned tdm_tcp_lanes_count(const tdm_tcp_lanes *l);
 /* Starts sending buf[0..n) split over the lanes as parts of xfer; returns
- * at once. */
+ * at once.  buf must stay as it is until the server has it all (with
+ * splice the sockets refer to its pages until then). */
 void tdm_tcp_lanes_send(tdm_tcp_lanes *l, uint32_t xfer, const void *buf, uint64_t n);
 /* Starts receiving a download's parts of xfer into buf[0..n), until every
  * lane has its end mark. */

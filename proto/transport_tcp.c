@@ -58,6 +58,7 @@ typedef struct tcp_transport {
     int port;
     tdm_tcp_lanes *lanes;     /* NULL until the first large copy, and after lanes failed */
     unsigned lanes_want;      /* TANDEM_TCP_LANES */
+    tdm_tx_mode lane_send;    /* TANDEM_TCP_SEND: how the lanes send uploads (tcp_send.h) */
     uint64_t lane_min;        /* TANDEM_TCP_LANE_MIN */
     bool lanes_off;           /* the server has none for us, or they failed too often */
     unsigned lane_failures;
@@ -337,6 +338,7 @@ static int call_raw(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *arg
 static void lanes_config(tcp_transport *tt, const char *host, int port)
 {
     const char *v = getenv("TANDEM_TCP_LANES"), *m = getenv("TANDEM_TCP_LANE_MIN");
+    const char *send = getenv("TANDEM_TCP_SEND");
     char *end;
 
     snprintf(tt->host, sizeof(tt->host), "%s", host);
@@ -346,6 +348,11 @@ static void lanes_config(tcp_transport *tt, const char *host, int port)
         unsigned long n = strtoul(v, &end, 10);
         tt->lanes_want = *end ? LANES_DEFAULT : n > TDM_LANES_MAX ? TDM_LANES_MAX : (unsigned)n;
     }
+    /* Plain unless asked: splice cost more CPU a byte than plain sends on
+     * the machines measured so far (docs/protocol.md, "Send modes"). */
+    tt->lane_send = TDM_TX_PLAIN;
+    if (send && *send && tdm_tx_mode_parse(send, &tt->lane_send) != 0)
+        tt->lane_send = TDM_TX_PLAIN;
     tt->lane_min = LANE_MIN_DEFAULT;
     if (m && *m) {
         unsigned long long n = strtoull(m, &end, 10);
@@ -386,7 +393,7 @@ static bool use_lanes(tcp_transport *tt, uint64_t n)
         return false;
     }
     if (tdm_tcp_lanes_open(tt->host, tt->port, r.session_id, (const unsigned char *)r.secret,
-                           tt->lanes_want < r.max_lanes ? tt->lanes_want : r.max_lanes, &tt->lanes, why,
+                           tt->lanes_want < r.max_lanes ? tt->lanes_want : r.max_lanes, tt->lane_send, &tt->lanes, why,
                            sizeof(why)) == 0) {
         tt->lanes_off = ++tt->lane_failures >= LANE_MAX_FAILURES;
         return false;

@@ -4,18 +4,25 @@
  * One tdm_lanes per TCP connection that carries a session (the listener
  * makes it and ends it with the connection).  Each lane is a connection of
  * its own, served by its own thread (the listener's), which does only what
- * the session's thread asks: receive its slice of an upload into the
- * session's staging, or send its slice of a download from it.  The
- * session's thread still issues every device copy, in stream order. */
+ * the session's thread asks: receive the parts of an upload the guest sent
+ * on it into the session's staging, or send parts of a download from it,
+ * taking them as it is free.  The session's thread still issues every
+ * device copy, in stream order. */
 #ifndef TANDEM_SERVER_LANES_H
 #define TANDEM_SERVER_LANES_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "tcp_send.h"
+
 typedef struct tdm_lanes tdm_lanes;
 
-tdm_lanes *tdm_lanes_create(void);
+/* send: how the lanes send downloads (--tcp-send; tcp_send.h).  With
+ * splice, each lane's last part of a piece asks the guest to acknowledge
+ * it, and the piece's job is done only once every lane's was: until then
+ * the socket still refers to the staging's pages. */
+tdm_lanes *tdm_lanes_create(tdm_tx_mode send);
 /* Shuts every lane down and waits for their threads to leave; then frees. */
 void tdm_lanes_close(tdm_lanes *l);
 
@@ -35,10 +42,27 @@ void tdm_lanes_serve(tdm_lanes *l, int index, uint64_t session_id);
 
 /* Called by the session's thread.  Each returns 0, or TDM_ERR_LANE_FAILED
  * when the lanes are not what the call says (nlanes) or one failed: the
- * lanes are then shut down, and no lane thread touches buf any more. */
+ * lanes are then shut down, and no lane thread touches any buffer of the
+ * session's jobs any more. */
+/* Receives an upload's piece into buf[0..n): each lane takes the parts the
+ * guest sent on it until its end mark; the piece is done when every lane's
+ * came and every part of it came once (lanes_wire.h). */
 int tdm_lanes_recv(tdm_lanes *l, unsigned nlanes, uint32_t xfer, void *buf, uint64_t n);
-int tdm_lanes_send(tdm_lanes *l, unsigned nlanes, uint32_t xfer, const void *buf, uint64_t off, uint64_t n);
-/* Ends a download's parts on every lane. */
+/* Starts sending buf[0..n), bytes off.. of a download, and returns at once
+ * with the job's number in *job: the lanes take its parts as each is free, one job after the other without waiting
+ * for each other, so the next piece may be posted before this one went.
+ * At most TDM_LANE_JOBS jobs are pending: a further post waits for the
+ * oldest.  buf must stay as it is until tdm_lanes_wait(job) returned. */
+int tdm_lanes_post_send(tdm_lanes *l, unsigned nlanes, uint32_t xfer, const void *buf, uint64_t off, uint64_t n,
+                        uint64_t *job);
+/* Waits until job (and every job before it) is done: its bytes are in the
+ * sockets (plain), or the guest acknowledged them (splice).  0 or
+ * TDM_ERR_LANE_FAILED. */
+int tdm_lanes_wait(tdm_lanes *l, uint64_t job);
+/* Ends a download's parts on every lane, after the jobs before it. */
 int tdm_lanes_send_end(tdm_lanes *l, unsigned nlanes, uint32_t xfer);
+
+/* Pending jobs at most. */
+#define TDM_LANE_JOBS 4
 
 #endif

@@ -58,6 +58,9 @@ static void usage(FILE *f)
             "                         for S seconds (default 30; 0 = wait forever)\n"
             "  --idle-timeout S       close a session that sends nothing for S seconds, releasing\n"
             "                         what it held (default 0 = never: CUDA programs may idle for hours)\n"
+            "  --tcp-send MODE        how TCP lanes send downloads: plain (default) or splice (the\n"
+            "                         sockets refer to the staging's pages instead of copying them;\n"
+            "                         docs/protocol.md); default from TANDEM_TCP_SEND\n"
             "  --tenants FILE         serve only guests that present a tenant's token (TANDEM_TOKEN),\n"
             "                         each within its tenant's bounds (docs/security.md); FILE must be\n"
             "                         private to the server's user (mode 600).  Without it: anyone\n"
@@ -111,6 +114,8 @@ enum { OPT_SESSION_SMS = 1700, OPT_SIM_SMS, OPT_SIM_WAVE_US, OPT_TEST_SHARE_AT_W
 
 /* ---- control plane (issue 17) ---- */
 enum { OPT_CONTROL = 1100 };
+/* ---- tcp bulk data (issue 14) ---- */
+enum { OPT_TCP_SEND = 1400 };
 
 /* Options that are the front's alone: where it listens, how it is supervised, the MPS daemon it
  * starts (its processes inherit the daemon's environment), the GPU (passed on after --mps start
@@ -176,7 +181,7 @@ int main(int argc, char **argv)
         { "session-events", required_argument, 0, 'E' }, { "tenants", required_argument, 0, 'N' },
         { "session-modules", required_argument, 0, 'O' }, { "session-host-memory", required_argument, 0, 'U' },
         { "host-budget", required_argument, 0, 'G' },     { "frame-timeout", required_argument, 0, 'W' },
-        { "idle-timeout", required_argument, 0, 'I' },
+        { "idle-timeout", required_argument, 0, 'I' },     { "tcp-send", required_argument, 0, OPT_TCP_SEND },
         /* ---- a process per tenant (issue 16): --isolate; the rest is how the front starts one ---- */
         { "isolate", required_argument, 0, OPT_ISOLATE },  { "worker-of", required_argument, 0, OPT_WORKER_OF },
         { "worker-fd", required_argument, 0, OPT_WORKER_FD }, { "worker-index", required_argument, 0, OPT_WORKER_INDEX },
@@ -219,6 +224,12 @@ int main(int argc, char **argv)
     tdm_control *control = NULL;
 
     tdm_log_set_program("tandem-server");
+    /* ---- tcp bulk data (issue 14): the same variable as the guest's, so one setting measures both ---- */
+    const char *send_env = getenv("TANDEM_TCP_SEND");
+    if (send_env && *send_env && (tdm_tx_mode_parse(send_env, &cfg.tcp_send) != 0 || cfg.tcp_send == TDM_TX_ZEROCOPY)) {
+        tdm_log("TANDEM_TCP_SEND=%s: the server sends 'plain' or 'splice'; plain it is", send_env);
+        cfg.tcp_send = TDM_TX_PLAIN;
+    }
     for (at = optind; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1; at = optind) {
         switch (c) {
         case 'b': cfg.backend = optarg; break;
@@ -258,6 +269,14 @@ int main(int argc, char **argv)
         case 'I':
             if ((count = atoi(optarg)) < 0) goto bad;
             cfg.idle_timeout_s = (uint32_t)count;
+            break;
+        case OPT_TCP_SEND:
+            /* zerocopy gains nothing on loopback (tcp_send.h) and would make each lane wait for the
+             * kernel's reports: the server offers plain and splice. */
+            if (tdm_tx_mode_parse(optarg, &cfg.tcp_send) != 0 || cfg.tcp_send == TDM_TX_ZEROCOPY) {
+                tdm_log("--tcp-send takes 'plain' or 'splice'");
+                return 2;
+            }
             break;
         case 'A':
             if (tdm_parse_size(optarg, &cfg.arena_base)) goto bad;

@@ -15,6 +15,7 @@
 #include "ipc_exports.h"
 #include "session_hooks.h"
 #include "session_stats.h"
+#include "tcp_send.h"
 
 #define TDM_DEFAULT_ARENA_BASE 0x200000000000ull  /* 32 TiB: free in both CPU and GPU VA on x86-64 */
 #define TDM_DEFAULT_ARENA_SIZE (256ull << 30)
@@ -34,6 +35,7 @@ typedef struct tdm_server_config {
     uint64_t host_budget;        /* host bytes all sessions hold together; 0 = no bound */
     uint32_t frame_timeout_s;    /* a peer stalled this long in the middle of a frame is cut off (0 = never) */
     uint32_t idle_timeout_s;     /* a session that sends nothing this long is closed (0 = never) */
+    tdm_tx_mode tcp_send;        /* how lanes send downloads (--tcp-send, TANDEM_TCP_SEND; tcp_send.h) */
     const char *sim_mps_domain;  /* sim backend: MPS domain name, or NULL */
     const char *mps_mode;        /* cuda backend: NULL, "start" or "attach" (mps.h) */
     const char *mps_dir;         /* --mps attach DIR / --mps-run-dir */

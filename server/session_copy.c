@@ -23,6 +23,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include <driver_types.h>
 
@@ -38,7 +39,8 @@
 #define DOWN_CHUNK ((uint64_t)4 << 20)
 
 typedef struct stage_buf {
-    void *p;
+    void *p;                  /* mapped for this buffer alone (see buf_make) */
+    size_t bytes;
     void *reg;                /* backend registration handle; NULL where not registered */
     tdm_bevent *done;         /* recorded after the last copy that uses p */
 } stage_buf;
@@ -73,7 +75,8 @@ static void buf_release(tdm_session *s, stage_buf *b)
     }
     if (b->reg)
         ops_of(s)->host_unregister(s->srv->be, b->reg);
-    free(b->p);
+    if (b->p)
+        munmap(b->p, b->bytes);
     *b = (stage_buf){ 0 };
 }
 
@@ -84,10 +87,18 @@ static int buf_make(tdm_session *s, stage_buf *b, size_t bytes, bool must_pin)
 {
     int err;
 
-    if (posix_memalign(&b->p, 4096, bytes) != 0) {
+    /* A mapping of its own, not the heap's: with --tcp-send splice, lanes'
+     * sockets refer to these pages until the guest has read them (a guest
+     * that stops reading keeps its socket's references), and pages the heap
+     * handed to something else afterwards (another session's data) must
+     * never be what such a socket still delivers.  Unmapped, they are
+     * nobody's but the sockets'. */
+    b->p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (b->p == MAP_FAILED) {
         b->p = NULL;
         return cudaErrorMemoryAllocation;
     }
+    b->bytes = bytes;
     err = ops_of(s)->event_create(s->srv->be, cudaEventDisableTiming, &b->done);
     if (err) {
         b->done = NULL;
@@ -336,7 +347,7 @@ void tdm_session_dtoh_lanes(tdm_session *s, uint64_t src, uint64_t n, uint64_t s
                             unsigned nlanes, int *err, int *copy_err)
 {
     tdm_copy_staging *st = NULL;
-    uint64_t off;
+    uint64_t off, job[NDOWN] = { 0 };   /* the lanes' job sending from down[i], 0: none */
     int e;
 
     *err = *copy_err = 0;
@@ -360,19 +371,29 @@ void tdm_session_dtoh_lanes(tdm_session *s, uint64_t src, uint64_t n, uint64_t s
     st->queued_bytes = 0;
     if ((e = queue_next(s, st)) != 0)
         goto end;
-    /* Piece k in down[k % NDOWN]: piece k+1 is queued before piece k is
-     * sent, so its device copy overlaps the sending.  Each send returns
-     * once the bytes are in the sockets, freeing the buffer. */
+    /* Piece k in down[k % NDOWN]: once its device copy is done it is
+     * posted to the lanes, which send it after the pieces before it without
+     * a pause; then the next piece's device copy is queued into the buffer
+     * whose job is done (its bytes in the sockets, or with splice in the
+     * guest's hands), so the device copies overlap the sending. */
     for (unsigned k = 0; (off = (uint64_t)k * DOWN_CHUNK) < n; k++) {
         stage_buf *b = &st->down[k % NDOWN];
         uint64_t len = n - off < DOWN_CHUNK ? n - off : DOWN_CHUNK;
-        if (st->queued_bytes < n && (*copy_err = queue_next(s, st)) != 0)
-            break;
         if ((*copy_err = drain(s, b)) != 0)
             break;
-        if (tdm_lanes_send(s->lanes, nlanes, xfer, b->p, off, len) != 0) {
+        if (tdm_lanes_post_send(s->lanes, nlanes, xfer, b->p, off, len, &job[k % NDOWN]) != 0) {
             *err = TDM_ERR_LANE_FAILED;
             return;
+        }
+        if (st->queued_bytes < n) {
+            uint64_t *next = &job[st->queued % NDOWN];
+            if (*next && tdm_lanes_wait(s->lanes, *next) != 0) {
+                *err = TDM_ERR_LANE_FAILED;
+                return;
+            }
+            *next = 0;
+            if ((*copy_err = queue_next(s, st)) != 0)
+                break;
         }
     }
     /* The copies' own errors show as the stream's (a fault), as in
@@ -383,6 +404,8 @@ void tdm_session_dtoh_lanes(tdm_session *s, uint64_t src, uint64_t n, uint64_t s
         *copy_err = tdm_session_sync_result(s, *copy_err);
 end:
     *err = e;
+    /* After the parts on every lane; done once every job before it is (the
+     * staging is free again). */
     if (tdm_lanes_send_end(s->lanes, nlanes, xfer) != 0)
         *err = TDM_ERR_LANE_FAILED;
 }

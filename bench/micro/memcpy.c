@@ -11,8 +11,9 @@
  * Every size is checked: the data copied back must be what was sent.
  *
  * Over tcp, copies of 8 MiB and more travel over the session's lanes (the
- * guest library's default, TANDEM_TCP_LANES=4; docs/protocol.md): run with
- * TANDEM_TCP_LANES=0 to measure one connection. */
+ * guest library's default, TANDEM_TCP_LANES=8; docs/protocol.md): run with
+ * TANDEM_TCP_LANES=0 to measure one connection, TANDEM_TCP_SEND=splice
+ * (guest and server) to splice the lanes' bytes instead of copying them. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

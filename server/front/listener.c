@@ -195,7 +195,7 @@ static void *serve_conn(void *arg)
     snprintf(s->peer, sizeof(s->peer), "%s", c->peer);
     tdm_log("session %llu opened by %s", (unsigned long long)s->id, c->peer);
     /* Without lanes (out of memory) the session copies on this connection. */
-    s->lanes = lanes = tdm_lanes_create();
+    s->lanes = lanes = tdm_lanes_create(c->srv->cfg.tcp_send);
     set_lanes(c->set, c->fd, lanes);
     tdm_rpc_end end = tdm_rpc_serve_timed(&tdm_dispatch_program, s, c->fd, &s->wire, why, sizeof(why));
     tdm_log("session %llu (pid %d%s%s) closed: %s%s", (unsigned long long)s->id, s->pid,
@@ -440,6 +440,9 @@ int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile s
     else
         printf(", backend %s%s\n", srv->ops->name, srv->ops->simulated ? " (SIMULATED GPU, not a real device)" : "");
     fflush(stdout);
+    /* ---- tcp bulk data (issue 14): not the default, so said ---- */
+    if (srv->cfg.tcp_send == TDM_TX_SPLICE && !cfg->route)
+        tdm_log("TCP lanes send downloads spliced from the staging (--tcp-send splice)");
     /* ---- tenants (issue 16): who may use it, said once at start ---- */
     if (srv->cfg.tenants)
         tdm_log("%zu tenant(s) from --tenants: a guest must present its tenant's token (TANDEM_TOKEN)",

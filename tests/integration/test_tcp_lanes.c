@@ -1,10 +1,15 @@
 /* TCP lanes (docs/protocol.md, "Striping over several connections"): large
  * copies striped over extra connections of the session come back byte for
- * byte at odd sizes and offsets; forged, wrong and surplus lanes are closed
- * with a logged reason and harm nothing; a lane that dies in the middle of
- * a copy makes the copy go again on the main connection; a session's
- * lanes, their threads and sockets, end with it; and after a takeover the
- * guest opens lanes to the standby. */
+ * byte at odd sizes and offsets, with plain sends and spliced ones (both
+ * sides), and when splicing falls back to plain sends; forged, wrong and
+ * surplus lanes are closed with a logged reason and harm nothing; an
+ * upload whose parts are not the piece's (one twice, one missing, one
+ * askew) is refused and the session goes on; a spliced download's staging
+ * is reused only after the guest acknowledged it, and a guest that never
+ * does fails its copy after the frame timeout; a lane that dies in the
+ * middle of a copy makes the copy go again on the main connection; a
+ * session's lanes, their threads and sockets, end with it; and after a
+ * takeover the guest opens lanes to the standby. */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -15,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -123,8 +129,9 @@ Test(tcp_lanes, a_lane_that_stops_reading_fails_its_copy_after_the_frame_timeout
 }
 
 /* Odd sizes (not multiples of the lanes' count or of 4), offsets, a piece
- * smaller than the lanes' slices, and a copy of many pieces, over 3 lanes. */
-Test(tcp_lanes, copies_are_byte_identical, .init = up, .fini = down)
+ * smaller than the lanes' parts, and a copy of many pieces, over 3 lanes
+ * sending the way TANDEM_TCP_SEND says (the server's way is its own). */
+static void byte_identity(void)
 {
     const size_t total = 3 * (size_t)TDM_MAX_CHUNK + 4099;
     const struct { size_t off, n; } cases[] = {
@@ -159,6 +166,203 @@ Test(tcp_lanes, copies_are_byte_identical, .init = up, .fini = down)
     t->ops->close(t);
     free(pattern);
     free(back);
+}
+
+Test(tcp_lanes, copies_are_byte_identical, .init = up, .fini = down)
+{
+    unsetenv("TANDEM_TCP_SEND");
+    byte_identity();
+}
+
+/* The guest splices its uploads' parts and the server its downloads': the
+ * same bytes. */
+Test(tcp_lanes, spliced_copies_are_byte_identical)
+{
+    const char *args[] = { "--tcp-send", "splice", NULL };
+
+    th_server_start(&srv, args);
+    setenv("TANDEM_TCP_SEND", "splice", 1);
+    byte_identity();
+    cr_expect(th_server_log_has(&srv, "lanes send downloads spliced"), "see %s", srv.log);
+    down();
+}
+
+/* Where the guest cannot splice (here: no descriptor left for a lane's
+ * pipe), its lanes send plainly: the same bytes, no lane failed. */
+Test(tcp_lanes, uploads_fall_back_to_plain_sends_where_splicing_cannot_be, .init = up, .fini = down)
+{
+    const size_t n = 2 * (size_t)TDM_MAX_CHUNK + 12345;
+    unsigned char *pattern = malloc(n), *back = malloc(n);
+    struct rlimit old, low;
+    tdm_transport *t;
+    uint64_t dev;
+    int probe;
+
+    cr_assert(pattern && back);
+    setenv("TANDEM_TCP_SEND", "splice", 1);
+    t = guest_open("3", "65536");
+    dev = th_raw_malloc(t, n);
+    /* A download first: the lanes open, and none has made its pipe yet
+     * (made at a lane's first upload). */
+    cr_assert_eq(th_raw_read(t, dev, back, n, 0), 0);
+    cr_assert(th_server_log_has(&srv, "lane 2 opened"), "see %s", srv.log);
+    probe = dup(0);
+    cr_assert(probe >= 0);
+    close(probe);
+    getrlimit(RLIMIT_NOFILE, &old);
+    low = old;
+    low.rlim_cur = (rlim_t)probe;
+    cr_assert_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+    th_fill(pattern, n, 31);
+    th_raw_write(t, dev, pattern, n);
+    setrlimit(RLIMIT_NOFILE, &old);
+    memset(back, 0, n);
+    cr_expect_eq(th_raw_read(t, dev, back, n, 0), 0);
+    cr_expect_eq(memcmp(back, pattern, n), 0, "the plain fallback's bytes differ");
+    /* With descriptors again, the lanes make their pipes and splice. */
+    th_fill(pattern, n, 32);
+    th_raw_write(t, dev, pattern, n);
+    cr_expect_eq(th_raw_read(t, dev, back, n, 0), 0);
+    cr_expect_eq(memcmp(back, pattern, n), 0, "the spliced bytes differ");
+    cr_expect(!th_server_log_has(&srv, "failed in the middle of a copy"), "a lane failed; see %s", srv.log);
+    t->ops->close(t);
+    free(pattern);
+    free(back);
+}
+
+/* An upload over one hand-made lane whose parts are `parts` (offsets in a
+ * piece of n bytes, each sent with the length a part at that offset has),
+ * then its end mark: MEMCPY_HTOD_LANES's answer. */
+static int hand_upload(tdm_transport *t, uint64_t dev, uint64_t n, const uint64_t *parts, int nparts, uint64_t skew)
+{
+    tdm_lane_ticket_res r = ticket(t);
+    unsigned char h[TDM_LANE_HDR_LEN], *bytes = calloc(1, TDM_LANE_PART);
+    tdm_htod_lanes_args a = { .dst = dev, .stream = 0, .size = n, .xfer = 9, .nlanes = 1 };
+    int fd, res = -1;
+
+    cr_assert(bytes);
+    cr_assert_eq(raw_lane(r.session_id, (unsigned char *)r.secret, &fd), 0);
+    for (int i = 0; i < nparts; i++) {
+        uint64_t len = tdm_lane_part_len(n, parts[i]);
+        tdm_lane_hdr_put(h, (tdm_lane_hdr){ 9, (uint32_t)len, parts[i] + skew });
+        cr_assert_eq(send(fd, h, sizeof(h), MSG_NOSIGNAL), (ssize_t)sizeof(h));
+        cr_assert_eq(send(fd, bytes, len, MSG_NOSIGNAL), (ssize_t)len);
+    }
+    tdm_lane_hdr_put(h, (tdm_lane_hdr){ 9, 0, 0 });
+    cr_assert_eq(send(fd, h, sizeof(h), MSG_NOSIGNAL), (ssize_t)sizeof(h));
+    cr_assert_eq(t->ops->call(t, TDM_MEMCPY_HTOD_LANES, (xdrproc_t)xdr_tdm_htod_lanes_args, &a, (xdrproc_t)xdr_int,
+                              &res), 0);
+    close(fd);
+    free(bytes);
+    return res;
+}
+
+/* Parts are taken as lanes are free, so the server checks that an upload's
+ * piece came whole: every part once, each where a part begins.  Anything
+ * else is refused before the device copy (a fresh staging buffer holds
+ * whatever the heap had), and the session goes on. */
+Test(tcp_lanes, an_upload_that_is_not_its_parts_is_refused, .init = up, .fini = down)
+{
+    const uint64_t n = 2 * TDM_LANE_PART + 4097;
+    const uint64_t whole[] = { 0, TDM_LANE_PART, 2 * TDM_LANE_PART }, twice[] = { 0, TDM_LANE_PART, 0 },
+                   missing[] = { 0, 2 * TDM_LANE_PART }, reordered[] = { 2 * TDM_LANE_PART, 0, TDM_LANE_PART };
+    unsigned char back[64];
+    tdm_transport *t = guest_open("0", "65536");
+    uint64_t dev = th_raw_malloc(t, n);
+
+    cr_expect_eq(hand_upload(t, dev, n, whole, 3, 0), 0, "a whole piece was refused");
+    cr_expect_eq(hand_upload(t, dev, n, reordered, 3, 0), 0, "a piece in another order was refused");
+    cr_expect_eq(hand_upload(t, dev, n, twice, 3, 0), TDM_ERR_LANE_FAILED, "a part sent twice was taken");
+    cr_expect_eq(hand_upload(t, dev, n, missing, 2, 0), TDM_ERR_LANE_FAILED, "a piece with a hole was taken");
+    cr_expect(th_server_log_has(&srv, "missed some of its parts"), "see %s", srv.log);
+    cr_expect_eq(hand_upload(t, dev, n, whole, 3, 1), TDM_ERR_LANE_FAILED, "a part off its place was taken");
+    cr_expect_eq(th_raw_read(t, dev, back, sizeof(back), 0), 0, "the session did not go on");
+    t->ops->close(t);
+}
+
+typedef struct dtoh_call {
+    tdm_transport *t;
+    tdm_dtoh_lanes_args a;
+    tdm_dtoh_lanes_res res;
+    int rc;
+} dtoh_call;
+
+static void *call_dtoh(void *arg)
+{
+    dtoh_call *c = arg;
+
+    c->rc = c->t->ops->call(c->t, TDM_MEMCPY_DTOH_LANES, (xdrproc_t)xdr_tdm_dtoh_lanes_args, &c->a,
+                            (xdrproc_t)xdr_tdm_dtoh_lanes_res, &c->res);
+    return NULL;
+}
+
+/* A spliced download's parts refer to the server's staging until the guest
+ * read them: the server must not copy the next pieces into a buffer before
+ * the guest acknowledged what it held.  A slow hand-made lane reads each
+ * part late; every byte must still be the device's, and each piece's last
+ * part asks for the ack.  A lane that reads but never acknowledges fails
+ * the copy after the frame timeout, and the session goes on. */
+Test(tcp_lanes, a_spliced_download_waits_for_the_guests_acks)
+{
+    const char *args[] = { "--tcp-send", "splice", "--frame-timeout", "3", NULL };
+    const uint64_t n = 6 * ((uint64_t)4 << 20) + 12345;   /* 7 pieces through 2 staging buffers */
+    unsigned char *pattern = malloc(n), *back = malloc(n), h[TDM_LANE_HDR_LEN];
+    tdm_transport *t;
+    tdm_lane_ticket_res r;
+    uint64_t dev;
+    pthread_t th;
+    int fd, asked = 0;
+
+    cr_assert(pattern && back);
+    th_server_start(&srv, args);
+    t = guest_open("0", "65536");
+    dev = th_raw_malloc(t, n);
+    th_fill(pattern, n, 41);
+    th_raw_write(t, dev, pattern, n);
+    for (int round = 0; round < 2; round++) {
+        bool acks = round == 0;
+        dtoh_call c = { .t = t, .a = { .src = dev, .size = n, .stream = 0, .xfer = 5 + (unsigned)round, .nlanes = 1 } };
+        r = ticket(t);
+        cr_assert_eq(raw_lane(r.session_id, (unsigned char *)r.secret, &fd), 0);
+        memset(back, 0, n);
+        cr_assert_eq(pthread_create(&th, NULL, call_dtoh, &c), 0);
+        for (;;) {
+            if (recv(fd, h, sizeof(h), MSG_WAITALL) != (ssize_t)sizeof(h))
+                break;
+            tdm_lane_hdr got = tdm_lane_hdr_get(h);
+            bool ack = got.len & TDM_LANE_ACK;
+            got.len &= ~TDM_LANE_ACK;
+            if (got.len == 0)
+                break;
+            cr_assert(got.off <= n && got.len <= n - got.off, "a part outside the copy");
+            /* Late: the server has long queued the pieces after this one. */
+            usleep(acks ? 15000 : 0);
+            cr_assert_eq(recv(fd, back + got.off, got.len, MSG_WAITALL), (ssize_t)got.len);
+            asked += ack;
+            if (ack && acks) {
+                tdm_lane_hdr_put(h, got);
+                cr_assert_eq(send(fd, h, sizeof(h), MSG_NOSIGNAL), (ssize_t)sizeof(h));
+            }
+        }
+        pthread_join(th, NULL);
+        close(fd);
+        if (acks) {
+            cr_expect_eq(c.rc, 0);
+            cr_expect_eq(c.res.err, 0);
+            cr_expect_eq(c.res.copy_err, 0);
+            cr_expect_eq(memcmp(back, pattern, n), 0, "a staging buffer was reused before the guest had its bytes");
+            cr_expect_eq(asked, 7, "%d acks asked for 7 pieces over one lane", asked);
+        } else {
+            cr_expect(c.rc != 0 || c.res.err == TDM_ERR_LANE_FAILED, "a download never acknowledged succeeded");
+            cr_expect(th_server_log_has(&srv, "failed in the middle of a copy"), "see %s", srv.log);
+        }
+    }
+    cr_expect_eq(th_raw_read(t, dev, back, n, 0), 0, "the session did not go on");
+    cr_expect_eq(memcmp(back, pattern, n), 0);
+    t->ops->close(t);
+    free(pattern);
+    free(back);
+    down();
 }
 
 /* Lanes that are not what they claim: each closed with its reason logged,
