@@ -371,7 +371,8 @@ cudaError_t tdm_call(uint32_t proc, void *args, void *res)
     return call ? call_decode(call, args, call->xres, res) : cudaErrorInvalidValue;
 }
 
-cudaError_t tdm_post(uint32_t proc, void *args)
+/* copy_bytes: the whole copy an upload piece belongs to (0: none). */
+static cudaError_t post(uint32_t proc, void *args, uint64_t copy_bytes)
 {
     const tdm_call_info *call = tdm_call_find(proc);
     tdm_client *cl = client();
@@ -390,7 +391,8 @@ cudaError_t tdm_post(uint32_t proc, void *args)
     if (err)
         goto out;
     resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_POSTING, .call = call, .args = args });
-    rc = c->t->ops->post(c->t, proc, call->xargs, args);
+    rc = copy_bytes && c->t->ops->post_piece ? c->t->ops->post_piece(c->t, proc, call->xargs, args, copy_bytes)
+                                             : c->t->ops->post(c->t, proc, call->xargs, args);
     /* The journal holds this call too: the replay sends it. */
     if (rc != TDM_T_OK && resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_LOST }) != 0)
         err = lost(c, call);
@@ -400,6 +402,16 @@ out:
     pthread_mutex_unlock(&cl->lock);
     tdm_call_profile_add(cl->profile, call, t0);
     return err;
+}
+
+cudaError_t tdm_post(uint32_t proc, void *args)
+{
+    return post(proc, args, 0);
+}
+
+cudaError_t tdm_post_piece(uint32_t proc, void *args, uint64_t copy_bytes)
+{
+    return post(proc, args, copy_bytes);
 }
 
 const struct tdm_shm_region *tdm_shm(void)

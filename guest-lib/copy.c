@@ -27,12 +27,16 @@ static enum cudaMemcpyKind resolve_kind(const void *dst, const void *src, enum c
 
 static cudaError_t htod(uint64_t dst, const char *src, size_t n, uint64_t stream)
 {
+    const uint64_t total = n;
+
     while (n > 0) {
         size_t chunk = n < TDM_MAX_CHUNK ? n : TDM_MAX_CHUNK;
         tdm_memcpy_htod_args a = { .dst = dst, .stream = stream };
         a.data.data_val = (char *)src;
         a.data.data_len = (u_int)chunk;
-        cudaError_t err = tdm_post(TDM_MEMCPY_HTOD, &a);
+        /* The transport sees the whole copy's size: over TCP every piece
+         * of a large copy, the tail too, goes over the lanes. */
+        cudaError_t err = tdm_post_piece(TDM_MEMCPY_HTOD, &a, total);
         if (err)
             return err;
         dst += chunk;

@@ -25,6 +25,12 @@ typedef struct tdm_transport_ops {
                 xdrproc_t xres, void *res);
     int (*post)(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args);
     void (*close)(tdm_transport *t);
+    /* post() of one piece of a host-to-device copy of copy_bytes in all
+     * (MEMCPY_HTOD): TCP decides on the copy's size, not the piece's,
+     * whether its pieces go over the lanes, so a large copy's tail goes
+     * with the rest (docs/protocol.md, "Striping over several
+     * connections").  NULL: the transport treats every piece alike. */
+    int (*post_piece)(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args, uint64_t copy_bytes);
 } tdm_transport_ops;
 
 struct tdm_transport {

@@ -147,7 +147,7 @@ static void shm_close(tdm_transport *t)
     free(st);
 }
 
-static const tdm_transport_ops shm_ops = { shm_call, shm_post, shm_close };
+static const tdm_transport_ops shm_ops = { shm_call, shm_post, shm_close, NULL };
 
 static uint64_t host_bytes(void)
 {

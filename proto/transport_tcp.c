@@ -10,6 +10,7 @@
  * io_lock: clnt_vc's own locking does not make a zero-timeout call from the
  * flusher safe beside a synchronous call waiting for its reply. */
 #include "transport.h"
+#include "lanes_wire.h"
 #include "recstream.h"
 #include "tcp_lanes.h"
 #include "xdr_extra.h"
@@ -198,6 +199,7 @@ static int take_socket(tcp_transport *tt)
  * the bytes into the client's send buffer first.  Whatever clnt_vc still
  * holds is shipped ahead of it (a FLUSH) so that order is kept. */
 static bool use_lanes(tcp_transport *tt, uint64_t n);
+static bool piece_uses_lanes(tcp_transport *tt, uint64_t piece, uint64_t copy_bytes);
 static int htod_lanes(tcp_transport *tt, const tdm_memcpy_htod_args *a);
 static int dtoh_lanes(tcp_transport *tt, const tdm_memcpy_dtoh_args *a, tdm_dtoh_stream_res *r);
 
@@ -245,14 +247,14 @@ out:
  * the same record on the wire as clnt_vc would send (one last fragment:
  * call header, dst, stream, length, the bytes, padding), without copying
  * the bytes into the client's send buffer first.  Whatever clnt_vc still
- * holds is shipped ahead of it (a FLUSH) so that order is kept.  A large
- * one goes over the lanes instead, when the session has them. */
-static int post_htod_raw(tcp_transport *tt, const tdm_memcpy_htod_args *a)
+ * holds is shipped ahead of it (a FLUSH) so that order is kept.  A piece
+ * of a large copy goes over the lanes instead, when the session has them. */
+static int post_htod_raw(tcp_transport *tt, const tdm_memcpy_htod_args *a, uint64_t copy_bytes)
 {
     int rc;
 
     pthread_mutex_lock(&tt->io_lock);
-    rc = use_lanes(tt, a->data.data_len) ? htod_lanes(tt, a) : post_htod_raw_locked(tt, a);
+    rc = piece_uses_lanes(tt, a->data.data_len, copy_bytes) ? htod_lanes(tt, a) : post_htod_raw_locked(tt, a);
     pthread_mutex_unlock(&tt->io_lock);
     return rc;
 }
@@ -370,11 +372,11 @@ static void lanes_drop(tcp_transport *tt, bool failed)
 }
 
 /* Whether a copy of n bytes goes over the lanes, opening them at the first
- * such copy.  An upload is one MEMCPY_HTOD of at most TDM_MAX_CHUNK, so a
- * threshold above that means every full chunk. */
+ * such copy.  An upload is judged by the whole copy's size (its pieces are
+ * MEMCPY_HTODs of at most TDM_MAX_CHUNK), a download by its own. */
 static bool use_lanes(tcp_transport *tt, uint64_t n)
 {
-    uint64_t min = tt->lane_min < TDM_MAX_CHUNK ? tt->lane_min : TDM_MAX_CHUNK;
+    uint64_t min = tt->lane_min;
     tdm_lane_ticket_res r;
     enum clnt_stat st;
     char why[160];
@@ -399,6 +401,17 @@ static bool use_lanes(tcp_transport *tt, uint64_t n)
         return false;
     }
     return true;
+}
+
+/* An upload's piece goes over the lanes when its copy is large enough
+ * (copy_bytes, or the piece itself when nobody said): the 1.2 MiB tail of
+ * an 18 MB PyTorch batch went on the main connection at a third of the
+ * lanes' rate on the H100 host.  Except a piece of one lane part or less:
+ * it would travel on one lane anyway, and on the main connection it is a
+ * one-way call, with no round trip to wait for. */
+static bool piece_uses_lanes(tcp_transport *tt, uint64_t piece, uint64_t copy_bytes)
+{
+    return piece > TDM_LANE_PART && use_lanes(tt, copy_bytes > piece ? copy_bytes : piece);
 }
 
 /* The copy's call failed: the lanes stop, and the copy goes again on the
@@ -477,7 +490,7 @@ static int dtoh_lanes(tcp_transport *tt, const tdm_memcpy_dtoh_args *a, tdm_dtoh
     return TDM_T_OK;
 }
 
-static int tcp_post(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args)
+static int tcp_post_piece(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args, uint64_t copy_bytes)
 {
     tcp_transport *tt = (tcp_transport *)t;
     enum clnt_stat st;
@@ -485,7 +498,7 @@ static int tcp_post(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args
     /* Only when args are what the row says (a test may send anything). */
     if (proc == TDM_MEMCPY_HTOD && xargs == (xdrproc_t)xdr_tdm_memcpy_htod_args && args &&
         ((tdm_memcpy_htod_args *)args)->data.data_len >= RAW_MIN_BYTES)
-        return post_htod_raw(tt, args);
+        return post_htod_raw(tt, args, copy_bytes);
     if (!tt->flusher_running)
         return flush_now_post(tt, proc, xargs, args);
     pthread_mutex_lock(&tt->io_lock);
@@ -499,6 +512,12 @@ static int tcp_post(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args
         pthread_mutex_unlock(&tt->lock);
     }
     return TDM_T_OK;
+}
+
+/* A call posted on its own: an upload is a copy of its one piece. */
+static int tcp_post(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args)
+{
+    return tcp_post_piece(t, proc, xargs, args, 0);
 }
 
 static void tcp_close(tdm_transport *t)
@@ -526,7 +545,7 @@ static void tcp_close(tdm_transport *t)
     free(tt);
 }
 
-static const tdm_transport_ops tcp_ops = { tcp_call, tcp_post, tcp_close };
+static const tdm_transport_ops tcp_ops = { tcp_call, tcp_post, tcp_close, tcp_post_piece };
 
 static int connect_tcp(const char *host, int port, char *err, size_t errlen)
 {

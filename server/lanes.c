@@ -74,6 +74,10 @@ struct tdm_lanes {
     lane_job ring[TDM_LANE_JOBS];
     uint64_t posted;      /* jobs posted */
     uint64_t finished;    /* jobs 1..finished are done */
+    /* What the lanes carried, logged when they close: which copies took
+     * them is how a deployment (and tests/integration/test_tcp_lanes.c)
+     * sees that the guest's lane decision is the intended one. */
+    uint64_t up_pieces, up_bytes, down_bytes;
 };
 
 tdm_lanes *tdm_lanes_create(tdm_tx_mode send)
@@ -134,6 +138,10 @@ void tdm_lanes_close(tdm_lanes *l)
     if (!l)
         return;
     pthread_mutex_lock(&l->mu);
+    if (l->up_pieces || l->down_bytes)
+        tdm_log_session(l->session_id, "lanes carried %llu upload piece(s), %llu bytes, and %llu bytes of downloads",
+                        (unsigned long long)l->up_pieces, (unsigned long long)l->up_bytes,
+                        (unsigned long long)l->down_bytes);
     l->closing = true;
     shut_all(l);
     wake_lanes(l);
@@ -473,6 +481,7 @@ static int post(tdm_lanes *l, unsigned nlanes, job_kind kind, uint32_t xfer, con
         goto out;
     }
     *job = ++l->posted;
+    l->down_bytes += kind == JOB_SEND ? len : 0;
     *job_of(l, *job) = (lane_job){ .kind = kind, .xfer = xfer, .buf = (unsigned char *)buf, .off = off,
                                    .len = len, .jn = nlanes, .left = nlanes };
     wake_lanes(l);
@@ -511,6 +520,9 @@ int tdm_lanes_recv(tdm_lanes *l, unsigned nlanes, uint32_t xfer, void *buf, uint
         tdm_log_session(l->session_id, "an upload over the lanes missed some of its parts: the guest "
                         "copies on its main connection");
         rc = failed(l);
+    } else {
+        l->up_pieces++;
+        l->up_bytes += n;
     }
     pthread_mutex_unlock(&l->mu);
     return rc;

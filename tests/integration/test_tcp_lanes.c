@@ -8,8 +8,9 @@
  * is reused only after the guest acknowledged it, and a guest that never
  * does fails its copy after the frame timeout; a lane that dies in the
  * middle of a copy makes the copy go again on the main connection; a
- * session's lanes, their threads and sockets, end with it; and after a
- * takeover the guest opens lanes to the standby. */
+ * session's lanes, their threads and sockets, end with it; after a
+ * takeover the guest opens lanes to the standby; and a large upload through
+ * the guest library goes over the lanes whole, its tail too. */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -514,6 +515,38 @@ static int count_dir(const char *path)
         n += e->d_name[0] != '.';
     closedir(d);
     return n;
+}
+
+/* Issue 15: the guest library's upload is judged by the copy's size, not
+ * its pieces'.  copy-check's 19 MiB + 123 bytes (two full pieces and a
+ * 3 MiB tail, as PyTorch's 18 MB batch is two and a 1.2 MiB tail) goes
+ * over the lanes whole, every byte checked by copy-check: the lanes
+ * carried whole copies (a multiple of its size, three pieces each), where
+ * a decision per piece sent only the full pieces (16 MiB a copy). */
+Test(tcp_lanes, a_large_copys_tail_goes_over_the_lanes_too, .init = up, .fini = down)
+{
+    const char *argv[] = { th_bin("copy-check"), "-s", "5", NULL };
+    const unsigned long long n = (19ull << 20) + 123;
+    unsigned long long pieces = 0, bytes = 0;
+    th_result *r = calloc(1, sizeof(*r));
+    char line[512] = "";
+    const char *at;
+
+    cr_assert(r);
+    setenv("TANDEM_TCP_LANES", "3", 1);
+    unsetenv("TANDEM_TCP_LANE_MIN");
+    th_run_guest(srv.endpoint, argv, 120, r);
+    cr_assert_eq(r->status, 0, "copy-check exited %d:\n%s%s", r->status, r->out, r->err);
+    /* The server logs what its lanes carried when the session ends. */
+    for (int i = 0; i < 200 && !*th_server_log_line(&srv, "lanes carried", line, sizeof(line)); i++)
+        usleep(25000);
+    at = strstr(line, "lanes carried");
+    cr_assert(at, "the lanes never closed with a count; see %s", srv.log);
+    cr_assert_eq(sscanf(at, "lanes carried %llu upload piece(s), %llu bytes", &pieces, &bytes), 2, "%s", line);
+    cr_expect_gt(bytes, 0, "no upload went over the lanes: %s", line);
+    cr_expect_eq(bytes % n, 0, "a piece of a %llu-byte copy went on the main connection: %s", n, line);
+    cr_expect_eq(pieces, bytes / n * 3, "%s", line);
+    free(r);
 }
 
 /* Every lane thread and socket the server made for a session is gone once

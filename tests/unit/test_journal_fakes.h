@@ -66,7 +66,7 @@ static inline void fake_close(tdm_transport *t)
     (void)t;
 }
 
-static const tdm_transport_ops fake_ops = { fake_call, fake_post, fake_close };
+static const tdm_transport_ops fake_ops = { fake_call, fake_post, fake_close, NULL };
 
 static inline void fake_init(fake_transport *f)
 {
