@@ -3,60 +3,50 @@
 # printed side by side with Flyt's Table 8 (seed 004: batch 30, images/s, native / Flyt over shm
 # / Flyt over TCP).  Stock PyTorch runs through Tandem's driver (scripts/tandem-run) against a
 # tandem-server --backend cuda this script starts, over shm and over tcp.
-#   usage: bench/pytorch/run.sh --bundle DIR [--out DIR] [--iters N] [--models LIST] [--dtypes LIST]
+#   usage: bench/pytorch/run.sh --bundle DIR [--out DIR] [--iters N] [--rounds N] [--models LIST] [--dtypes LIST]
 #          bench/pytorch/run.sh --replot DIR    (table.txt and ratios.png again from DIR/results.tsv,
 #                                                where gnuplot is: the GPU host may lack it)
-# DIR is a bundle from scripts/gpu-bundle.sh (or a build directory).  Writes results.tsv (one
-# line per mode, model and dtype: images/s, checksum, status), table.txt and, with gnuplot,
+# DIR is a bundle from scripts/gpu-bundle.sh (or a build directory).  --rounds N (default 3):
+# N interleaved rounds (round 1 runs every configuration native, shm, tcp; then round 2 ...), so
+# that drift (clocks, other load) falls on all three alike; the table gives medians and min-max.
+# Writes results.tsv (one line per round, mode, model and dtype: images/s, checksum, status: every
+# raw figure), logs/MODE-MODEL-DTYPE-rROUND.log, table.txt and, with gnuplot,
 # ratios.png into --out (default bench/results/DATE-pytorch).  Exit 1 when a run failed or a
 # Tandem checksum differs from native's.
-set -uo pipefail
+set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-bundle="" out="" replot="" iters=20 models="resnet50 vgg16 efficientnet_b0 densenet121" dtypes="fp32 fp16"
+bundle="" out="" replot="" iters=20 rounds=3 models="resnet50 vgg16 efficientnet_b0 densenet121" dtypes="fp32 fp16"
 while [ $# -gt 0 ]; do
   case $1 in
     --bundle) bundle=$2; shift ;;
     --replot) replot=$2; shift ;;
     --out) out=$2; shift ;;
     --iters) iters=$2; shift ;;
+    --rounds) rounds=$2; shift ;;
     --models) models=${2//,/ }; shift ;;
     --dtypes) dtypes=${2//,/ }; shift ;;
-    *) echo "usage: $0 --bundle DIR [--out DIR] [--iters N] [--models LIST] [--dtypes LIST] | --replot DIR" >&2; exit 2 ;;
+    *) echo "usage: $0 --bundle DIR [--out DIR] [--iters N] [--rounds N] [--models LIST] [--dtypes LIST] | --replot DIR" >&2; exit 2 ;;
   esac
   shift
 done
-# table.txt (beside Flyt's Table 8) and, with gnuplot, ratios.png from $out/results.tsv; fails
-# when a Tandem checksum differs from native's.  gpu and when: the header's device and date.
+# table.txt (beside Flyt's Table 8: medians over the rounds, ratios of the medians, min-max;
+# bench/pytorch/table.awk) and, with gnuplot, ratios.png from $out/results.tsv; fails when a
+# Tandem checksum differs from its round's native one.  gpu, when: the header's device and date.
 report() {
-  local gpu=$1 when=$2
+  local gpu=$1 when=$2 rounds
+  rounds=$(awk -F'\t' 'NR > 1 && $1 ~ /^[0-9]+$/ { r[$1] = 1 } END { n = 0; for (k in r) n++; print n ? n : 1 }' \
+    "$out/results.tsv")
   {
     echo "# torchvision inference, batch 30, images/s; $gpu; $when"
-    echo "# Flyt (seed 004, Table 8a: 8 SMs per service, fp32): native / over shm / over TCP"
-    awk -F'\t' '
-      BEGIN { flyt["resnet50"] = "300 / 20.0 / 2.0"; flyt["vgg16"] = "296 / 55.0 / 5.2"
-              flyt["efficientnet_b0"] = "305 / 19.7 / 1.7"; flyt["densenet121"] = "308 / 8.1 / 0.9"
-              printf "%-16s %-5s %9s %9s %7s %9s %7s  %-8s %s\n", "model", "dtype", "native", "shm", "ratio", "tcp", "ratio", "checksum", "Flyt n/shm/tcp" }
-      NR == 1 { next }
-      { k = $2 " " $3; ips[$1, k] = $4; sum[$1, k] = $5; st[$1, k] = $6; if (!(k in seen)) { seen[k] = 1; order[++n] = k } }
-      END {
-        for (i = 1; i <= n; i++) {
-          k = order[i]; split(k, f, " ")
-          nat = ips["native", k]; s = ips["shm", k]; t = ips["tcp", k]
-          rs = (nat > 0 && s > 0) ? sprintf("%.2fx", s / nat) : "-"; rt = (nat > 0 && t > 0) ? sprintf("%.2fx", t / nat) : "-"
-          same = (sum["shm", k] == sum["native", k] && sum["tcp", k] == sum["native", k]) ? "equal" : "DIFFER"
-          printf "%-16s %-5s %9s %9s %7s %9s %7s  %-8s %s\n", f[1], f[2], nat, s, rs, t, rt, same, (f[2] == "fp32" ? flyt[f[1]] : "")
-        }
-      }' "$out/results.tsv"
+    echo "# median of $rounds interleaved round(s), ratios of the medians; Flyt (seed 004, Table 8a: 8 SMs per service, fp32): native / over shm / over TCP"
+    awk -F'\t' -f "$here/table.awk" "$out/results.tsv"
   } | tee "$out/table.txt"
   if command -v gnuplot >/dev/null; then
-    awk -F'\t' 'NR > 1 { k = $2 "-" $3; v[$1, k] = $4; if (!(k in s)) { s[k] = 1; o[++n] = k } }
-      END { for (i = 1; i <= n; i++) { k = o[i]; nat = v["native", k] + 0
-        printf "%s %s %s\n", k, (nat > 0 && v["shm", k] > 0 ? v["shm", k] / nat : 0), (nat > 0 && v["tcp", k] > 0 ? v["tcp", k] / nat : 0) } }' \
-      "$out/results.tsv" >"$out/ratios.dat"
+    awk -F'\t' -v what=ratios -f "$here/table.awk" "$out/results.tsv" >"$out/ratios.dat"
     gnuplot -e "set terminal png size 900,420 noenhanced; set output '$out/ratios.png'; set style data histograms; set style fill solid;
-      set ylabel 'images/s through Tandem / native'; set yrange [0:1.6]; set xtics rotate by -30;
-      set title 'torchvision inference, batch 30 (goal: 0.9 over shm, 0.5 over tcp)';
+      set ylabel 'images/s through Tandem / native (medians)'; set yrange [0:1.6]; set xtics rotate by -30;
+      set title 'torchvision inference, batch 30, median of $rounds round(s) (goal: 0.9 over shm, 0.5 over tcp)';
       plot '$out/ratios.dat' using 2:xtic(1) title 'shm', '' using 3 title 'tcp'" 2>/dev/null || true
   fi
   ! grep -q DIFFER "$out/table.txt"
@@ -65,9 +55,10 @@ report() {
 if [ -n "$replot" ]; then   # the header of the run's own table is kept
   out=$(cd "$replot" && pwd)
   hdr=$(head -1 "$out/table.txt" | sed 's/^# torchvision inference, batch 30, images\/s; //')
-  report "${hdr%; *}" "${hdr##*; }"
-  exit $?
+  report "${hdr%; *}" "${hdr##*; }" && exit 0
+  exit 1
 fi
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --rounds wants a positive number, not '$rounds'" >&2; exit 2; }
 [ -n "$bundle" ] || { echo "run.sh: --bundle DIR is required" >&2; exit 2; }
 bundle=$(cd "$bundle" && pwd)
 out=${out:-$root/bench/results/$(date +%F)-pytorch}
@@ -78,31 +69,34 @@ port=$((7900 + RANDOM % 90)) shm=pytorch-bench-$$
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
 sleep 2
-printf 'mode\tmodel\tdtype\timages_per_s\tchecksum\tstatus\n' >"$out/results.tsv"
+printf 'round\tmode\tmodel\tdtype\timages_per_s\tchecksum\tstatus\n' >"$out/results.tsv"
 fail=0
-run_one() {   # mode model dtype
-  local mode=$1 model=$2 dtype=$3 log="$out/logs/$1-$2-$3.log" line
+run_one() {   # round mode model dtype
+  local round=$1 mode=$2 model=$3 dtype=$4 log="$out/logs/$2-$3-$4-r$1.log" line
+  # A run that fails is a row saying why (below), not the end of the benchmark.
   case $mode in
-    native) timeout 900 python3 "$here/infer.py" "$model" "$dtype" --iters "$iters" >"$log" 2>&1 ;;
+    native) timeout 900 python3 "$here/infer.py" "$model" "$dtype" --iters "$iters" >"$log" 2>&1 || true ;;
     shm) TANDEM_SERVER="shm:$shm" TANDEM_LIB="$bundle/lib" timeout 900 "$root/scripts/tandem-run" \
-           python3 "$here/infer.py" "$model" "$dtype" --iters "$iters" >"$log" 2>&1 ;;
+           python3 "$here/infer.py" "$model" "$dtype" --iters "$iters" >"$log" 2>&1 || true ;;
     tcp) TANDEM_SERVER="tcp://127.0.0.1:$port" TANDEM_LIB="$bundle/lib" timeout 900 "$root/scripts/tandem-run" \
-           python3 "$here/infer.py" "$model" "$dtype" --iters "$iters" >"$log" 2>&1 ;;
+           python3 "$here/infer.py" "$model" "$dtype" --iters "$iters" >"$log" 2>&1 || true ;;
   esac
-  line=$(grep '^{' "$log" | tail -1)
+  line=$(grep '^{' "$log" | tail -1 || true)
   if [ -n "$line" ]; then
-    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("%s\t%s\t%s\t%.1f\t%.6e\tok" % (sys.argv[2], d["model"], d["dtype"], d["images_per_s"], d["checksum"]))' \
-      "$line" "$mode" >>"$out/results.tsv"
+    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("%s\t%s\t%s\t%s\t%.1f\t%.6e\tok" % (sys.argv[3], sys.argv[2], d["model"], d["dtype"], d["images_per_s"], d["checksum"]))' \
+      "$line" "$mode" "$round" >>"$out/results.tsv"
   else
-    printf '%s\t%s\t%s\t-\t-\tfailed: %s\n' "$mode" "$model" "$dtype" \
-      "$(grep -v '^ ' "$log" | tail -1 | tr '\t' ' ' | cut -c1-160)" >>"$out/results.tsv"
+    printf '%s\t%s\t%s\t%s\t-\t-\tfailed: %s\n' "$round" "$mode" "$model" "$dtype" \
+      "$( (grep -v '^ ' "$log" || true) | tail -1 | tr '\t' ' ' | cut -c1-160)" >>"$out/results.tsv"
     fail=1
   fi
-  echo "pytorch-bench: $mode $model $dtype: $(tail -1 "$out/results.tsv" | cut -f4,6)" >&2
+  echo "pytorch-bench: round $round/$rounds $mode $model $dtype: $(tail -1 "$out/results.tsv" | cut -f5,7)" >&2
 }
-for model in $models; do
-  for dtype in $dtypes; do
-    for mode in native shm tcp; do run_one "$mode" "$model" "$dtype"; done
+for round in $(seq "$rounds"); do
+  for model in $models; do
+    for dtype in $dtypes; do
+      for mode in native shm tcp; do run_one "$round" "$mode" "$model" "$dtype"; done
+    done
   done
 done
 report "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)" "$(date -u +%FT%TZ)" || fail=1
