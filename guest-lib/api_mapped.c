@@ -242,8 +242,6 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
     const tdm_shm_region *r;
     void *base = NULL;
     uint64_t in_region = 0, region_addr = 0;
-    tdm_shm_span span;
-    tdm_malloc_res res;
     cudaError_t err;
 
     if (!pDevice || flags != 0)
@@ -267,16 +265,7 @@ cudaError_t cudaHostGetDevicePointer(void **pDevice, void *pHost, unsigned int f
         *pDevice = pHost;
         return cudaSuccess;
     }
-    span.offset = region_addr - (uint64_t)(uintptr_t)r->base;
-    span.size = in_region;
-    memset(&res, 0, sizeof(res));
-    err = tdm_call(TDM_SHM_HOST_MAP, &span, &res);
-    if (!err)
-        err = (cudaError_t)res.err;
-    if (err)
-        return tdm_ret(err);
-    *pDevice = (void *)(uintptr_t)(res.addr + (uint64_t)((const char *)pHost - (const char *)base));
-    return cudaSuccess;
+    return tdm_ret(tdm_host_map_elsewhere(pHost, pDevice));
 }
 
 /* The library's own stream (guest.h): non-blocking, so the device runs

@@ -38,7 +38,8 @@ typedef struct tdm_client {
 } tdm_client;
 
 /* What the standby must be told again after a takeover (MIRROR_REREGISTER in calls.def):
- * the program's pinned memory in the shm region, the attributes it set on its functions. */
+ * the program's pinned memory in the shm region and where kernels reach it by address, the
+ * attributes it set on its functions. */
 static int reregister(tdm_transport *t)
 {
     int rc = tdm_host_reregister(t);

@@ -137,8 +137,10 @@ int tdm_host_region_block(const void *p, void **base, uint64_t *in_region, uint6
 /* Flags of the cudaHostRegister'ed range containing p, or -1. */
 int tdm_host_registered_flags(const void *p);
 /* After a takeover over shm: registers every pinned block with the new
- * server on t, which knows none of them.  TDM_T_OK, TDM_T_BROKEN (t died)
- * or TDM_T_REJECTED (refused, or out of memory). */
+ * server on t, which knows none of them, then maps each block kernels
+ * reach by address where they reach it (SHM_MANAGED_MAP).  TDM_T_OK,
+ * TDM_T_BROKEN (t died) or TDM_T_REJECTED (refused, logged with the block
+ * and why, or out of memory). */
 struct tdm_transport;
 int tdm_host_reregister(struct tdm_transport *t);
 /* Over shm: moves the program's whole pages [lo, lo+len) into a pinned
@@ -298,6 +300,10 @@ bool tdm_host_by_pointer(const void *p);
 /* Over shm: the region block holding p (pinned, or a registered range)
  * mapped for the device at the program's own address; true once it is. */
 bool tdm_host_map_own(const void *p);
+/* Over shm, where the block holding p cannot be at its own address: the
+ * device address of the server's own mapping of it (SHM_HOST_MAP, asked
+ * once per block), plus p's offset, in *dev. */
+cudaError_t tdm_host_map_elsewhere(const void *p, void **dev);
 /* cudaDeviceReset: pinned blocks over TCP that lie at device memory of
  * their own are released with it (as a reset releases pinned memory
  * natively): the arena may hand their addresses out again. */

@@ -31,8 +31,16 @@ typedef struct host_block {
     bool at_own_address;     /* shm: the device reaches it at its host address */
     uintptr_t alias;         /* shm, cudaHostRegister: the program's pages, now this block's; else 0 */
     bool own_ok;             /* shm: at_own_address asked for and done */
+    uint64_t dev_elsewhere;  /* shm: SHM_HOST_MAP's device address of the block (its own was refused), else 0 */
     bool shadow;             /* TCP: device memory at the block's own address (at_own_address: in use) */
 } host_block;
+
+/* Where the program reaches a region block: a registered range (alias) at
+ * the program's own address, cudaMallocHost's at its place in the region. */
+static uintptr_t reached_at(const host_block *b)
+{
+    return b->alias ? b->alias : (uintptr_t)b->base;
+}
 
 /* Over TCP, small pinned blocks lie at the address of device memory of
  * their own (a latch a kernel spins on, passed by its host pointer).  The
@@ -86,7 +94,7 @@ static bool add_block(void *p, size_t size, unsigned flags, uint64_t in_region)
     pthread_mutex_lock(&lock);
     ok = tdm_grow(&blocks, &cap, nblocks + 1, sizeof(*blocks), 64) == 0;
     if (ok)
-        blocks[nblocks++] = (host_block){ p, size, flags, in_region, false, 0, false, false };
+        blocks[nblocks++] = (host_block){ .base = p, .size = size, .flags = flags, .in_region = in_region };
     pthread_mutex_unlock(&lock);
     return ok;
 }
@@ -315,39 +323,77 @@ cudaError_t tdm_host_free(void *p)
     return err;
 }
 
+/* One call of a takeover to the new server; its cudaError in *err.  Device
+ * output waiting is no error: the next call's reply says so again, and that
+ * call fetches it. */
+static int standby_call(struct tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args, int *err)
+{
+    int rc = t->ops->call(t, proc, xargs, args, (xdrproc_t)xdr_int, err);
+
+    tdm_output_flag_take_err(err);
+    return rc;
+}
+
+/* Why a standby refuses SHM_MANAGED_MAP (server/session_managed.c). */
+static const char *map_refusal(int err)
+{
+    return err == cudaErrorMemoryAllocation ? "the address is taken in its process, or its device maps the "
+                                              "block elsewhere"
+                                            : "it has no such pinned block at a usable address";
+}
+
 int tdm_host_reregister(struct tdm_transport *t)
 {
     const tdm_shm_region *r = tdm_transport_shm_region(t);
     tdm_shm_span *spans = NULL;
-    size_t n = 0;
-    int rc = TDM_T_OK;
+    tdm_managed_map_args *maps = NULL;
+    size_t n = 0, nmaps = 0;
+    int rc = TDM_T_OK, err = 0;
 
     if (!r)
         return TDM_T_OK;
     /* Copied out: the calls are made without the table's lock. */
     pthread_mutex_lock(&lock);
     spans = nblocks ? calloc(nblocks, sizeof(*spans)) : NULL;
-    for (size_t i = 0; spans && i < nblocks; i++)
-        if (blocks[i].in_region)
-            spans[n++] = (tdm_shm_span){ (uint64_t)(uintptr_t)blocks[i].base - (uint64_t)(uintptr_t)r->base,
-                                         blocks[i].in_region };
-    if (nblocks && !spans)
+    maps = nblocks ? calloc(nblocks, sizeof(*maps)) : NULL;
+    for (size_t i = 0; spans && maps && i < nblocks; i++) {
+        host_block *b = &blocks[i];
+        uint64_t off = (uint64_t)(uintptr_t)b->base - (uint64_t)(uintptr_t)r->base;
+
+        if (!b->in_region)
+            continue;
+        spans[n++] = (tdm_shm_span){ off, b->in_region };
+        /* Where kernels reach the block: at the program's own address, or
+         * (its own refused) at the device address the dead server answered,
+         * which the program may hold.  Either must hold on the standby. */
+        if (b->own_ok || b->dev_elsewhere)
+            maps[nmaps++] = (tdm_managed_map_args){ off, b->in_region, b->own_ok ? reached_at(b) : b->dev_elsewhere };
+    }
+    if (nblocks && (!spans || !maps))
         rc = TDM_T_REJECTED;
     pthread_mutex_unlock(&lock);
     for (size_t i = 0; rc == TDM_T_OK && i < n; i++) {
-        int err = 0;
-
-        rc = t->ops->call(t, TDM_SHM_HOST_REGISTER, (xdrproc_t)xdr_tdm_shm_span, &spans[i], (xdrproc_t)xdr_int, &err);
-        /* Device output waiting is no error: the next call's reply says so
-         * again, and that call fetches it. */
-        tdm_output_flag_take_err(&err);
+        rc = standby_call(t, TDM_SHM_HOST_REGISTER, (xdrproc_t)xdr_tdm_shm_span, &spans[i], &err);
         if (rc == TDM_T_OK && err != 0) {
             tdm_log("the standby refused pinned block [%llu, +%llu) of the region (cudaError %d)",
                     (unsigned long long)spans[i].offset, (unsigned long long)spans[i].size, err);
             rc = TDM_T_REJECTED;
         }
     }
+    /* After the registrations (a block is mapped only once pinned there),
+     * before the replay (replayed kernels name these addresses). */
+    for (size_t i = 0; rc == TDM_T_OK && i < nmaps; i++) {
+        rc = standby_call(t, TDM_SHM_MANAGED_MAP, (xdrproc_t)xdr_tdm_managed_map_args, &maps[i], &err);
+        if (rc == TDM_T_OK && err != 0) {
+            tdm_log("the standby cannot map pinned block %p (+%llu, region offset %llu) at 0x%llx, where the "
+                    "program's kernels reach it: %s (cudaError %d); its log says more",
+                    (void *)((uintptr_t)r->base + (uintptr_t)maps[i].offset), (unsigned long long)maps[i].size,
+                    (unsigned long long)maps[i].offset, (unsigned long long)maps[i].addr, map_refusal(err), err);
+            rc = TDM_T_REJECTED;
+        }
+    }
     free(spans);
+    free(maps);
     return rc;
 }
 
@@ -379,21 +425,41 @@ int tdm_host_block(const void *p, void **base, size_t *size)
 
 /* ---- memory models (issue 14) ---- */
 
+/* The region block the program reaches `a` in, or NULL.  `lock` held; the
+ * pointer holds until the table changes. */
+static host_block *region_block_locked(uintptr_t a)
+{
+    for (size_t i = 0; i < nblocks; i++) {
+        uintptr_t b = reached_at(&blocks[i]);
+        if (blocks[i].in_region && a >= b && a - b < blocks[i].in_region)
+            return &blocks[i];
+    }
+    return NULL;
+}
+
+/* The region block at offset `off` of r, or NULL: a block found again
+ * after a call made without the lock, when the table may have moved.
+ * `lock` held. */
+static host_block *block_at_offset_locked(const tdm_shm_region *r, uint64_t off)
+{
+    for (size_t i = 0; i < nblocks; i++)
+        if (blocks[i].in_region && (uintptr_t)blocks[i].base - (uintptr_t)r->base == off)
+            return &blocks[i];
+    return NULL;
+}
+
 int tdm_host_region_block(const void *p, void **base, uint64_t *in_region, uint64_t *region_addr)
 {
     int rc = -1;
-    uintptr_t a = (uintptr_t)p;
+    host_block *b;
 
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < nblocks; i++) {
-        uintptr_t b = blocks[i].alias ? blocks[i].alias : (uintptr_t)blocks[i].base;
-        if (blocks[i].in_region && a >= b && a - b < blocks[i].in_region) {
-            *base = (void *)b;
-            *in_region = blocks[i].in_region;
-            *region_addr = (uint64_t)(uintptr_t)blocks[i].base;
-            rc = 0;
-            break;
-        }
+    b = region_block_locked((uintptr_t)p);
+    if (b) {
+        *base = (void *)reached_at(b);
+        *in_region = b->in_region;
+        *region_addr = (uint64_t)(uintptr_t)b->base;
+        rc = 0;
     }
     pthread_mutex_unlock(&lock);
     return rc;
@@ -578,10 +644,13 @@ bool tdm_host_alias_offset(const tdm_shm_region *r, const void *p, size_t n, uin
  * into a pinned block appears among a kernel's arguments the server maps
  * the block again at the guest's own address for itself and the device
  * (SHM_MANAGED_MAP, server/session_managed.c): the same pages, truly
- * shared.  That call ends the session's protection by a standby (the
- * standby could not place the block there), so it is made only for
- * blocks a kernel is given.  A pointer hidden deeper (in device memory, in
- * a struct behind a pointer) is not seen. */
+ * shared.  No standby can learn of that mapping from the active (it is a
+ * mapping of the guest's region, not of device memory), so the guest
+ * remembers each block mapped (own_ok) and maps it again on the standby
+ * after a takeover (tdm_host_reregister, MIRROR_REREGISTER); it is still
+ * made only for blocks a kernel is given, since each is one more address
+ * the standby must be able to place.  A pointer hidden deeper (in device
+ * memory, in a struct behind a pointer) is not seen. */
 /* The SHM_MANAGED_MAP of the region block holding word (at the program's
  * address), asked once per block; true when the device reaches the block
  * at that address. */
@@ -589,18 +658,15 @@ static bool map_own(const tdm_shm_region *r, uint64_t word)
 {
     tdm_managed_map_args a = { 0 };
     bool want = false, ok = false;
+    host_block *b;
 
     pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < nblocks; i++) {
-        /* A registered range (alias) is reached at the program's address. */
-        uintptr_t b = blocks[i].alias ? blocks[i].alias : (uintptr_t)blocks[i].base;
-        if (blocks[i].in_region && word >= b && word - b < blocks[i].in_region) {
-            want = !blocks[i].at_own_address;
-            ok = blocks[i].own_ok;
-            blocks[i].at_own_address = true;   /* asked once, whatever the answer */
-            a = (tdm_managed_map_args){ (uintptr_t)blocks[i].base - (uintptr_t)r->base, blocks[i].in_region, b };
-            break;
-        }
+    b = region_block_locked((uintptr_t)word);
+    if (b) {
+        want = !b->at_own_address;
+        ok = b->own_ok;
+        b->at_own_address = true;   /* asked once, whatever the answer */
+        a = (tdm_managed_map_args){ (uintptr_t)b->base - (uintptr_t)r->base, b->in_region, reached_at(b) };
     }
     pthread_mutex_unlock(&lock);
     if (!want)
@@ -612,12 +678,52 @@ static bool map_own(const tdm_shm_region *r, uint64_t word)
         return false;
     }
     pthread_mutex_lock(&lock);
-    /* The table may have moved meanwhile: find the block again. */
-    for (size_t i = 0; i < nblocks; i++)
-        if ((uintptr_t)blocks[i].base - (uintptr_t)r->base == a.offset && blocks[i].in_region)
-            blocks[i].own_ok = true;
+    if ((b = block_at_offset_locked(r, a.offset)) != NULL)
+        b->own_ok = true;
     pthread_mutex_unlock(&lock);
     return true;
+}
+
+cudaError_t tdm_host_map_elsewhere(const void *p, void **dev)
+{
+    const tdm_shm_region *r = tdm_shm();
+    tdm_shm_span span = { 0 };
+    tdm_malloc_res res;
+    uintptr_t at = 0;
+    uint64_t known = 0;
+    host_block *b;
+    cudaError_t err;
+
+    if (!r)
+        return cudaErrorInvalidValue;
+    pthread_mutex_lock(&lock);
+    b = region_block_locked((uintptr_t)p);
+    if (b) {
+        span = (tdm_shm_span){ (uintptr_t)b->base - (uintptr_t)r->base, b->in_region };
+        at = reached_at(b);
+        known = b->dev_elsewhere;
+    }
+    pthread_mutex_unlock(&lock);
+    if (!at)
+        return cudaErrorInvalidValue;
+    /* Answered from the table once known: after a takeover the standby
+     * reaches the block at the same device address (tdm_host_reregister),
+     * while its own SHM_HOST_MAP would answer another. */
+    if (!known) {
+        memset(&res, 0, sizeof(res));
+        err = tdm_call(TDM_SHM_HOST_MAP, &span, &res);
+        if (!err)
+            err = (cudaError_t)res.err;
+        if (err)
+            return err;
+        known = res.addr;
+        pthread_mutex_lock(&lock);
+        if ((b = block_at_offset_locked(r, span.offset)) != NULL)
+            b->dev_elsewhere = known;
+        pthread_mutex_unlock(&lock);
+    }
+    *dev = (void *)(uintptr_t)(known + ((uintptr_t)p - at));
+    return cudaSuccess;
 }
 
 bool tdm_host_map_own(const void *p)

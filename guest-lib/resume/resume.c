@@ -118,7 +118,8 @@ static int failover(tdm_resume *r, tdm_conn *c)
     r->policy = protected_now ? h.resume_policy : TDM_RESUME_NONE;
     xdr_free((xdrproc_t)xdr_tdm_hello_res, (char *)&h);
     /* An shm session's pinned memory stays where it is, in its region;
-     * the standby pins it too before anything is replayed. */
+     * the standby pins it too, and maps the blocks kernels reach by
+     * address at those addresses, before anything is replayed. */
     rc = r->program->reregister(c->t);
     if (rc == TDM_T_OK)
         /* Sessions replay one at a time (server/replay_gate.h).  Dying
@@ -128,8 +129,9 @@ static int failover(tdm_resume *r, tdm_conn *c)
         return failover(r, c);
     if (rc != TDM_T_OK) {
         snprintf(msg, sizeof(msg), "takeover failed: the standby at %s %s", was,
-                 rc == TDM_T_BROKEN ? "went away while resuming"
-                                             : "refused what the program had registered (pinned memory, function attributes)");
+                  rc == TDM_T_BROKEN ? "went away while resuming"
+                                    : "refused what the program had registered (pinned memory, its mappings at "
+                                      "the program's addresses, function attributes; the lines above say which)");
         goto fail;
     }
     /* The replayed calls are done once a quiesce returns: that is the

@@ -48,6 +48,8 @@ static void crash_at(const char *what, const char *const *program, const char *r
                      r->err, p.active.log, p.standby.log);
         cr_expect_str_eq(r->out, ref, "%s, crash at call %s: output differs from the fault-free run", what,
                          points[i]);
+        cr_expect(!th_server_log_has(&p.active, "no longer protected"),
+                  "%s, crash at call %s: the session lost its protection (see %s)", what, points[i], p.active.log);
         /* The resumed session, its region and its pinned blocks are released. */
         cr_expect_eq(th_pair_stop(&p), 0, "%s, crash at call %s: the standby did not stop cleanly; see %s", what,
                      points[i], p.standby.log);
@@ -92,6 +94,38 @@ Test(takeover_shm, matmul_resumes_exactly)
 {
     const char *points[] = { "2", "4", "6", "8", "10", "12", "14", "16", "18", "21", NULL };
     example_everywhere("matmul", points, 8);
+}
+
+/* ---- pinned memory by its host pointer stays protected (issue 15) ---- */
+
+/* A kernel given a pinned block by its host pointer (a latch it spins on,
+ * an array it updates in place), cudaHostGetDevicePointer answering the
+ * host pointer: over shm the server maps each such block again at the
+ * program's own address (SHM_MANAGED_MAP).  The H100 run of stock PyTorch
+ * found that this ended the session's protection ("TDM_SHM_MANAGED_MAP
+ * made state no standby can have"), so an MPS fault killed the loop over
+ * shm while it resumed over TCP.  Now the guest sends the map again to the
+ * standby after its registrations, before the replay (MIRROR_REREGISTER):
+ * the session stays protected to the end, and a crash at any of these
+ * points resumes with the fault-free output.  Guards SHM_MANAGED_MAP's row
+ * in proto/calls.def and tdm_host_reregister: with the row back at
+ * MIRROR_UNPROTECT the active logs that protection ended and the crashes
+ * after the first map fail the program; without the re-send the replayed
+ * kernels fault on the standby.  The points end at 34 (of about 41
+ * calls): from the cudaMalloc at 36 on, the standby resumes at an epoch
+ * before the second in-place round and replays that kernel on the pinned
+ * array once more, a limit of exactness (docs/takeover.md, "Limits"). */
+Test(takeover_shm, pinned_memory_by_its_host_pointer_resumes_exactly)
+{
+    const char *points[] = { "2", "4", "6", "8", "10", "12", "14", "16", "18", "20", "22", "24", "26", "28",
+                             "30", "32", "34", NULL };
+    const char *argv[] = { th_example("pinned_latch"), NULL };
+    char ref[16384];
+
+    th_require_sim();
+    th_fault_free_output(argv, true, ref, sizeof(ref));
+    cr_assert(strstr(ref, "device pointer is the host pointer: yes") != NULL, "%s", ref);
+    crash_at("pinned_latch", argv, ref, points, 8);
 }
 
 /* copy-check's sizes up to 40 MiB go through the data area in up to ten
