@@ -12,6 +12,9 @@
 #                      trigger tests/faults/sm_oob, a plain CUDA program: another tenant of the GPU)
 #                      faults; MPS ends every client, the active server with it, and the loop must
 #                      resume on the standby and print every batch's hash equal to native's
+#   failback/T         the same fault, then a new active server in MPS takes the session back from
+#                      the standby (--failback-from) while the loop runs (200 ms between batches, so
+#                      the loop is still serving when the new server is up): every hash equal again
 # Each step says what it runs; a failing step is reported and the others go on.  Exit 1 when a
 # hash differs from native's or a step failed.
 set -uo pipefail
@@ -57,21 +60,30 @@ log "MPS daemon started (pipe $M/pipe)"
 
 # one MODE TRANSPORT: a loop through Tandem, with (fault) or without (clean) an MPS fault.
 one() {
-  local mode=$1 tr=$2 name="$1-$2" ep lp st t0 t1
+  local mode=$1 tr=$2 name="$1-$2" ep lp st t0 t1 pause=20
+  [ "$mode" = failback ] && pause=200
   log ""
   log "== $name"
   start_server sb --standby-listen "$RUN/sb.sock" || { fails=$((fails + 1)); return; }
   start_server act --standby "$RUN/sb.sock" --mps attach "$M/pipe" || { stop_server sb; fails=$((fails + 1)); return; }
   ep=$EP_act; [ "$tr" = shm ] && ep=$SHM_act
   TANDEM_SERVER="$ep" TANDEM_LIB="$B/lib" TANDEM_LOG_ERRORS=1 timeout 600 "$SRC/scripts/tandem-run" \
-    python3 "$LOOP" --batches "$BATCHES" >"$OUT/$name.out" 2>"$OUT/$name.err" &
+    python3 "$LOOP" --batches "$BATCHES" --pause-ms "$pause" >"$OUT/$name.out" 2>"$OUT/$name.err" &
   lp=$!
-  if [ "$mode" = fault ]; then
+  if [ "$mode" != clean ]; then
     for _ in $(seq 1800); do grep -q "loop: ready" "$OUT/$name.out" 2>/dev/null && break; kill -0 $lp 2>/dev/null || break; sleep 0.1; done
     if grep -q "loop: ready" "$OUT/$name.out"; then
       t0=$(date +%s.%N)
       env $MENV LD_LIBRARY_PATH="$CUDA_LIB:$LD_LIBRARY_PATH" timeout 60 "$B/faults/sm_oob" >"$OUT/$name.trigger" 2>&1
       log "trigger sm_oob (another MPS client): exit $? at $(grep -c '^batch ' "$OUT/$name.out") batches served"
+      if [ "$mode" = failback ]; then
+        for _ in $(seq 200); do grep -q "resumed on" "$OUT/$name.err" && break; sleep 0.05; done
+        sleep 2   # the faulted MPS server lets its clients go before a new one comes
+        start_server n --mps attach "$M/pipe" --standby "$RUN/sb.sock" --failback-from "$RUN/sb.sock" ||
+          fails=$((fails + 1))
+        for _ in $(seq 300); do grep -q "moved to" "$OUT/$name.err" && break; kill -0 $lp 2>/dev/null || break; sleep 0.05; done
+        log "fail-back: $(grep -o 'moved to .* in [0-9.]* ms' "$OUT/$name.err" | head -1 || true) at $(grep -c '^batch ' "$OUT/$name.out") batches served"
+      fi
     else
       log "FAILED: the loop never got ready: $(tail -3 "$OUT/$name.err" | tr '\n' ' ')"
       fails=$((fails + 1))
@@ -91,18 +103,24 @@ one() {
     log "    FAILED: see $OUT/$name.err (last lines: $(grep -v '^ ' "$OUT/$name.err" | tail -3 | tr '\n' ' '))"
     diff "$RUN/native.hashes" "$RUN/$name.hashes" | head -6 | sed 's/^/    /' | tee -a "$report" >/dev/null
   fi
-  if [ "$mode" = fault ] && [ -z "$resumed" ]; then
+  if [ "$mode" != clean ] && [ -z "$resumed" ]; then
     log "    FAILED: no takeover seen (the fault did not end the active, or the guest did not resume)"
     fails=$((fails + 1))
   fi
+  if [ "$mode" = failback ] && ! grep -q "moved to" "$OUT/$name.err"; then
+    log "    FAILED: the session did not move back to the new active"
+    fails=$((fails + 1))
+  fi
   cp "$OUT/act.log" "$OUT/$name.act.log"; cp "$OUT/sb.log" "$OUT/$name.sb.log"
-  stop_server act; stop_server sb
+  [ "$mode" = failback ] && cp "$OUT/n.log" "$OUT/$name.n.log"
+  stop_server n; stop_server act; stop_server sb
   sleep 1   # a faulted MPS server lets its clients go before the next ones come
 }
 
 for tr in tcp shm; do
   one clean "$tr"
   one fault "$tr"
+  one failback "$tr"
 done
 echo quit | env $MENV nvidia-cuda-mps-control >/dev/null 2>&1
 log ""
