@@ -86,7 +86,7 @@ static void start_server(tdm_node_agent *a, tdm_node_server *s, uint64_t now)
 
     snprintf(log_path, sizeof(log_path), "%s/%s.log", a->conf.state_dir, s->id);
     pthread_mutex_lock(&a->lock);
-    rc = tdm_node_server_spawn(&a->conf, s, a->mps_pipe, log_path);
+    rc = tdm_node_server_spawn(&a->conf, s, tdm_node_mps_pipe(a, s->gpu), log_path);
     tdm_node_restart_started(&s->restart, now);
     pthread_mutex_unlock(&a->lock);
     if (rc) {
@@ -124,6 +124,14 @@ static void server_died(tdm_node_agent *a, tdm_node_server *s, const char *how, 
     save_state(a);
 }
 
+void tdm_node_exit_how(int status, char *how, size_t len)
+{
+    if (WIFSIGNALED(status))
+        snprintf(how, len, "was killed by signal %d", WTERMSIG(status));
+    else
+        snprintf(how, len, "exited with status %d", WEXITSTATUS(status));
+}
+
 static void reap(tdm_node_agent *a, uint64_t now)
 {
     int st;
@@ -131,14 +139,13 @@ static void reap(tdm_node_agent *a, uint64_t now)
     char how[64];
 
     while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+        if (tdm_node_mps_reaped(a, pid, st, now))
+            continue;
         for (int i = 0; i < a->servers.n; i++) {
             tdm_node_server *s = &a->servers.list[i];
             if (s->pid != pid || !s->child)
                 continue;
-            if (WIFSIGNALED(st))
-                snprintf(how, sizeof(how), "was killed by signal %d", WTERMSIG(st));
-            else
-                snprintf(how, sizeof(how), "exited with status %d", WEXITSTATUS(st));
+            tdm_node_exit_how(st, how, sizeof(how));
             server_died(a, s, how, now);
         }
     }
@@ -160,7 +167,8 @@ static bool standby_ready(tdm_node_agent *a, const tdm_node_server *s)
     return true;
 }
 
-/* Standbys first: an active finds its standby listening when it starts. */
+/* Standbys first: an active finds its standby listening when it starts, and its GPU's MPS
+ * daemon (with mps on the cuda backend) listening. */
 static void start_due(tdm_node_agent *a, uint64_t now)
 {
     bool started = false;
@@ -169,7 +177,7 @@ static void start_due(tdm_node_agent *a, uint64_t now)
         for (int i = 0; i < a->servers.n; i++) {
             tdm_node_server *s = &a->servers.list[i];
             if (s->pid == 0 && s->is_standby == (pass == 0) && now >= s->start_at_ms &&
-                (s->is_standby || standby_ready(a, s))) {
+                (s->is_standby || (standby_ready(a, s) && tdm_node_mps_ready(a, s->gpu)))) {
                 start_server(a, s, now);
                 started = true;
             }
@@ -263,6 +271,7 @@ static int run(tdm_node_agent *a)
     while (!stop_requested) {
         uint64_t now = tdm_node_now_ms();
         reap(a, now);
+        tdm_node_mps_tick(a, now);
         start_due(a, now);
         if (now >= a->next_report_ms) {
             tdm_node_report(a);

@@ -81,7 +81,8 @@ void tdm_node_server_argv(const tdm_node_conf *c, const tdm_node_server *s, cons
     } while (0)
     ARG("%s", c->server_bin);
     ARG("--backend"); ARG("%s", c->backend);
-    ARG("--device"); ARG("%d", gpu->index);
+    /* An MPS daemon sees its GPU only (CUDA_VISIBLE_DEVICES): to its clients it is device 0. */
+    ARG("--device"); ARG("%d", c->mps && !s->is_standby && strcmp(c->backend, "cuda") == 0 ? 0 : gpu->index);
     ARG("--listen"); ARG("%s", c->server_host);
     ARG("--port"); ARG("%d", s->port);
     ARG("--shm"); ARG("%s", s->shm);

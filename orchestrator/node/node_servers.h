@@ -38,7 +38,8 @@ typedef struct tdm_node_servers {
 /* The servers node.conf asks for, none running.  -ENAMETOOLONG when a socket path would not
  * fit (state_dir too long). */
 int tdm_node_servers_plan(const tdm_node_conf *c, tdm_node_servers *s);
-/* The server's command line (NULL-ended, in argv with room for 40, strings in buf). */
+/* The server's command line (NULL-ended, in argv with room for 40, strings in buf).  mps_pipe: the
+ * pipe directory of its GPU's MPS daemon, which an active attaches to (cuda with mps on). */
 void tdm_node_server_argv(const tdm_node_conf *c, const tdm_node_server *s, const char *mps_pipe, char *buf,
                           size_t buflen, const char **argv);
 /* Starts it: 0 with s->pid, or -errno. */

@@ -2,7 +2,8 @@
  * (libmicrohttpd in this process, recording what the agent posts): it starts an active and its
  * standby, registers, sends telemetry with a guest's session, restarts a killed server, re-adopts
  * its servers after its own SIGKILL without starting them twice, registers again after the
- * orchestrator was away, and stops its servers at SIGTERM. */
+ * orchestrator was away, and stops its servers at SIGTERM; with mps on the cuda backend (faked),
+ * it runs and supervises one MPS daemon per GPU. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -283,4 +284,169 @@ Test(node_agent, mps_on_cuda_without_the_mps_binary_is_a_clear_error)
     cr_expect_eq(r.status, 1);
     cr_expect(strstr(r.err, "needs nvidia-cuda-mps-control on PATH") != NULL, "%s", r.err);
     unlink(path);
+}
+
+/* What the fake MPS control program recorded (dir/mps.rec): lines with text. */
+static int rec_count(const char *rec, const char *text)
+{
+    char line[1024];
+    FILE *f = fopen(rec, "r");
+    int n = 0;
+
+    while (f && fgets(line, sizeof(line), f))
+        n += strstr(line, text) != NULL;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static int file_int(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    int v = 0;
+
+    if (f && fscanf(f, "%d", &v) != 1)
+        v = 0;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+/* A small file's text (a static buffer). */
+static const char *file_text(const char *path)
+{
+    static char buf[4096];
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+
+    if (f)
+        fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+static void write_script(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    chmod(path, 0755);
+}
+
+/* mps = "on" on the cuda backend with two GPUs and no NVIDIA software: a fake
+ * nvidia-cuda-mps-control first on PATH (a daemon with -f that records its environment and ends
+ * at a client's `quit`) and a fake tandem-server that records its argv.  Each GPU gets its own
+ * daemon, seeing that GPU only, with its own pipe directory; each active attaches to its GPU's;
+ * a killed daemon is started again alone, with its GPU's active; a stop quits both. */
+Test(node_agent, one_mps_daemon_per_gpu_supervised_alone, .timeout = 60)
+{
+    int base = 30000 + (int)(getpid() % 2000) * 8;
+    char bin[160], rec[200], fake[200], path[4096], want[600], pipe0[200], pipe1[200], pidf[240];
+    FILE *f;
+
+    snprintf(dir, sizeof(dir), "/tmp/tandem-node-mps2-%d", (int)getpid());
+    snprintf(conf, sizeof(conf), "%s.conf", dir);
+    snprintf(state_file, sizeof(state_file), "%s/node.state", dir);
+    snprintf(agent_log, sizeof(agent_log), "%s.log", dir);
+    snprintf(bin, sizeof(bin), "%s.bin", dir);
+    snprintf(rec, sizeof(rec), "%s.bin/mps.rec", dir);
+    unlink(agent_log);
+    unlink(rec);
+    mkdir(bin, 0755);
+    snprintf(fake, sizeof(fake), "%s/nvidia-cuda-mps-control", bin);
+    snprintf(path, sizeof(path),
+             "#!/bin/sh\n"
+             "R=%s\n"
+             "if [ \"$1\" = -f ]; then\n"
+             "  echo \"daemon pid=$$ argv=$* visible=$CUDA_VISIBLE_DEVICES pipe=$CUDA_MPS_PIPE_DIRECTORY "
+             "log=$CUDA_MPS_LOG_DIRECTORY\" >> $R\n"
+             "  echo $$ > \"$CUDA_MPS_PIPE_DIRECTORY/fake.pid\"\n"
+             "  trap 'rm -f \"$CUDA_MPS_PIPE_DIRECTORY/control\"; echo \"daemon-quit visible=$CUDA_VISIBLE_DEVICES\" >> $R; "
+             "exit 0' TERM\n"
+             "  : > \"$CUDA_MPS_PIPE_DIRECTORY/control\"\n"
+             "  while :; do sleep 0.1; done\n"
+             "fi\n"
+             "read cmd\n"
+             "echo \"client argv=$* cmd=$cmd visible=$CUDA_VISIBLE_DEVICES pipe=$CUDA_MPS_PIPE_DIRECTORY\" >> $R\n"
+             "[ \"$cmd\" = quit ] && kill $(cat \"$CUDA_MPS_PIPE_DIRECTORY/fake.pid\")\n"
+             "exit 0\n",
+             rec);
+    write_script(fake, path);
+    snprintf(fake, sizeof(fake), "%s/tandem-server", bin);
+    snprintf(path, sizeof(path),
+             "#!/bin/sh\nprev=; for a in \"$@\"; do [ \"$prev\" = --port ] && port=$a; prev=$a; done\n"
+             "echo \"$*\" > %s/server-$port.args\nexec sleep 300\n",
+             bin);
+    write_script(fake, path);
+
+    f = fopen(conf, "w");
+    fprintf(f, "node = \"m%d\";\nlisten = \"127.0.0.1:%d\";\norchestrator = \"127.0.0.1:%d\";\nstate_dir = \"%s\";\n"
+               "backend = \"cuda\";\nmps = \"on\";\nserver = \"%s\";\n"
+               "gpus = ( { index = 0; base_port = %d; standby = false; },\n"
+               "         { index = 1; base_port = %d; standby = false; } );\n",
+            (int)getpid(), base + 7, base + 6, dir, fake, base, base + 2);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s:%s", bin, getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    setenv("PATH", path, 1);
+    snprintf(pipe0, sizeof(pipe0), "%s/mps-gpu0/pipe", dir);
+    snprintf(pipe1, sizeof(pipe1), "%s/mps-gpu1/pipe", dir);
+    char active0[64], active1[64], args0[200], args1[200];
+    snprintf(active0, sizeof(active0), "m%d-gpu0-s0", (int)getpid());
+    snprintf(active1, sizeof(active1), "m%d-gpu1-s0", (int)getpid());
+    snprintf(args0, sizeof(args0), "%s/server-%d.args", bin, base);
+    snprintf(args1, sizeof(args1), "%s/server-%d.args", bin, base + 2);
+    unlink(args0);
+    unlink(args1);
+
+    pid_t agent = agent_start();
+    WAIT_FOR(alive(state_pid(active0)) && alive(state_pid(active1)), 15, "actives not running; see %s", agent_log);
+    WAIT_FOR(access(args0, F_OK) == 0 && access(args1, F_OK) == 0, 10, "no server argv recorded");
+
+    /* two daemons in the foreground, each seeing its GPU only, with its own directories */
+    cr_expect_eq(rec_count(rec, "daemon "), 2, "see %s", rec);
+    snprintf(want, sizeof(want), "argv=-f visible=0 pipe=%s log=%s/mps-gpu0/log", pipe0, dir);
+    cr_expect_eq(rec_count(rec, want), 1, "no daemon with %s; see %s", want, rec);
+    snprintf(want, sizeof(want), "argv=-f visible=1 pipe=%s log=%s/mps-gpu1/log", pipe1, dir);
+    cr_expect_eq(rec_count(rec, want), 1, "no daemon with %s; see %s", want, rec);
+
+    /* each active attaches to its GPU's daemon, which shows it as device 0 */
+    snprintf(want, sizeof(want), "--mps attach %s", pipe0);
+    cr_expect(strstr(file_text(args0), want) != NULL, "%s", file_text(args0));
+    snprintf(want, sizeof(want), "--mps attach %s", pipe1);
+    cr_expect(strstr(file_text(args1), want) != NULL, "%s", file_text(args1));
+    cr_expect(strstr(file_text(args1), "--device 0 ") != NULL, "%s", file_text(args1));
+
+    /* GPU 1's daemon is killed: it alone starts again, and GPU 1's active with it */
+    snprintf(pidf, sizeof(pidf), "%s/fake.pid", pipe1);
+    int d1 = file_int(pidf), a0 = state_pid(active0), a1 = state_pid(active1);
+    snprintf(pidf, sizeof(pidf), "%s/fake.pid", pipe0);
+    int d0 = file_int(pidf);
+    cr_assert(alive(d0) && alive(d1), "daemons %d %d", d0, d1);
+    unlink(args1);
+    kill(d1, SIGKILL);
+    snprintf(want, sizeof(want), "argv=-f visible=1 pipe=%s", pipe1);
+    WAIT_FOR(rec_count(rec, want) == 2, 10, "GPU 1's daemon not started again; see %s", agent_log);
+    WAIT_FOR(alive(state_pid(active1)) && state_pid(active1) != a1 && access(args1, F_OK) == 0, 15,
+             "GPU 1's active not started again; see %s", agent_log);
+    snprintf(want, sizeof(want), "--mps attach %s", pipe1);
+    cr_expect(strstr(file_text(args1), want) != NULL, "%s", file_text(args1));
+    cr_expect_eq(rec_count(rec, "visible=0 pipe"), 1, "GPU 0's daemon was started again; see %s", rec);
+    cr_expect(alive(d0), "GPU 0's daemon was touched");
+    cr_expect_eq(state_pid(active0), a0, "GPU 0's active was restarted");
+    cr_expect(alive(a0));
+
+    /* a stop asks each daemon to quit, with its own pipe directory */
+    snprintf(pidf, sizeof(pidf), "%s/fake.pid", pipe1);
+    d1 = file_int(pidf);
+    kill(agent, SIGTERM);
+    int st;
+    waitpid(agent, &st, 0);
+    cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "agent exit status %d", st);
+    snprintf(want, sizeof(want), "cmd=quit visible=0 pipe=%s", pipe0);
+    cr_expect_eq(rec_count(rec, want), 1, "no quit for GPU 0; see %s", rec);
+    snprintf(want, sizeof(want), "cmd=quit visible=1 pipe=%s", pipe1);
+    cr_expect_eq(rec_count(rec, want), 1, "no quit for GPU 1; see %s", rec);
+    WAIT_FOR(!alive(d0) && !alive(d1), 5, "MPS daemons left running after SIGTERM");
+    cr_expect_eq(rec_count(rec, "daemon-quit visible="), 2, "see %s", rec);
 }

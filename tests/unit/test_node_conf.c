@@ -110,3 +110,16 @@ Test(node_conf, the_shipped_example_loads)
     cr_expect_str_eq(c.backend, "sim");
     cr_expect_eq(c.gpus[0].base_port, 7710);
 }
+
+Test(node_conf, the_two_gpu_mps_example_loads)
+{
+    tdm_node_conf c;
+    char err[600] = "";
+
+    cr_assert_eq(tdm_node_conf_load(TANDEM_SOURCE_DIR "/configs/node-cuda-mps.conf", &c, err, sizeof(err)), 0, "%s",
+                 err);
+    cr_expect_str_eq(c.backend, "cuda");
+    cr_expect(c.mps);
+    cr_expect_eq(c.ngpus, 2);
+    cr_expect_eq(c.gpus[1].index, 1);
+}
