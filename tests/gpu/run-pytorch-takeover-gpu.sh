@@ -79,7 +79,8 @@ one() {
       if [ "$mode" = failback ]; then
         for _ in $(seq 200); do grep -q "resumed on" "$OUT/$name.err" && break; sleep 0.05; done
         sleep 2   # the faulted MPS server lets its clients go before a new one comes
-        start_server n --mps attach "$M/pipe" --standby "$RUN/sb.sock" --failback-from "$RUN/sb.sock" ||
+        start_server n --mps attach "$M/pipe" --standby-listen "$RUN/n.sock" --standby "$RUN/sb.sock" \
+          --failback-from "$RUN/sb.sock" ||
           fails=$((fails + 1))
         for _ in $(seq 300); do grep -q "moved to" "$OUT/$name.err" && break; kill -0 $lp 2>/dev/null || break; sleep 0.05; done
         log "fail-back: $(grep -o 'moved to .* in [0-9.]* ms' "$OUT/$name.err" | head -1 || true) at $(grep -c '^batch ' "$OUT/$name.out") batches served"
