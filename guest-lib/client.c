@@ -372,8 +372,9 @@ cudaError_t tdm_call(uint32_t proc, void *args, void *res)
     return call ? call_decode(call, args, call->xres, res) : cudaErrorInvalidValue;
 }
 
-/* copy_bytes: the whole copy an upload piece belongs to (0: none). */
-static cudaError_t post(uint32_t proc, void *args, uint64_t copy_bytes)
+/* copy_bytes: the whole copy an upload piece belongs to (0: none); more:
+ * pieces of it follow (transport.h). */
+static cudaError_t post(uint32_t proc, void *args, uint64_t copy_bytes, bool more)
 {
     const tdm_call_info *call = tdm_call_find(proc);
     tdm_client *cl = client();
@@ -392,7 +393,7 @@ static cudaError_t post(uint32_t proc, void *args, uint64_t copy_bytes)
     if (err)
         goto out;
     resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_POSTING, .call = call, .args = args });
-    rc = copy_bytes && c->t->ops->post_piece ? c->t->ops->post_piece(c->t, proc, call->xargs, args, copy_bytes)
+    rc = copy_bytes && c->t->ops->post_piece ? c->t->ops->post_piece(c->t, proc, call->xargs, args, copy_bytes, more)
                                              : c->t->ops->post(c->t, proc, call->xargs, args);
     /* The journal holds this call too: the replay sends it. */
     if (rc != TDM_T_OK && resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_LOST }) != 0)
@@ -407,12 +408,12 @@ out:
 
 cudaError_t tdm_post(uint32_t proc, void *args)
 {
-    return post(proc, args, 0);
+    return post(proc, args, 0, false);
 }
 
-cudaError_t tdm_post_piece(uint32_t proc, void *args, uint64_t copy_bytes)
+cudaError_t tdm_post_piece(uint32_t proc, void *args, uint64_t copy_bytes, bool more)
 {
-    return post(proc, args, copy_bytes);
+    return post(proc, args, copy_bytes, more);
 }
 
 const struct tdm_shm_region *tdm_shm(void)

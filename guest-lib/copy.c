@@ -35,8 +35,11 @@ static cudaError_t htod(uint64_t dst, const char *src, size_t n, uint64_t stream
         a.data.data_val = (char *)src;
         a.data.data_len = (u_int)chunk;
         /* The transport sees the whole copy's size: over TCP every piece
-         * of a large copy, the tail too, goes over the lanes. */
-        cudaError_t err = tdm_post_piece(TDM_MEMCPY_HTOD, &a, total);
+         * of a large copy, the tail too, goes over the lanes.  And whether
+         * more follow: it may send the next piece before the server took
+         * this one, and the last returns once it took them all (the
+         * program's buffer is free again when the copy returns). */
+        cudaError_t err = tdm_post_piece(TDM_MEMCPY_HTOD, &a, total, chunk < n);
         if (err)
             return err;
         dst += chunk;

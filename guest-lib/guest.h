@@ -47,8 +47,10 @@ cudaError_t tdm_call_decode(uint32_t proc, void *args, xdrproc_t xres, void *res
 /* One-way call. */
 cudaError_t tdm_post(uint32_t proc, void *args);
 /* tdm_post of one piece of a host-to-device copy of copy_bytes in all: the
- * transport may carry a large copy's pieces otherwise (TCP's lanes). */
-cudaError_t tdm_post_piece(uint32_t proc, void *args, uint64_t copy_bytes);
+ * transport may carry a large copy's pieces otherwise (TCP's lanes).
+ * more: pieces of the copy follow, so the transport may return before the
+ * server took this one; the last piece returns once it took them all. */
+cudaError_t tdm_post_piece(uint32_t proc, void *args, uint64_t copy_bytes, bool more);
 /* Convenience for procedures whose result is a bare int error. */
 cudaError_t tdm_call_err(uint32_t proc, void *args);
 /* The shm transport's shared region (connecting first), or NULL over

@@ -28,22 +28,35 @@ typedef struct lane {
     int fd;
     pthread_t th;
     tdm_tx tx;             /* how its upload parts leave (TANDEM_TCP_SEND) */
+    uint64_t mine;         /* the number of the next job it does */
 } lane;
 
-struct tdm_tcp_lanes {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    unsigned n;
-    lane lanes[TDM_LANES_MAX];
-    bool stop;
-    uint64_t seq;          /* jobs started */
+/* A job: a piece to send or a download to receive.  Job k (1-based) is
+ * ring[(k - 1) % TDM_TCP_LANE_JOBS]; its slot stays its own until every
+ * lane is done with it. */
+typedef struct lane_job {
     job_kind kind;
     uint32_t xfer;
     unsigned char *buf;
     uint64_t size;
     uint64_t next;         /* JOB_SEND: the first byte no lane took yet */
-    unsigned pending;      /* lanes not done with the job */
-    bool failed;
+    unsigned left;         /* lanes not done with it */
+} lane_job;
+
+/* Each lane goes on to the next job as soon as it sent its part of the
+ * last (and its end mark), without waiting for the other lanes: the parts
+ * of an upload's next piece follow those of the piece before without a
+ * pause (docs/protocol.md, "Pipelined uploads"). */
+struct tdm_tcp_lanes {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;     /* lanes wait for jobs, callers for jobs done or a free slot */
+    unsigned n;
+    lane lanes[TDM_LANES_MAX];
+    bool stop;
+    lane_job ring[TDM_TCP_LANE_JOBS];
+    uint64_t posted;       /* jobs posted */
+    uint64_t finished;     /* jobs 1..finished are done */
+    bool failed;           /* a lane failed since the lanes were last idle */
 };
 
 static int connect_to(const char *host, int port)
@@ -72,22 +85,29 @@ static int connect_to(const char *host, int port)
 }
 
 
-/* The next part of the upload job not yet taken: its offset in *off, its
- * length (0: none left). */
-static uint64_t take_part(tdm_tcp_lanes *l, uint64_t size, uint64_t *off)
+static lane_job *job_of(tdm_tcp_lanes *l, uint64_t k)
 {
+    return &l->ring[(k - 1) % TDM_TCP_LANE_JOBS];
+}
+
+/* The next part of upload job k not yet taken: its offset in *off, its
+ * length (0: none left). */
+static uint64_t take_part(tdm_tcp_lanes *l, uint64_t k, uint64_t *off)
+{
+    lane_job *j;
     uint64_t n;
 
     pthread_mutex_lock(&l->mu);
-    *off = l->next;
-    n = tdm_lane_part_len(size, l->next);
-    l->next += n;
+    j = job_of(l, k);
+    *off = j->next;
+    n = tdm_lane_part_len(j->size, j->next);
+    j->next += n;
     pthread_mutex_unlock(&l->mu);
     return n;
 }
 
-/* This lane's part of the job: 0 or -1. */
-static int do_job(lane *ln, job_kind kind, uint32_t xfer, unsigned char *buf, uint64_t size)
+/* This lane's part of job k: 0 or -1. */
+static int do_job(lane *ln, uint64_t k, job_kind kind, uint32_t xfer, unsigned char *buf, uint64_t size)
 {
     unsigned char h[TDM_LANE_HDR_LEN];
     uint64_t off, n;
@@ -96,9 +116,9 @@ static int do_job(lane *ln, job_kind kind, uint32_t xfer, unsigned char *buf, ui
         /* Parts as this lane is free, then its end mark (lanes_wire.h).
          * Spliced, the socket refers to the program's pages until the
          * server has read them: it has once MEMCPY_HTOD_LANES is answered,
-         * and the transport returns (the program may change the bytes) only
-         * then. */
-        while ((n = take_part(ln->set, size, &off)) > 0) {
+         * and the copy returns (the program may change the bytes) only once
+         * every piece's call was. */
+        while ((n = take_part(ln->set, k, &off)) > 0) {
             tdm_lane_hdr_put(h, (tdm_lane_hdr){ xfer, (uint32_t)n, off });
             if (tdm_tx_send(&ln->tx, ln->fd, h, sizeof(h), buf + off, n) != 0)
                 return -1;
@@ -131,33 +151,39 @@ static int do_job(lane *ln, job_kind kind, uint32_t xfer, unsigned char *buf, ui
     }
 }
 
+/* mu held.  Every lane does the jobs in order, so they end in order: the
+ * last lane to finish job k finished every job before it already. */
+static void job_done(tdm_tcp_lanes *l, uint64_t k)
+{
+    if (--job_of(l, k)->left == 0) {
+        l->finished = k;
+        pthread_cond_broadcast(&l->cv);
+    }
+}
+
 static void *lane_main(void *arg)
 {
     lane *ln = arg;
     tdm_tcp_lanes *l = ln->set;
-    uint64_t seen = 0;
 
     pthread_mutex_lock(&l->mu);
     for (;;) {
-        while (!l->stop && l->seq == seen)
+        while (!l->stop && ln->mine > l->posted)
             pthread_cond_wait(&l->cv, &l->mu);
         if (l->stop)
             break;
-        seen = l->seq;
-        job_kind kind = l->kind;
-        uint32_t xfer = l->xfer;
-        unsigned char *buf = l->buf;
-        uint64_t size = l->size;
+        uint64_t k = ln->mine++;
+        lane_job j = *job_of(l, k);
         pthread_mutex_unlock(&l->mu);
-        int rc = do_job(ln, kind, xfer, buf, size);
+        int rc = do_job(ln, k, j.kind, j.xfer, j.buf, j.size);
         pthread_mutex_lock(&l->mu);
         if (rc != 0) {
-            /* The server then fails the copy, and the caller sees why. */
+            /* The server then fails the copy, and the caller sees why.
+             * The lane's later jobs fail at once on the shut socket. */
             l->failed = true;
             shutdown(ln->fd, SHUT_RDWR);
         }
-        if (--l->pending == 0)
-            pthread_cond_broadcast(&l->cv);
+        job_done(l, k);
     }
     pthread_mutex_unlock(&l->mu);
     return NULL;
@@ -205,7 +231,7 @@ int tdm_tcp_lanes_open(const char *host, int port, uint64_t sid, const unsigned 
                 close(fd);
             break;
         }
-        *ln = (lane){ .set = l, .index = l->n, .fd = fd };
+        *ln = (lane){ .set = l, .index = l->n, .fd = fd, .mine = 1 };
         tdm_tx_init(&ln->tx, send);
         /* The program's signals are for its own threads, not for ours. */
         sigset_t all, old;
@@ -234,17 +260,16 @@ unsigned tdm_tcp_lanes_count(const tdm_tcp_lanes *l)
     return l ? l->n : 0;
 }
 
+/* Posts a job, once the ring has a free slot (the oldest job done). */
 static void start(tdm_tcp_lanes *l, job_kind kind, uint32_t xfer, void *buf, uint64_t n)
 {
     pthread_mutex_lock(&l->mu);
-    l->kind = kind;
-    l->xfer = xfer;
-    l->buf = buf;
-    l->size = n;
-    l->next = 0;
-    l->failed = false;
-    l->pending = l->n;
-    l->seq++;
+    while (!l->stop && l->posted - l->finished >= TDM_TCP_LANE_JOBS)
+        pthread_cond_wait(&l->cv, &l->mu);
+    if (l->posted == l->finished)
+        l->failed = false;
+    *job_of(l, l->posted + 1) = (lane_job){ .kind = kind, .xfer = xfer, .buf = buf, .size = n, .left = l->n };
+    l->posted++;
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->mu);
 }
@@ -264,7 +289,7 @@ int tdm_tcp_lanes_wait(tdm_tcp_lanes *l)
     int rc;
 
     pthread_mutex_lock(&l->mu);
-    while (l->pending > 0)
+    while (l->finished < l->posted)
         pthread_cond_wait(&l->cv, &l->mu);
     rc = l->failed ? -1 : 0;
     pthread_mutex_unlock(&l->mu);

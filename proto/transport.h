@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <rpc/rpc.h>
+#include <stdbool.h>
 
 typedef enum {
     TDM_T_OK = 0,
@@ -29,8 +30,13 @@ typedef struct tdm_transport_ops {
      * (MEMCPY_HTOD): TCP decides on the copy's size, not the piece's,
      * whether its pieces go over the lanes, so a large copy's tail goes
      * with the rest (docs/protocol.md, "Striping over several
-     * connections").  NULL: the transport treats every piece alike. */
-    int (*post_piece)(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args, uint64_t copy_bytes);
+     * connections").  `more`: pieces of the same copy follow this one, so
+     * the transport may return before the server took this one (TCP
+     * pipelines a copy's pieces over the lanes); the last piece returns
+     * once the server took every piece, the program's buffer free again.
+     * NULL: the transport treats every piece alike. */
+    int (*post_piece)(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args, uint64_t copy_bytes,
+                      bool more);
 } tdm_transport_ops;
 
 struct tdm_transport {

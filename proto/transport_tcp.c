@@ -41,6 +41,14 @@
  * program would wait for. */
 #define FLUSH_DELAY_NS 20000
 
+/* A piece of an upload in flight over the lanes: what it is, to send it
+ * again on the main connection should the server not take it, and its
+ * call's xid and lane transfer. */
+typedef struct lane_piece {
+    tdm_memcpy_htod_args a;
+    uint32_t xid, xfer;
+} lane_piece;
+
 typedef struct tcp_transport {
     tdm_transport base;
     CLIENT *clnt;
@@ -64,6 +72,12 @@ typedef struct tcp_transport {
     bool lanes_off;           /* the server has none for us, or they failed too often */
     unsigned lane_failures;
     uint32_t lane_xfer;
+    /* An upload's pieces sent over the lanes whose MEMCPY_HTOD_LANES calls
+     * are not answered yet, oldest first (docs/protocol.md, "Pipelined
+     * uploads"): their bytes are the program's until then. */
+    lane_piece inflight[TDM_TCP_LANE_JOBS];
+    unsigned ninflight;
+    unsigned lane_depth;      /* TANDEM_TCP_UPLOAD_DEPTH: pieces in flight at most */
 } tcp_transport;
 
 /* Long enough for any synchronize; a dead server shows as a closed socket,
@@ -133,6 +147,7 @@ static void *flusher_main(void *arg)
 }
 
 static int call_raw(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res);
+static int lane_collect(tcp_transport *tt, unsigned keep);
 
 static int tcp_call(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args,
                     xdrproc_t xres, void *res)
@@ -143,6 +158,12 @@ static int tcp_call(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args
     if (proc == TDM_MEMCPY_DTOH_STREAM && xres == (xdrproc_t)xdr_tdm_dtoh_stream_res)
         return call_raw(tt, proc, xargs, args, xres, res);
     pthread_mutex_lock(&tt->io_lock);
+    /* clnt_vc takes the next reply as its call's: the answers to an
+     * upload's pieces come first. */
+    if (lane_collect(tt, 0) != TDM_T_OK) {
+        pthread_mutex_unlock(&tt->io_lock);
+        return TDM_T_BROKEN;
+    }
     /* This call carries whatever is batched. */
     atomic_store(&tt->pending, false);
     st = guarded_call(tt, proc, xargs, args, xres, res, call_timeout);
@@ -200,7 +221,7 @@ static int take_socket(tcp_transport *tt)
  * holds is shipped ahead of it (a FLUSH) so that order is kept. */
 static bool use_lanes(tcp_transport *tt, uint64_t n);
 static bool piece_uses_lanes(tcp_transport *tt, uint64_t piece, uint64_t copy_bytes);
-static int htod_lanes(tcp_transport *tt, const tdm_memcpy_htod_args *a);
+static int htod_lanes(tcp_transport *tt, const tdm_memcpy_htod_args *a, bool more);
 static int dtoh_lanes(tcp_transport *tt, const tdm_memcpy_dtoh_args *a, tdm_dtoh_stream_res *r);
 
 /* post_htod_raw with io_lock held. */
@@ -248,29 +269,28 @@ out:
  * call header, dst, stream, length, the bytes, padding), without copying
  * the bytes into the client's send buffer first.  Whatever clnt_vc still
  * holds is shipped ahead of it (a FLUSH) so that order is kept.  A piece
- * of a large copy goes over the lanes instead, when the session has them. */
-static int post_htod_raw(tcp_transport *tt, const tdm_memcpy_htod_args *a, uint64_t copy_bytes)
+ * of a large copy goes over the lanes instead, when the session has them;
+ * `more`: pieces of the same copy follow. */
+static int post_htod_raw(tcp_transport *tt, const tdm_memcpy_htod_args *a, uint64_t copy_bytes, bool more)
 {
     int rc;
 
     pthread_mutex_lock(&tt->io_lock);
-    rc = piece_uses_lanes(tt, a->data.data_len, copy_bytes) ? htod_lanes(tt, a) : post_htod_raw_locked(tt, a);
+    if (piece_uses_lanes(tt, a->data.data_len, copy_bytes))
+        rc = htod_lanes(tt, a, more);
+    else if ((rc = lane_collect(tt, 0)) == TDM_T_OK)
+        rc = post_htod_raw_locked(tt, a);
     pthread_mutex_unlock(&tt->io_lock);
     return rc;
 }
 
-/* A synchronous call whose reply is read here instead of by clnt_vc, so
- * that a large result (MEMCPY_DTOH_STREAM's payload) is received straight
- * into its destination (recstream.h) rather than through clnt_vc's buffer.
- * The same call and reply records on the wire.  The stream is bounded: it
- * never reads past the reply, so clnt_vc finds the socket where it left
- * it.  io_lock held. */
-static int call_raw_locked(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
-                           void *res)
+/* Sends a call around clnt_vc (its xid in *xid), whose reply raw_reply
+ * reads: the same call record on the wire as clnt_vc would send.  io_lock
+ * held. */
+static int raw_send(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args, uint32_t *xid)
 {
     XDR *x = &tt->raw_xdrs;
-    struct rpc_msg msg, reply;
-    uint32_t xid = ++tt->raw_xid | 0x80000000u;
+    struct rpc_msg msg;
     int fd = take_socket(tt);
 
     if (fd < 0)
@@ -281,14 +301,25 @@ static int call_raw_locked(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, vo
         tt->raw_open = true;
     }
     tt->raw.fd = fd;
+    *xid = ++tt->raw_xid | 0x80000000u;
     x->x_op = XDR_ENCODE;
-    tdm_rpc_call_msg(&msg, xid, proc);
+    tdm_rpc_call_msg(&msg, *xid, proc);
     if (!xdr_callmsg(x, &msg) || !xargs(x, args)) {
         tdm_recstream_drop_output(x);
         return tt->raw.error ? TDM_T_BROKEN : TDM_T_REJECTED;
     }
-    if (!tdm_recstream_end_record(x))
-        return TDM_T_BROKEN;
+    return tdm_recstream_end_record(x) ? TDM_T_OK : TDM_T_BROKEN;
+}
+
+/* Reads the reply to raw_send's call xid, the next reply on the socket:
+ * replies come in the order of the calls, and nothing that is answered
+ * goes through clnt_vc while calls sent here wait for theirs
+ * (lane_collect).  The stream is bounded: it never reads past the reply,
+ * so clnt_vc finds the socket where it left it.  io_lock held. */
+static int raw_reply(tcp_transport *tt, uint32_t xid, xdrproc_t xres, void *res)
+{
+    XDR *x = &tt->raw_xdrs;
+    struct rpc_msg reply;
 
     x->x_op = XDR_DECODE;
     if (!tdm_recstream_next_record(x))
@@ -297,8 +328,6 @@ static int call_raw_locked(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, vo
     reply.acpted_rply.ar_verf = _null_auth;
     reply.acpted_rply.ar_results.where = NULL;
     reply.acpted_rply.ar_results.proc = (xdrproc_t)tdm_xdr_void;
-    /* Nothing else is in flight on this socket while io_lock is held, so
-     * the next reply is this call's. */
     if (!xdr_replymsg(x, &reply) || reply.rm_xid != xid || reply.rm_reply.rp_stat != MSG_ACCEPTED)
         return TDM_T_BROKEN;
     if (reply.acpted_rply.ar_stat != SUCCESS) {
@@ -314,12 +343,28 @@ static int call_raw_locked(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, vo
     return tdm_recstream_skip_record(x) ? TDM_T_OK : TDM_T_BROKEN;
 }
 
+/* A synchronous call whose reply is read here instead of by clnt_vc, so
+ * that a large result (MEMCPY_DTOH_STREAM's payload) is received straight
+ * into its destination (recstream.h) rather than through clnt_vc's buffer.
+ * The same call and reply records on the wire.  io_lock held, no upload
+ * piece in flight (lane_collect). */
+static int call_raw_locked(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres,
+                           void *res)
+{
+    uint32_t xid = 0;
+    int rc = raw_send(tt, proc, xargs, args, &xid);
+
+    return rc == TDM_T_OK ? raw_reply(tt, xid, xres, res) : rc;
+}
+
 static int call_raw(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res)
 {
     int rc;
 
     pthread_mutex_lock(&tt->io_lock);
-    if (proc == TDM_MEMCPY_DTOH_STREAM && use_lanes(tt, ((tdm_memcpy_dtoh_args *)args)->size))
+    if ((rc = lane_collect(tt, 0)) != TDM_T_OK)
+        ;   /* the connection is gone */
+    else if (proc == TDM_MEMCPY_DTOH_STREAM && use_lanes(tt, ((tdm_memcpy_dtoh_args *)args)->size))
         rc = dtoh_lanes(tt, args, res);
     else
         rc = call_raw_locked(tt, proc, xargs, args, xres, res);
@@ -340,7 +385,7 @@ static int call_raw(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *arg
 static void lanes_config(tcp_transport *tt, const char *host, int port)
 {
     const char *v = getenv("TANDEM_TCP_LANES"), *m = getenv("TANDEM_TCP_LANE_MIN");
-    const char *send = getenv("TANDEM_TCP_SEND");
+    const char *send = getenv("TANDEM_TCP_SEND"), *depth = getenv("TANDEM_TCP_UPLOAD_DEPTH");
     char *end;
 
     snprintf(tt->host, sizeof(tt->host), "%s", host);
@@ -360,6 +405,14 @@ static void lanes_config(tcp_transport *tt, const char *host, int port)
         unsigned long long n = strtoull(m, &end, 10);
         if (!*end && n > 0)
             tt->lane_min = n;
+    }
+    /* 1: each piece waits for its answer before the next is sent, as
+     * before pipelining; kept to compare the two on a deployment. */
+    tt->lane_depth = TDM_TCP_LANE_JOBS;
+    if (depth && *depth) {
+        unsigned long n = strtoul(depth, &end, 10);
+        if (!*end && n >= 1 && n <= TDM_TCP_LANE_JOBS)
+            tt->lane_depth = (unsigned)n;
     }
 }
 
@@ -428,32 +481,96 @@ static int lanes_call_failed(tcp_transport *tt, enum clnt_stat st)
     return TDM_T_BROKEN;
 }
 
-/* One MEMCPY_HTOD piece: its bytes over the lanes while MEMCPY_HTOD_LANES
- * waits on the main connection for the server to have them all.  The
- * program's buffer is free again when this returns, as after a raw post. */
-static int htod_lanes(tcp_transport *tt, const tdm_memcpy_htod_args *a)
+/* The lanes are done with the pieces in flight (every answer read): they
+ * failed (`failed`: the server did not take some), or must be idle. */
+static void lanes_settled(tcp_transport *tt, bool failed)
 {
-    tdm_htod_lanes_args la = { .dst = a->dst, .stream = a->stream, .size = a->data.data_len,
-                               .xfer = ++tt->lane_xfer, .nlanes = tdm_tcp_lanes_count(tt->lanes) };
-    enum clnt_stat st;
-    int res = 0, rc;
-
-    tdm_tcp_lanes_send(tt->lanes, la.xfer, a->data.data_val, la.size);
-    st = guarded_call(tt, TDM_MEMCPY_HTOD_LANES, (xdrproc_t)xdr_tdm_htod_lanes_args, &la, (xdrproc_t)xdr_int, &res,
-                      call_timeout);
-    if (st != RPC_SUCCESS) {
-        rc = lanes_call_failed(tt, st);
-        return rc == TDM_T_OK ? post_htod_raw_locked(tt, a) : rc;
-    }
-    if (res != 0)
+    if (!tt->lanes)
+        return;
+    if (failed)
         tdm_tcp_lanes_abort(tt->lanes);
-    if (tdm_tcp_lanes_wait(tt->lanes) != 0 || res != 0) {
-        /* The server took none of it for the program: again, on the main
-         * connection (where the bytes are ordered after the failed call). */
+    if (tdm_tcp_lanes_wait(tt->lanes) != 0 || failed)
         lanes_drop(tt, true);
-        return post_htod_raw_locked(tt, a);
+}
+
+/* Reads the answers to the oldest pieces in flight until at most `keep`
+ * are.  A piece the server did not take (the lanes failed, or it has no
+ * MEMCPY_HTOD_LANES) means that it takes none after it either (a failure
+ * breaks the server's lanes until the next LANE_TICKET, which comes from
+ * here only with nothing in flight): then every answer is read, and the
+ * pieces not taken go again on the main connection, in order, after every
+ * call in flight.  They are pieces of one copy (a copy's last piece waits
+ * for all answers), apart from one another, so their order among the
+ * pieces taken does not matter.  TDM_T_OK, or TDM_T_BROKEN: the connection
+ * is gone (the journal has every piece for a takeover), the piece whose
+ * answer did not come named in the transport's `why`. */
+static int lane_collect(tcp_transport *tt, unsigned keep)
+{
+    lane_piece redo[TDM_TCP_LANE_JOBS];
+    unsigned nredo = 0;
+    bool unknown = false;
+    int rc = TDM_T_OK;
+
+    if (tt->ninflight <= keep)
+        return TDM_T_OK;
+    while (tt->ninflight > (nredo ? 0 : keep)) {
+        lane_piece p = tt->inflight[0];
+        int res = 0;
+        tt->ninflight--;
+        memmove(tt->inflight, tt->inflight + 1, tt->ninflight * sizeof(p));
+        rc = raw_reply(tt, p.xid, (xdrproc_t)xdr_int, &res);
+        if (rc == TDM_T_BROKEN) {
+            snprintf(tt->base.why, sizeof(tt->base.why),
+                     "no answer to upload piece %u (%u bytes to 0x%llx over the lanes)", p.xfer,
+                     p.a.data.data_len, (unsigned long long)p.a.dst);
+            tt->ninflight = 0;
+            lanes_settled(tt, true);
+            return TDM_T_BROKEN;
+        }
+        if (rc != TDM_T_OK || res != 0) {
+            unknown |= rc == TDM_T_REJECTED;
+            redo[nredo++] = p;
+        }
     }
-    return TDM_T_OK;
+    if (tt->ninflight == 0)
+        lanes_settled(tt, nredo > 0);
+    if (unknown)
+        tt->lanes_off = true;
+    rc = TDM_T_OK;
+    for (unsigned i = 0; i < nredo && rc == TDM_T_OK; i++)
+        rc = post_htod_raw_locked(tt, &redo[i].a);
+    return rc == TDM_T_BROKEN ? rc : TDM_T_OK;
+}
+
+/* One MEMCPY_HTOD piece: its bytes over the lanes, after the parts of the
+ * pieces before it, while MEMCPY_HTOD_LANES asks the server to take them.
+ * The answer is read only when lane_depth pieces are in flight, at
+ * the copy's last piece (`more` false), or before anything else that reads
+ * a reply: the program's buffer is free again when the copy returns, as
+ * after a raw post, and the lanes do not idle for a round trip and a
+ * device copy between pieces (docs/protocol.md, "Pipelined uploads"). */
+static int htod_lanes(tcp_transport *tt, const tdm_memcpy_htod_args *a, bool more)
+{
+    lane_piece p = { .a = *a };
+    tdm_htod_lanes_args la;
+    int rc;
+
+    if ((rc = lane_collect(tt, tt->lane_depth - 1)) != TDM_T_OK)
+        return rc;
+    if (!tt->lanes)   /* they failed meanwhile */
+        return post_htod_raw_locked(tt, a);
+    la = (tdm_htod_lanes_args){ .dst = a->dst, .stream = a->stream, .size = a->data.data_len,
+                                .xfer = ++tt->lane_xfer, .nlanes = tdm_tcp_lanes_count(tt->lanes) };
+    p.xfer = la.xfer;
+    tdm_tcp_lanes_send(tt->lanes, la.xfer, a->data.data_val, la.size);
+    if (raw_send(tt, TDM_MEMCPY_HTOD_LANES, (xdrproc_t)xdr_tdm_htod_lanes_args, &la, &p.xid) != TDM_T_OK) {
+        /* Part of a call may be on the wire: the connection is no use. */
+        tt->ninflight = 0;
+        lanes_settled(tt, true);
+        return TDM_T_BROKEN;
+    }
+    tt->inflight[tt->ninflight++] = p;
+    return more ? TDM_T_OK : lane_collect(tt, 0);
 }
 
 /* MEMCPY_DTOH_STREAM's bytes over the lanes, received by the lanes' threads
@@ -490,7 +607,8 @@ static int dtoh_lanes(tcp_transport *tt, const tdm_memcpy_dtoh_args *a, tdm_dtoh
     return TDM_T_OK;
 }
 
-static int tcp_post_piece(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args, uint64_t copy_bytes)
+static int tcp_post_piece(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args, uint64_t copy_bytes,
+                          bool more)
 {
     tcp_transport *tt = (tcp_transport *)t;
     enum clnt_stat st;
@@ -498,7 +616,17 @@ static int tcp_post_piece(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void
     /* Only when args are what the row says (a test may send anything). */
     if (proc == TDM_MEMCPY_HTOD && xargs == (xdrproc_t)xdr_tdm_memcpy_htod_args && args &&
         ((tdm_memcpy_htod_args *)args)->data.data_len >= RAW_MIN_BYTES)
-        return post_htod_raw(tt, args, copy_bytes);
+        return post_htod_raw(tt, args, copy_bytes, more);
+    /* A copy's small last piece (or any other one-way call) returns once
+     * the pieces in flight were taken: the program's buffer is free again
+     * when its copy returns. */
+    if (!more) {
+        pthread_mutex_lock(&tt->io_lock);
+        int rc = lane_collect(tt, 0);
+        pthread_mutex_unlock(&tt->io_lock);
+        if (rc != TDM_T_OK)
+            return rc;
+    }
     if (!tt->flusher_running)
         return flush_now_post(tt, proc, xargs, args);
     pthread_mutex_lock(&tt->io_lock);
@@ -517,7 +645,7 @@ static int tcp_post_piece(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void
 /* A call posted on its own: an upload is a copy of its one piece. */
 static int tcp_post(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args)
 {
-    return tcp_post_piece(t, proc, xargs, args, 0);
+    return tcp_post_piece(t, proc, xargs, args, 0, false);
 }
 
 static void tcp_close(tdm_transport *t)

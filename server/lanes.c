@@ -78,6 +78,11 @@ struct tdm_lanes {
      * them is how a deployment (and tests/integration/test_tcp_lanes.c)
      * sees that the guest's lane decision is the intended one. */
     uint64_t up_pieces, up_bytes, down_bytes;
+    /* Upload pieces at whose answer the next piece's parts had come on a
+     * lane already: the guest pipelines its pieces (docs/protocol.md,
+     * "Pipelined uploads").  A guest that waits for each answer before
+     * sending the next piece's parts never has any. */
+    uint64_t up_ahead;
 };
 
 tdm_lanes *tdm_lanes_create(tdm_tx_mode send)
@@ -139,9 +144,10 @@ void tdm_lanes_close(tdm_lanes *l)
         return;
     pthread_mutex_lock(&l->mu);
     if (l->up_pieces || l->down_bytes)
-        tdm_log_session(l->session_id, "lanes carried %llu upload piece(s), %llu bytes, and %llu bytes of downloads",
+        tdm_log_session(l->session_id, "lanes carried %llu upload piece(s), %llu bytes, and %llu bytes of downloads; "
+                        "%llu upload piece(s) met the next one's parts already sent (pipelined)",
                         (unsigned long long)l->up_pieces, (unsigned long long)l->up_bytes,
-                        (unsigned long long)l->down_bytes);
+                        (unsigned long long)l->down_bytes, (unsigned long long)l->up_ahead);
     l->closing = true;
     shut_all(l);
     wake_lanes(l);
@@ -526,6 +532,26 @@ int tdm_lanes_recv(tdm_lanes *l, unsigned nlanes, uint32_t xfer, void *buf, uint
     }
     pthread_mutex_unlock(&l->mu);
     return rc;
+}
+
+void tdm_lanes_note_answer(tdm_lanes *l)
+{
+    struct pollfd p[TDM_LANES_MAX];
+    unsigned np = 0;
+
+    pthread_mutex_lock(&l->mu);
+    for (unsigned i = 0; i < l->n; i++)
+        if (l->lanes[i].fd >= 0)
+            p[np++] = (struct pollfd){ .fd = l->lanes[i].fd, .events = POLLIN };
+    /* Only this thread posts jobs, and none is posted now: whatever a lane
+     * has to read is the guest's next piece. */
+    if (np > 0 && poll(p, np, 0) > 0)
+        for (unsigned i = 0; i < np; i++)
+            if (p[i].revents & POLLIN) {
+                l->up_ahead++;
+                break;
+            }
+    pthread_mutex_unlock(&l->mu);
 }
 
 int tdm_lanes_post_send(tdm_lanes *l, unsigned nlanes, uint32_t xfer, const void *buf, uint64_t off, uint64_t n,

@@ -48,6 +48,10 @@ void tdm_lanes_serve(tdm_lanes *l, int index, uint64_t session_id);
  * guest sent on it until its end mark; the piece is done when every lane's
  * came and every part of it came once (lanes_wire.h). */
 int tdm_lanes_recv(tdm_lanes *l, unsigned nlanes, uint32_t xfer, void *buf, uint64_t n);
+/* An upload's piece is about to be answered: counts it (in the log line
+ * of what the lanes carried) when a lane has bytes to read already, which
+ * only a guest that sends the next piece before this answer makes. */
+void tdm_lanes_note_answer(tdm_lanes *l);
 /* Starts sending buf[0..n), bytes off.. of a download, and returns at once
  * with the job's number in *job: the lanes take its parts as each is free, one job after the other without waiting
  * for each other, so the next piece may be posted before this one went.

@@ -336,8 +336,17 @@ int tdm_session_htod_lanes(tdm_session *s, uint64_t dst, uint64_t n, uint64_t st
         }
     }
     rc = tdm_lanes_recv(s->lanes, nlanes, xfer, buf, n);
-    if (!rc)
+    if (!rc) {
         tdm_session_defer(s, tdm_session_memcpy_htod_bulk(s, dst, buf, n, stream));
+        tdm_lanes_note_answer(s->lanes);
+    } else {
+        /* The guest sends it again on its main connection, and every piece
+         * of the copy it sent after it (the lanes are broken until its next
+         * LANE_TICKET, so those are refused too). */
+        tdm_log_session(s->id, "upload piece %u (%llu bytes to 0x%llx) did not come over the lanes: the guest "
+                        "sends it again on its main connection", xfer, (unsigned long long)n,
+                        (unsigned long long)dst);
+    }
     if (fresh)
         free(buf);
     return rc;

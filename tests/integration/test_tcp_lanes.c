@@ -9,8 +9,10 @@
  * does fails its copy after the frame timeout; a lane that dies in the
  * middle of a copy makes the copy go again on the main connection; a
  * session's lanes, their threads and sockets, end with it; after a
- * takeover the guest opens lanes to the standby; and a large upload through
- * the guest library goes over the lanes whole, its tail too. */
+ * takeover the guest opens lanes to the standby; a large upload through
+ * the guest library goes over the lanes whole, its tail too; its pieces are
+ * pipelined (the next one's parts sent before the last is answered), and
+ * a piece that fails in the middle of a pipelined copy fails alone. */
 #include <criterion/criterion.h>
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -53,6 +55,27 @@ static tdm_transport *guest_open(const char *lanes, const char *lane_min)
     setenv("TANDEM_TCP_LANES", lanes, 1);
     setenv("TANDEM_TCP_LANE_MIN", lane_min, 1);
     return th_guest_open(srv.endpoint, "tcp-lanes-test");
+}
+
+/* An upload as the guest library makes it: pieces of TDM_MAX_CHUNK posted
+ * as one copy, the transport told whether more follow, so that it
+ * pipelines them over the lanes.  The first transport status not 0. */
+static int piece_write(tdm_transport *t, uint64_t dst, const unsigned char *src, size_t n)
+{
+    const size_t total = n;
+    int rc = 0;
+
+    while (n > 0 && rc == 0) {
+        size_t chunk = n < TDM_MAX_CHUNK ? n : TDM_MAX_CHUNK;
+        tdm_memcpy_htod_args a = { .dst = dst, .stream = 0 };
+        a.data.data_val = (char *)src;
+        a.data.data_len = (u_int)chunk;
+        rc = t->ops->post_piece(t, TDM_MEMCPY_HTOD, (xdrproc_t)xdr_tdm_memcpy_htod_args, &a, total, chunk < n);
+        dst += chunk;
+        src += chunk;
+        n -= chunk;
+    }
+    return rc;
 }
 
 static int raw_connect(void)
@@ -466,8 +489,9 @@ static void lane_dies(bool upload)
     cr_assert(pattern && back);
     th_fill(pattern, n, 21);
     if (upload) {
+        /* Pipelined: pieces after the cut one are in flight when it fails. */
         cr_assert_eq(pthread_create(&th, NULL, cut_a_lane, &c), 0);
-        th_raw_write(t, dev, pattern, n);
+        cr_assert_eq(piece_write(t, dev, pattern, n), 0);
     } else {
         th_raw_write(t, dev, pattern, n);
         /* Lanes are open now: cut one before the download starts using it. */
@@ -482,6 +506,8 @@ static void lane_dies(bool upload)
     for (int i = 0; i < 50 && !th_server_log_has(&srv, "failed in the middle of a copy"); i++)
         usleep(100000);
     cr_expect(th_server_log_has(&srv, "failed in the middle of a copy"), "see %s", srv.log);
+    if (upload)
+        cr_expect(th_server_log_has(&srv, "did not come over the lanes"), "no piece named; see %s", srv.log);
     /* Later copies work (over new lanes), and the other session never noticed. */
     th_fill(pattern, n, 22);
     th_raw_write(t, dev, pattern, n);
@@ -517,6 +543,45 @@ static int count_dir(const char *path)
     return n;
 }
 
+/* What the session's lanes carried, from the line the server logs when
+ * they close (the session's end): upload pieces and bytes, and pieces at
+ * whose answer the next one's parts had come (pipelined). */
+static void lanes_carried(unsigned long long *pieces, unsigned long long *bytes, unsigned long long *ahead)
+{
+    char line[512] = "";
+    const char *at;
+
+    for (int i = 0; i < 200 && !*th_server_log_line(&srv, "lanes carried", line, sizeof(line)); i++)
+        usleep(25000);
+    at = strstr(line, "lanes carried");
+    cr_assert(at, "the lanes never closed with a count; see %s", srv.log);
+    cr_assert_eq(sscanf(at, "lanes carried %llu upload piece(s), %llu bytes", pieces, bytes), 2, "%s", line);
+    at = strchr(at, ';');
+    cr_assert(at && sscanf(at, "; %llu upload piece(s) met", ahead) == 1, "%s", line);
+}
+
+/* copy-check through the guest library over 3 lanes, every byte checked;
+ * depth: TANDEM_TCP_UPLOAD_DEPTH (NULL: the default). */
+static void copy_check_over_lanes(const char *size_arg, const char *depth, unsigned long long *pieces,
+                                  unsigned long long *bytes, unsigned long long *ahead)
+{
+    const char *argv[] = { th_bin("copy-check"), size_arg ? "-s" : NULL, size_arg, NULL };
+    th_result *r = calloc(1, sizeof(*r));
+
+    cr_assert(r);
+    setenv("TANDEM_TCP_LANES", "3", 1);
+    unsetenv("TANDEM_TCP_LANE_MIN");
+    if (depth)
+        setenv("TANDEM_TCP_UPLOAD_DEPTH", depth, 1);
+    else
+        unsetenv("TANDEM_TCP_UPLOAD_DEPTH");
+    th_run_guest(srv.endpoint, argv, 120, r);
+    unsetenv("TANDEM_TCP_UPLOAD_DEPTH");
+    cr_assert_eq(r->status, 0, "copy-check exited %d:\n%s%s", r->status, r->out, r->err);
+    lanes_carried(pieces, bytes, ahead);
+    free(r);
+}
+
 /* Issue 15: the guest library's upload is judged by the copy's size, not
  * its pieces'.  copy-check's 19 MiB + 123 bytes (two full pieces and a
  * 3 MiB tail, as PyTorch's 18 MB batch is two and a 1.2 MiB tail) goes
@@ -525,28 +590,104 @@ static int count_dir(const char *path)
  * a decision per piece sent only the full pieces (16 MiB a copy). */
 Test(tcp_lanes, a_large_copys_tail_goes_over_the_lanes_too, .init = up, .fini = down)
 {
-    const char *argv[] = { th_bin("copy-check"), "-s", "5", NULL };
     const unsigned long long n = (19ull << 20) + 123;
-    unsigned long long pieces = 0, bytes = 0;
-    th_result *r = calloc(1, sizeof(*r));
-    char line[512] = "";
-    const char *at;
+    unsigned long long pieces = 0, bytes = 0, ahead = 0;
 
-    cr_assert(r);
-    setenv("TANDEM_TCP_LANES", "3", 1);
-    unsetenv("TANDEM_TCP_LANE_MIN");
-    th_run_guest(srv.endpoint, argv, 120, r);
-    cr_assert_eq(r->status, 0, "copy-check exited %d:\n%s%s", r->status, r->out, r->err);
-    /* The server logs what its lanes carried when the session ends. */
-    for (int i = 0; i < 200 && !*th_server_log_line(&srv, "lanes carried", line, sizeof(line)); i++)
-        usleep(25000);
-    at = strstr(line, "lanes carried");
-    cr_assert(at, "the lanes never closed with a count; see %s", srv.log);
-    cr_assert_eq(sscanf(at, "lanes carried %llu upload piece(s), %llu bytes", &pieces, &bytes), 2, "%s", line);
-    cr_expect_gt(bytes, 0, "no upload went over the lanes: %s", line);
-    cr_expect_eq(bytes % n, 0, "a piece of a %llu-byte copy went on the main connection: %s", n, line);
-    cr_expect_eq(pieces, bytes / n * 3, "%s", line);
-    free(r);
+    copy_check_over_lanes("5", NULL, &pieces, &bytes, &ahead);
+    cr_expect_gt(bytes, 0, "no upload went over the lanes");
+    cr_expect_eq(bytes % n, 0, "a piece of a %llu-byte copy went on the main connection: %llu bytes", n, bytes);
+    cr_expect_eq(pieces, bytes / n * 3, "%llu pieces, %llu bytes", pieces, bytes);
+}
+
+/* Issue 14: an upload's pieces are pipelined: the guest sends the next
+ * piece's parts before the last piece is answered (its bytes received and
+ * its device copy queued), so the server finds them waiting on a lane at
+ * some answers.  A guest that waits for each answer (depth 1, as before)
+ * never lets that happen: the count tells the two apart whatever the
+ * machine's load.  copy-check checks every byte of copies of up to five
+ * pieces, pageable and pinned. */
+Test(tcp_lanes, an_uploads_pieces_are_pipelined, .init = up, .fini = down)
+{
+    unsigned long long pieces = 0, bytes = 0, ahead = 0;
+
+    copy_check_over_lanes(NULL, NULL, &pieces, &bytes, &ahead);
+    cr_expect_gt(pieces, 8, "too few pieces went over the lanes to tell (%llu)", pieces);
+    cr_expect_gt(ahead, 0, "no piece's answer met the next piece's parts: not pipelined (%llu pieces)", pieces);
+}
+
+Test(tcp_lanes, without_pipelining_no_answer_meets_the_next_piece, .init = up, .fini = down)
+{
+    unsigned long long pieces = 0, bytes = 0, ahead = 0;
+
+    copy_check_over_lanes(NULL, "1", &pieces, &bytes, &ahead);
+    cr_expect_gt(pieces, 8, "too few pieces went over the lanes to tell (%llu)", pieces);
+    cr_expect_eq(ahead, 0, "%llu of %llu pieces met the next one's parts with one piece in flight", ahead, pieces);
+}
+
+/* A pipelined copy returns only once the server took every piece: the
+ * program may then overwrite its buffer at once, whether the copy's last
+ * piece goes over the lanes, on the main connection (a tail of one part or
+ * less) or batched (under 64 KiB), and the device has the bytes it had. */
+Test(tcp_lanes, a_pipelined_copy_returns_with_the_buffer_free, .init = up, .fini = down)
+{
+    const size_t tails[] = { TDM_MAX_CHUNK, 300000, 100 };
+    const size_t most = 3 * (size_t)TDM_MAX_CHUNK + TDM_MAX_CHUNK;
+    unsigned char *src = malloc(most), *want = malloc(most), *back = malloc(most);
+    tdm_transport *t = guest_open("3", "65536");
+    uint64_t dev = th_raw_malloc(t, most);
+
+    cr_assert(src && want && back);
+    for (size_t c = 0; c < sizeof(tails) / sizeof(tails[0]); c++) {
+        size_t n = 3 * (size_t)TDM_MAX_CHUNK + tails[c];
+        th_fill(src, n, 50 + (unsigned)c);
+        memcpy(want, src, n);
+        cr_assert_eq(piece_write(t, dev, src, n), 0);
+        memset(src, 0x5a, n);   /* the program reuses its buffer */
+        cr_assert_eq(th_raw_read(t, dev, back, n, 0), 0, "tail %zu", tails[c]);
+        cr_expect_eq(memcmp(back, want, n), 0, "tail %zu: the device got bytes written after the copy returned",
+                     tails[c]);
+    }
+    t->ops->close(t);
+    free(src);
+    free(want);
+    free(back);
+}
+
+/* A piece in the middle of a pipelined copy that the server cannot take
+ * (it runs past the allocation's end; the guest library refuses such a
+ * copy before sending any, so only a guest of its own sends one) is
+ * refused alone, as an upload's error is (deferred to the next
+ * synchronous call): the pieces before it land, it and the pieces after
+ * it (all outside the allocation) write nothing, and the lanes go on. */
+Test(tcp_lanes, a_bad_piece_in_a_pipelined_upload_writes_nothing, .init = up, .fini = down)
+{
+    const size_t alloc = 2 * (size_t)TDM_MAX_CHUNK + TDM_MAX_CHUNK / 2, n = 4 * (size_t)TDM_MAX_CHUNK;
+    unsigned char *before = malloc(alloc), *upload = malloc(n), *back = malloc(alloc);
+    tdm_transport *t = guest_open("3", "65536");
+    uint64_t dev = th_raw_malloc(t, alloc);
+
+    cr_assert(before && upload && back);
+    th_fill(before, alloc, 41);
+    cr_assert_eq(piece_write(t, dev, before, alloc), 0);
+    th_fill(upload, n, 42);
+    cr_assert_eq(piece_write(t, dev, upload, n), 0, "the copy's pieces were not all answered");
+    cr_expect_eq(th_raw_read(t, dev, back, alloc, 0), cudaErrorInvalidValue, "the bad piece was not reported");
+    memset(back, 0, alloc);
+    cr_assert_eq(th_raw_read(t, dev, back, alloc, 0), 0, "the session did not go on");
+    cr_expect_eq(memcmp(back, upload, 2 * (size_t)TDM_MAX_CHUNK), 0, "the pieces before the bad one differ");
+    cr_expect_eq(memcmp(back + 2 * (size_t)TDM_MAX_CHUNK, before + 2 * (size_t)TDM_MAX_CHUNK, TDM_MAX_CHUNK / 2), 0,
+                 "the bad piece wrote some of its bytes");
+    cr_expect(th_server_log_has(&srv, "memcpy destination"), "no bad range logged; see %s", srv.log);
+    cr_expect(!th_server_log_has(&srv, "did not come over the lanes"), "the lanes failed; see %s", srv.log);
+    /* Later pipelined copies work. */
+    th_fill(before, alloc, 43);
+    cr_assert_eq(piece_write(t, dev, before, alloc), 0);
+    cr_assert_eq(th_raw_read(t, dev, back, alloc, 0), 0);
+    cr_expect_eq(memcmp(back, before, alloc), 0);
+    t->ops->close(t);
+    free(before);
+    free(upload);
+    free(back);
 }
 
 /* Every lane thread and socket the server made for a session is gone once
