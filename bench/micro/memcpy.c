@@ -16,11 +16,13 @@
  * (guest and server) to splice the lanes' bytes instead of copying them.
  *
  * Then PyTorch's input upload (issue 15): every batch copies its input
- * tensor from pageable memory with cudaMemcpyAsync on its stream, which
- * libcudart does as cuMemcpyHtoDAsync_v2; both calls are timed, each with
- * its stream synchronized after (ids memcpy.pageable.h2d-async.* and
- * memcpy.pageable.h2d-driver.*). */
-#include <dlfcn.h>
+ * tensor from pageable memory with cudaMemcpyAsync on its stream, timed
+ * with its stream synchronized after (ids memcpy.pageable.h2d-async.*).
+ * The driver's cuMemcpyHtoDAsync_v2, which PyTorch's libcudart calls, is
+ * not timed apart: through Tandem it is the runtime layer's same copy
+ * (docs/driver-api.md), and a libcuda.so.1 opened beside Tandem's
+ * libcudart is NVIDIA's driver, which this process never initialized
+ * (CUresult 3 for every copy: H200, 2026-12-01). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -126,26 +128,16 @@ static const struct { const char *label; size_t bytes; } uploads[] = {
     { "batch30-tail", (size_t)30 * 3 * 224 * 224 * 4 - ((size_t)16 << 20) },
 };
 
-typedef int (*htod_async_fn)(unsigned long long dst, const void *src, size_t n, void *stream);
-
-static double one_upload(htod_async_fn drv, void *dev, const void *host, size_t size, cudaStream_t s)
+static double one_upload(void *dev, const void *host, size_t size, cudaStream_t s)
 {
     double t0 = bench_now_us();
 
-    if (drv) {
-        int r = drv((unsigned long long)(uintptr_t)dev, host, size, (void *)s);
-        if (r != 0) {
-            fprintf(stderr, "micro: cuMemcpyHtoDAsync_v2 of %zu bytes failed: CUresult %d\n", size, r);
-            exit(1);
-        }
-    } else {
-        BENCH_CHECK(cudaMemcpyAsync(dev, host, size, cudaMemcpyHostToDevice, s));
-    }
+    BENCH_CHECK(cudaMemcpyAsync(dev, host, size, cudaMemcpyHostToDevice, s));
     BENCH_CHECK(cudaStreamSynchronize(s));
     return bench_now_us() - t0;
 }
 
-static void upload_case(const micro_opts *o, const char *path, htod_async_fn drv, void *dev, uint32_t *host,
+static void upload_case(const micro_opts *o, const char *path, void *dev, uint32_t *host,
                         size_t size, const char *label, cudaStream_t s, double *t)
 {
     int reps = reps_for(o, size);
@@ -153,9 +145,9 @@ static void upload_case(const micro_opts *o, const char *path, htod_async_fn drv
 
     fill(host, size);
     for (int i = 0; i < 2; i++)
-        one_upload(drv, dev, host, size, s);
+        one_upload(dev, host, size, s);
     for (int i = 0; i < reps; i++)
-        t[i] = one_upload(drv, dev, host, size, s);
+        t[i] = one_upload(dev, host, size, s);
     st = bench_summarize(t, (size_t)reps);
     memset(host, 0, size);
     BENCH_CHECK(cudaMemcpy(host, dev, size, cudaMemcpyDeviceToHost));
@@ -166,19 +158,15 @@ static void upload_case(const micro_opts *o, const char *path, htod_async_fn drv
     printf("{\"bench\":\"micro\",\"id\":\"memcpy.pageable.h2d-%s.%s\",\"what\":\"%s pageable H2D %s\","
            "\"kind\":\"pageable\",\"dir\":\"h2d\",\"bytes\":%zu,\"unit\":\"GB/s\",\"better\":\"higher\","
            "\"value\":%.3f,\"median_us\":%.3f,\"p99_us\":%.3f,\"min_us\":%.3f,\"reps\":%d}\n",
-           path, label, drv ? "cuMemcpyHtoDAsync_v2" : "cudaMemcpyAsync", label, size,
+           path, label, "cudaMemcpyAsync", label, size,
            (double)size / (st.median * 1e3), st.median, st.p99, st.min, reps);
     fflush(stdout);
 }
 
-/* The driver's entry point is looked up at run time: natively it is NVIDIA's
- * libcuda.so.1 (which libcudart loaded), through Tandem Tandem's; neither
- * is linked, so the program needs no driver to build. */
 static int batch_uploads(const micro_opts *o)
 {
     size_t max = uploads[0].bytes;
-    void *dev = NULL, *cuda = dlopen("libcuda.so.1", RTLD_NOW);
-    htod_async_fn drv = cuda ? (htod_async_fn)(uintptr_t)dlsym(cuda, "cuMemcpyHtoDAsync_v2") : NULL;
+    void *dev = NULL;
     uint32_t *host = malloc(max);
     double *t = malloc(sizeof(*t) * MAX_REPS);
     cudaStream_t s;
@@ -191,17 +179,10 @@ static int batch_uploads(const micro_opts *o)
     BENCH_CHECK(cudaStreamCreate(&s));
     for (size_t u = 0; u < sizeof(uploads) / sizeof(uploads[0]); u++) {
         fprintf(stderr, "micro: memcpy pageable upload %s (%zu bytes)\n", uploads[u].label, uploads[u].bytes);
-        upload_case(o, "async", NULL, dev, host, uploads[u].bytes, uploads[u].label, s, t);
-        if (drv)
-            upload_case(o, "driver", drv, dev, host, uploads[u].bytes, uploads[u].label, s, t);
-        else
-            fprintf(stderr, "micro: no cuMemcpyHtoDAsync_v2 (%s): driver path skipped\n",
-                    cuda ? "not in libcuda.so.1" : dlerror());
+        upload_case(o, "async", dev, host, uploads[u].bytes, uploads[u].label, s, t);
     }
     BENCH_CHECK(cudaStreamDestroy(s));
     BENCH_CHECK(cudaFree(dev));
-    if (cuda)
-        dlclose(cuda);
     free(t);
     free(host);
     return 0;

@@ -9,6 +9,7 @@
 
 #include <driver_types.h>
 
+#include "log.h"
 #include "mirror_sync.h"
 #include "mirror_wire.h"
 #include "takeover_state.h"
@@ -104,7 +105,12 @@ bool tdm_mirror_sync_protect(tdm_session *s, int policy)
     tdm_takeover_mirror(s, TDM_M_SESSION_OPEN, t->resume_token, (uint64_t)t->resume_policy, 0, 0, NULL, 0, -1);
     send_state(s);
     /* A send that failed hung up the connection: not protected after all. */
-    return tdm_takeover_protected(s);
+    if (!tdm_takeover_protected(s))
+        return false;
+    /* Said once per standby: tests and operators wait for this line, not
+     * for the guest's next check to have happened by some time. */
+    tdm_log_session(s->id, "protected: resumes at %s from epoch %llu", ep, (unsigned long long)t->epoch);
+    return true;
 }
 
 bool tdm_mirror_sync_handoff(tdm_session *s, uint64_t seq, int policy)
