@@ -92,6 +92,9 @@ static void usage(FILE *f)
             "                         use a fixed --port, a new child binds it again\n"
             "  --session-sms N        run each new session's work on N of the GPU's SMs (default: all);\n"
             "                         enforced with green contexts on cuda (docs/sm-shares.md)\n"
+            "  --sm-window FIRST:N    this server's shares take only SMs FIRST..FIRST+N-1 of the GPU\n"
+            "                         (rounded out to whole SM groups): a VM's SM budget, shared by\n"
+            "                         its sessions, apart from other servers' windows (sm-shares.md)\n"
             "  --sim-sms N            sim: the simulated device's SM count (default 132)\n"
             "  --sim-wave-us U        sim: model SM shares: a kernel of B blocks on S SMs completes\n"
             "                         ceil(B/S) * U microseconds after it starts (default 0: off)\n"
@@ -110,7 +113,7 @@ enum {
     OPT_ISOLATE = 1000, OPT_WORKER_OF, OPT_WORKER_FD, OPT_WORKER_INDEX, OPT_WORKER_ENDPOINT, OPT_WORKER_SHM_ENDPOINT,
 };
 /* ---- SM shares (issue 17) ---- */
-enum { OPT_SESSION_SMS = 1700, OPT_SIM_SMS, OPT_SIM_WAVE_US, OPT_TEST_SHARE_AT_WORK };
+enum { OPT_SESSION_SMS = 1700, OPT_SIM_SMS, OPT_SIM_WAVE_US, OPT_TEST_SHARE_AT_WORK, OPT_SM_WINDOW };
 
 /* ---- control plane (issue 17) ---- */
 enum { OPT_CONTROL = 1100 };
@@ -191,6 +194,7 @@ int main(int argc, char **argv)
         { "session-sms", required_argument, 0, OPT_SESSION_SMS }, { "sim-sms", required_argument, 0, OPT_SIM_SMS },
         { "sim-wave-us", required_argument, 0, OPT_SIM_WAVE_US },
         { "test-share-at-work", required_argument, 0, OPT_TEST_SHARE_AT_WORK },
+        { "sm-window", required_argument, 0, OPT_SM_WINDOW },
         { "control", required_argument, 0, OPT_CONTROL },   /* ---- control plane (issue 17) ---- */
         { 0, 0, 0, 0 },
     };
@@ -318,6 +322,17 @@ int main(int argc, char **argv)
             if ((count = atoi(optarg)) < 0) goto bad;
             cfg.session_sms = (unsigned)count;
             break;
+        case OPT_SM_WINDOW: {
+            unsigned first, n;
+            char tail;
+            if (sscanf(optarg, "%u:%u%c", &first, &n, &tail) != 2 || n < 1) {
+                tdm_log("--sm-window takes FIRST:N (the first SM and how many), not '%s'", optarg);
+                return 2;
+            }
+            cfg.sm_window_first = first;
+            cfg.sm_window_sms = n;
+            break;
+        }
         case OPT_SIM_SMS:
             if ((count = atoi(optarg)) < 1) goto bad;
             cfg.sim_sms = (unsigned)count;

@@ -17,6 +17,8 @@ static void backend_config(const tdm_server_config *cfg, tdm_backend_config *bc)
     bc->sim_mps_domain = cfg->sim_mps_domain;
     bc->sim_sms = cfg->sim_sms;            /* ---- SM shares (issue 17) ---- */
     bc->sim_wave_us = cfg->sim_wave_us;
+    bc->sm_window_first = cfg->sm_window_first;
+    bc->sm_window_sms = cfg->sm_window_sms;
 }
 
 int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
@@ -60,6 +62,18 @@ int tdm_server_start(tdm_server *srv, const tdm_server_config *cfg)
                              !srv->ops->share_get)) {
         tdm_log("--session-sms %u: the %s backend's device has %d SMs%s", cfg->session_sms, srv->ops->name,
                 srv->info.attrs[cudaDevAttrMultiProcessorCount], srv->ops->share_get ? "" : " and no shares");
+        err = cudaErrorInvalidValue;
+        goto fail;
+    }
+    /* A window past the device, or a default share larger than the window, would give no
+     * session what it asks: refused at start, not at the first session. */
+    if (cfg->sm_window_sms &&
+        ((uint64_t)cfg->sm_window_first + cfg->sm_window_sms > (unsigned)srv->info.attrs[cudaDevAttrMultiProcessorCount] ||
+         !srv->ops->share_get || cfg->session_sms > cfg->sm_window_sms)) {
+        tdm_log("--sm-window %u:%u: the %s backend's device has %d SMs%s%s", cfg->sm_window_first, cfg->sm_window_sms,
+                srv->ops->name, srv->info.attrs[cudaDevAttrMultiProcessorCount],
+                srv->ops->share_get ? "" : " and no shares",
+                cfg->session_sms > cfg->sm_window_sms ? ", and --session-sms asks more than the window" : "");
         err = cudaErrorInvalidValue;
         goto fail;
     }

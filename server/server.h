@@ -51,6 +51,8 @@ typedef struct tdm_server_config {
     /* ---- SM shares (issue 17): docs/sm-shares.md ---- */
     unsigned session_sms;        /* a new session's SM share (--session-sms; 0: the whole device) */
     unsigned sim_sms;            /* sim: the device's SMs (--sim-sms; 0: 132) */
+    unsigned sm_window_first;    /* --sm-window: the first SM this server's shares may take */
+    unsigned sm_window_sms;      /* ... and how many (0: the whole device) */
     uint32_t sim_wave_us;        /* sim: modelled time of a wave of blocks (--sim-wave-us; 0: no model) */
     uint64_t test_share_work;    /* test hook: a session's share becomes test_share_sms as its */
     unsigned test_share_sms;     /* test_share_work-th piece of work is queued (0 = never) */

@@ -79,7 +79,10 @@ END {
   }
   if (nc) {
     printf "\n(c) Flyt Table 6: a latency-critical (C-App) %sx%s FP32 matmul on 8 SMs beside 0-4 best-effort\n", mm_n, mm_n
-    printf "    G-Apps (the same matmul, 8 SMs each); mean +- sd of each call, ms (calls)\n"
+    if (t6_layout == "own")
+      printf "    G-Apps (the same matmul, 8 SMs each); mean +- sd of each call, ms (calls)\n"
+    else
+      printf "    G-Apps (the same matmul) sharing the other 8 SMs of a 16-SM budget, as Flyt's; mean +- sd of each call, ms (calls)\n"
     printf "%-18s %-26s %-26s %-26s %-26s\n", "configuration", "C-App native", "G-App native", "C-App Tandem", "G-App Tandem"
     for (i = 1; i <= nc; i++) {
       b = c_list[i]

@@ -10,10 +10,13 @@
 #       program (a green context and N streams)
 #   (c) Flyt's Table 6: a latency-critical (C-App) N x N FP32 matmul (--n, 4096: 0.1-0.4 s a
 #       call on 8 SMs) on 8 SMs beside 0 to 4 best-effort G-Apps running the same matmul, for
-#       --t6-ms each (6000): natively (one process; each G-App in a green context of 8 SMs of
-#       its own) and through Tandem (every session --session-sms 8: the same split); per
-#       configuration the C-App's and the G-Apps' mean +- sd, and the C-App mean's variation
-#       across configurations, beside Flyt's
+#       --t6-ms each (6000).  --t6-layout flyt (the default, Flyt's own: a VM budget of 16 SMs,
+#       8 the C-App's, the G-Apps sharing the other 8): natively one process, the G-Apps in one
+#       green context of 8 SMs; through Tandem two servers, the C-App's with --sm-window 0:8,
+#       the G-Apps' with --sm-window 8:8 (each session --session-sms 8).  --t6-layout own: each
+#       G-App on 8 SMs of its own (natively a green context each; through Tandem one server,
+#       every session --session-sms 8).  Per configuration the C-App's and the G-Apps' mean +-
+#       sd, and the C-App mean's variation across configurations, beside Flyt's
 #   (d) MPS per-context SM affinity (CU_EXEC_AFFINITY_TYPE_SM_COUNT) under a daemon started here
 #       with CUDA_MPS_ENABLE_PER_CTX_DEVICE_MULTIPROCESSOR_PARTITIONING=1: context creation time,
 #       throughput and SMs seen at each count (skip with --no-mps)
@@ -23,7 +26,7 @@
 # (bench/shares/shares-plot.sh OUT).
 #
 #   bench/shares/shares.sh [--bundle DIR | --build DIR] [--out DIR] [--only a,b,c,d] [--ms T]
-#                          [--n N] [--t6-ms T] [--no-mps] [--backend cuda|sim]
+#                          [--n N] [--t6-ms T] [--t6-layout flyt|own] [--no-mps] [--backend cuda|sim]
 # Step (c) alone on the GPU, about 2 minutes: shares.sh --bundle .device --only c
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,7 +35,7 @@ lib=$here/../lib.sh
 source "$lib"
 
 usage() { sed -n '2,29p' "$0" | sed 's/^# \{0,1\}//'; }
-build="" out="" bundle="" backend=cuda smoke=0 ms=3000 mps=1 only=abcd t6_n="" t6_ms=6000
+build="" out="" bundle="" backend=cuda smoke=0 ms=3000 mps=1 only=abcd t6_n="" t6_ms=6000 t6_layout=flyt
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=${2:-}; shift ;;
@@ -42,6 +45,7 @@ while [ $# -gt 0 ]; do
     --only) only=${2:-}; shift ;;
     --n) t6_n=${2:-}; shift ;;
     --t6-ms) t6_ms=${2:-}; shift ;;
+    --t6-layout) t6_layout=${2:-}; shift ;;
     --backend) backend=${2:-}; shift ;;
     --no-mps) mps=0 ;;
     -h|--help) usage; exit 0 ;;
@@ -53,6 +57,7 @@ done
 [[ $t6_ms =~ ^[1-9][0-9]*$ ]] || die "--t6-ms takes milliseconds"
 [[ $only =~ ^[abcd,]+$ ]] || die "--only takes steps a, b, c, d (e.g. --only c or --only a,b)"
 case $backend in cuda|sim) ;; *) die "--backend cuda or sim" ;; esac
+case $t6_layout in flyt|own) ;; *) die "--t6-layout flyt or own" ;; esac
 want() { [[ $only == *$1* ]]; }
 
 bench_locate shares
@@ -98,11 +103,15 @@ run() {
   grep '^{' "$log.out" | sed "s/^{/{$tags,\"via\":\"$mode\",/" >>"$raw"
 }
 
-# serve NAME ARGS...: a tandem-server for the next runs; a failure is reported.
+# serve NAME ARGS...: a tandem-server for the next runs (alone: the others are stopped);
+# serve_also NAME ARGS...: one more beside those running.  A failure is reported.
 serve() {
+  server_stop_all 2>/dev/null
+  serve_also "$@"
+}
+serve_also() {
   local name=$1
   shift
-  server_stop_all 2>/dev/null
   echo "shares: tandem-server $* ${sim_args[*]} ($name)"
   server_start "$name" "$@" "${sim_args[@]}" && return 0
   echo "shares: tandem-server $* did not start: $(tail -3 "$out/logs/$name.log" | tr '\n' ' ')" >&2
@@ -151,20 +160,30 @@ fi
 
 # ---- (c) Flyt's Table 6 ----
 # Through Tandem: the G-Apps are guests of their own (each a session of 8 SMs), started first;
+# with --t6-layout flyt they are sessions of a server of their own whose window is SMs 8-15,
+# beside the C-App's server with SMs 0-7, so they share their 8 SMs as Flyt's do;
 # each touches a ready file after its warm-up call, and the C-App starts once all did (at most
 # 60 s).  A stop file ends them after the C-App; each prints its own latencies.
 if want c; then
   t6_tags() { printf '"step":"c","bes":%s' "$1"; }
   run_limit=$(( (t6_ms / 1000) * 3 + 90 ))
   for bes in 0 1 2 3 4; do
-    run "c-native-$bes" "$(t6_tags "$bes")" native table6 --bes "$bes" --n "$t6_n" --ms "$t6_ms"
-    serve "c$bes" --session-sms 8 || continue
+    gsrv=c$bes
+    if [ "$t6_layout" = flyt ]; then
+      run "c-native-$bes" "$(t6_tags "$bes")" native table6 --bes "$bes" --n "$t6_n" --ms "$t6_ms" --be-shared
+      serve "c$bes" --session-sms 8 --sm-window 0:8 || continue
+      gsrv=g$bes
+      serve_also "g$bes" --session-sms 8 --sm-window 8:8 || continue
+    else
+      run "c-native-$bes" "$(t6_tags "$bes")" native table6 --bes "$bes" --n "$t6_n" --ms "$t6_ms"
+      serve "c$bes" --session-sms 8 || continue
+    fi
     stop=$out/logs/c$bes.stop
     rm -f "$stop" "$out"/logs/c"$bes".ready.*
     pids=()
     for i in $(seq "$bes"); do
-      echo "shares: [c, $bes G-Apps] G-App $i: c$bes: shares be --n $t6_n --stop $stop"
-      timeout "$run_limit" env LD_LIBRARY_PATH="$tandem_ld" TANDEM_SERVER="${srv_ep[c$bes]}" TANDEM_QUIET=1 \
+      echo "shares: [c, $bes G-Apps] G-App $i: $gsrv: shares be --n $t6_n --stop $stop"
+      timeout "$run_limit" env LD_LIBRARY_PATH="$tandem_ld" TANDEM_SERVER="${srv_ep[$gsrv]}" TANDEM_QUIET=1 \
         "$progs/shares" be --n "$t6_n" --ms $((run_limit * 1000)) --stop "$stop" --ready "$out/logs/c$bes.ready.$i" \
         --bes "$bes" >"$out/logs/c-tandem-$bes-gapp$i.out" 2>"$out/logs/c-tandem-$bes-gapp$i.err" &
       pids+=($!)
@@ -182,7 +201,7 @@ if want c; then
     for p in "${pids[@]}"; do
       i=$((i + 1))
       if wait "$p" && grep -q '^{' "$out/logs/c-tandem-$bes-gapp$i.out"; then
-        grep '^{' "$out/logs/c-tandem-$bes-gapp$i.out" | sed "s/\"app\":1,/\"app\":$i,/; s/^{/{$(t6_tags "$bes"),\"via\":\"c$bes\",/" >>"$raw"
+        grep '^{' "$out/logs/c-tandem-$bes-gapp$i.out" | sed "s/\"app\":1,/\"app\":$i,/; s/^{/{$(t6_tags "$bes"),\"via\":\"$gsrv\",/" >>"$raw"
       else
         echo "shares: [c, $bes G-Apps] G-App $i FAILED: $(tail -2 "$out/logs/c-tandem-$bes-gapp$i.err" | tr '\n' ' ')" >&2
         failed=$((failed + 1))
@@ -214,9 +233,9 @@ if want d && [ $mps = 1 ] && [ "$backend" = cuda ]; then
 fi
 
 # ---- the table ----
-awk -f "$here/shares-table.awk" -v device="$device" -v driver="$driver" "$raw" | tee "$out/table.txt"
-printf '{%s,"ms":%s,"matmul_n":%s,"t6_ms":%s,"steps":"%s","failed_steps":%d}\n' "$(meta_common)" "$ms" "$t6_n" \
-  "$t6_ms" "$only" "$failed" >"$out/meta.json"
+awk -f "$here/shares-table.awk" -v device="$device" -v driver="$driver" -v t6_layout="$t6_layout" "$raw" | tee "$out/table.txt"
+printf '{%s,"ms":%s,"matmul_n":%s,"t6_ms":%s,"t6_layout":"%s","steps":"%s","failed_steps":%d}\n' "$(meta_common)" "$ms" \
+  "$t6_n" "$t6_ms" "$t6_layout" "$only" "$failed" >"$out/meta.json"
 if command -v gnuplot >/dev/null 2>&1; then
   "$here/shares-plot.sh" "$out" || echo "shares: the plot failed; the table is in $out/table.txt" >&2
 else

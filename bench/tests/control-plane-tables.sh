@@ -109,6 +109,10 @@ check "table6: the C-App mean's variation across configurations, beside Flyt's" 
   "C-App mean across configurations, tandem: 201.00 .. 205.02 ms, (max-min)/min = 2.00 %" \
   "Flyt: C-App 2.02+-0.02 .. 2.04+-0.01 s, (max-min)/min = 1.49 %"
 check "table6: steps not run print no section" "$t6" "$st" "!(a) compute-bound" "!(b) resize"
+check "table6: Flyt's layout (the default) says the G-Apps share the other 8 SMs" "$t6" "$st" \
+  "sharing the other 8 SMs of a 16-SM budget, as Flyt's"
+check "table6: --t6-layout own says 8 SMs each" "$t6" "-v t6_layout=own $st" \
+  "G-Apps (the same matmul, 8 SMs each)" "!as Flyt's"
 
 echo "$((n - fails)) of $n passed"
 [ "$fails" = 0 ]

@@ -30,6 +30,7 @@ struct tdm_cuda_shares {
     bool split;              /* groups made */
     CUdevResource groups[TDM_SHARE_MAX_GROUPS];
     unsigned ngroups, group_sms;
+    uint64_t window;         /* the groups this server's shares may take (--sm-window) */
     unsigned use[TDM_SHARE_MAX_GROUPS];   /* references held on shares that hold group i */
     tdm_bshare *cache;
     unsigned ncache;
@@ -70,8 +71,18 @@ static int split(tdm_backend *b, struct tdm_cuda_shares *sh)
     }
     sh->ngroups = n;
     sh->group_sms = sh->groups[0].sm.smCount;
+    sh->window = tdm_share_window(b->cfg.sm_window_first, b->cfg.sm_window_sms, sh->group_sms, n);
+    if (!sh->window) {
+        tdm_cuda_log("--sm-window %u:%u holds none of the %u groups of %u SMs", b->cfg.sm_window_first,
+                     b->cfg.sm_window_sms, n, sh->group_sms);
+        return cudaErrorInvalidValue;
+    }
     sh->split = true;
-    tdm_cuda_log("SM shares: %u groups of %u SMs (of %u; docs/sm-shares.md)", n, sh->group_sms, all.sm.smCount);
+    tdm_cuda_log("SM shares: %u groups of %u SMs (of %u; docs/sm-shares.md)%s", n, sh->group_sms, all.sm.smCount,
+                 b->cfg.sm_window_sms ? "; this server's window:" : "");
+    if (b->cfg.sm_window_sms)
+        tdm_cuda_log("  groups %#llx, SMs %u..%u asked (whole groups)", (unsigned long long)sh->window,
+                     b->cfg.sm_window_first, b->cfg.sm_window_first + b->cfg.sm_window_sms - 1);
     return cudaSuccess;
 }
 
@@ -130,7 +141,9 @@ int tdm_cuda_share_get(tdm_backend *b, unsigned sms, tdm_bshare **out, unsigned 
     pthread_mutex_lock(&sh->lock);
     if (!sh->split && (err = split(b, sh)) != cudaSuccess)
         goto out;
-    mask = tdm_share_pick(sh->use, sh->ngroups, tdm_share_groups_for(sms, sh->group_sms, sh->ngroups));
+    mask = tdm_share_pick(sh->use, sh->ngroups,
+                          tdm_share_groups_for(sms, sh->group_sms, (unsigned)__builtin_popcountll(sh->window)),
+                          sh->window);
     for (e = sh->cache; e && e->mask != mask; e = e->next)
         ;
     if (!e) {

@@ -20,10 +20,31 @@ static inline unsigned tdm_share_groups_for(unsigned sms, unsigned group_sms, un
     return k < 1 ? 1 : k > n ? n : k;
 }
 
-/* k of the n groups (n <= 64): the least used first (use[i]: shares now
- * holding group i), the lowest index among equals.  Shares stay disjoint
- * while the device has room for them all, and overlap evenly past that. */
-static inline uint64_t tdm_share_pick(const unsigned *use, unsigned n, unsigned k)
+/* The groups of n (groups of group_sms SMs each) that a window of SMs
+ * first..first+sms-1 touches (--sm-window: rounded out to whole groups,
+ * since a green context gets whole groups); sms 0 is every group.  A window
+ * past the device keeps only the groups the device has. */
+static inline uint64_t tdm_share_window(unsigned first, unsigned sms, unsigned group_sms, unsigned n)
+{
+    uint64_t mask = 0;
+
+    if (n > TDM_SHARE_MAX_GROUPS)
+        n = TDM_SHARE_MAX_GROUPS;
+    if (!group_sms)
+        return 0;
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t lo = (uint64_t)i * group_sms, hi = lo + group_sms;   /* group i's SMs: [lo, hi) */
+        if (!sms || (lo < (uint64_t)first + sms && hi > first))
+            mask |= 1ull << i;
+    }
+    return mask;
+}
+
+/* k of the `allowed` groups among n (n <= 64): the least used first
+ * (use[i]: shares now holding group i), the lowest index among equals.
+ * Shares stay disjoint while the window has room for them all, and overlap
+ * evenly past that. */
+static inline uint64_t tdm_share_pick(const unsigned *use, unsigned n, unsigned k, uint64_t allowed)
 {
     uint64_t mask = 0;
 
@@ -33,8 +54,10 @@ static inline uint64_t tdm_share_pick(const unsigned *use, unsigned n, unsigned 
         unsigned best = n;
 
         for (unsigned i = 0; i < n; i++)
-            if (!(mask >> i & 1u) && (best == n || use[i] < use[best]))
+            if ((allowed >> i & 1u) && !(mask >> i & 1u) && (best == n || use[i] < use[best]))
                 best = i;
+        if (best == n)
+            break;                    /* the window is all taken */
         mask |= 1ull << best;
     }
     return mask;

@@ -103,6 +103,8 @@ typedef struct tdm_backend_config {
     /* ---- SM shares (issue 17): docs/sm-shares.md ---- */
     unsigned sim_sms;        /* sim: the device's SM count (0: 132, as an H100) */
     uint32_t sim_wave_us;    /* sim: modelled time of one wave of a kernel's blocks (0: no model) */
+    unsigned sm_window_first; /* shares take SMs from here (--sm-window) ... */
+    unsigned sm_window_sms;   /* ... this many of them (0: the whole device) */
 } tdm_backend_config;
 
 /* ---- graphs (issue 14): a node added to a graph ---- */

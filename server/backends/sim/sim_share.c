@@ -28,7 +28,11 @@ int sim_share_get(tdm_backend *b, unsigned sms, tdm_bshare **out, unsigned *gran
     sh = malloc(sizeof(*sh));
     if (!sh)
         return cudaErrorMemoryAllocation;
-    sh->sms = sms;       /* the sim partitions SM by SM: what is asked is what it gets */
+    /* The sim partitions SM by SM: what is asked is what it gets, within the
+     * server's window (--sm-window) as the GPU's share is. */
+    if (b->cfg.sm_window_sms && sms > b->cfg.sm_window_sms)
+        sms = b->cfg.sm_window_sms;
+    sh->sms = sms;
     *out = sh;
     *granted = sms;
     return 0;
