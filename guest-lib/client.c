@@ -36,8 +36,10 @@ typedef struct tdm_client {
     /* ---- profiling (issue 15) ---- */
     tdm_call_profile *profile; /* TANDEM_PROFILE=FILE, else NULL */
     /* What tdm_session_devices answers without the lock (atomic): the session's devices while
-     * it has a transport, 0 otherwise; published at every unlock (client_unlock). */
+     * it has a transport, 0 otherwise; published at every unlock (client_unlock), after
+     * region: the transport's shm region then (NULL for another transport), for tdm_shm. */
     int devices;
+    const struct tdm_shm_region *region;
 } tdm_client;
 
 /* What the standby must be told again after a takeover (MIRROR_REREGISTER in calls.def):
@@ -101,6 +103,7 @@ static void client_unlock(tdm_client *cl)
 {
     int n = cl->conn.t && !cl->closed_at_exit ? cl->hello.device_count : 0;
 
+    __atomic_store_n(&cl->region, n ? tdm_transport_shm_region(cl->conn.t) : NULL, __ATOMIC_RELAXED);
     __atomic_store_n(&cl->devices, n, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&cl->lock);
 }
@@ -205,14 +208,15 @@ static void refusal(tdm_conn *c, const char *ep, int err, char *msg, size_t len)
 static cudaError_t connect_locked(tdm_client *cl)
 {
     tdm_conn *c = &cl->conn;
-    const char *ep = getenv("TANDEM_SERVER");
+    const char *ep;
     char err[400], msg[800];
     tdm_hello_args a = { 0 };
     tdm_hello_res r;
     char name[64];
 
-    if (c->t)
+    if (c->t)   /* every call but the first: nothing more here (no getenv) */
         return cudaSuccess;
+    ep = getenv("TANDEM_SERVER");
     if (cl->closed_at_exit)
         return cudaErrorCudartUnloading;
     if (c->broken)
@@ -440,6 +444,10 @@ const struct tdm_shm_region *tdm_shm(void)
 {
     tdm_client *cl = client();
     const struct tdm_shm_region *r = NULL;
+
+    /* Connected (every launch asks, tdm_host_map_kernel_args): as of the last unlock. */
+    if (__atomic_load_n(&cl->devices, __ATOMIC_ACQUIRE) > 0)
+        return __atomic_load_n(&cl->region, __ATOMIC_RELAXED);
 
     pthread_mutex_lock(&cl->lock);
     if (connect_locked(cl) == cudaSuccess)
