@@ -53,7 +53,7 @@ function target_text(a, b,    s) {
 
 # Rows sort by group, then (for copies) kind, direction and size.
 function sortkey(id,    g, k, d) {
-    g = id ~ /^null\./ ? 1 : id ~ /^launch\./ ? 2 : id ~ /^create\./ ? 3 : id ~ /^memcpy\./ ? 4 : 5
+    g = id ~ /^null\./ ? 1 : id ~ /^launch\./ ? 2 : id ~ /^create\./ ? 3 : id ~ /^memcpy\./ ? 4 : id ~ /^drv\./ ? 5 : 6
     k = id ~ /\.pageable\./ ? 1 : 0
     d = id ~ /\.d2h\./ ? 1 : 0
     return sprintf("%d%d%d%015d%06d", g, k, d, bytes_of[id] + 0, order[id])
@@ -95,7 +95,8 @@ END {
         "native", "shm", "tcp", "shm/nat", "tcp/nat", "target", "shm", "tcp"))
     # Every benchmark the run meant to make must have left a measurement.
     for (k = 1; k <= nbench; k++) {
-        prefix = benchmarks[k] ~ /^(null|launch|create|memcpy)$/ ? benchmarks[k] "." : "app." benchmarks[k]
+        prefix = benchmarks[k] ~ /^(null|launch|create|memcpy)$/ ? benchmarks[k] "." : \
+            benchmarks[k] == "driver-calls" ? "drv." : "app." benchmarks[k]
         found = 0
         for (n = 1; n <= nids; n++)
             if (ids[n] == prefix || (prefix ~ /\.$/ && index(ids[n], prefix) == 1)) found = 1

@@ -35,8 +35,8 @@ usage: bench/run.sh [--suite transport|takeover] [--smoke] [--backend cuda|sim] 
   --bundle DIR     run from a bundle made by scripts/gpu-bundle.sh (automatic when this script
                    is the bundle's own copy); its deps/ go on LD_LIBRARY_PATH
   --build DIR      run from a build directory (default $TANDEM_BUILD, else ./build)
-  --only LIST      comma-separated: micro, apps, or null, launch, create, memcpy, nw, lud,
-                   srad, streamcluster (default: everything); takeover suite: recovery,
+  --only LIST      comma-separated: micro, apps, driver-calls, or null, launch, create, memcpy,
+                   nw, lud, srad, streamcluster (default: everything); takeover suite: recovery,
                    overhead, or loop, nw, lud, srad, streamcluster
   --max-bytes N    transport: largest cudaMemcpy (default 1G; 4M with --smoke, 64M on sim)
   --reps R         timed runs of each application (median reported; default 3, 1 on sim)
@@ -81,11 +81,12 @@ fi
 [ -z "$kills$buffers" ] || die "--kills and --buffers belong to --suite takeover"
 
 # ---- what to run -------------------------------------------------------------
-micro_sections=() apps=()
-IFS=, read -ra wanted <<<"${only:-micro,apps}"
+micro_sections=() apps=() drv_calls=()
+IFS=, read -ra wanted <<<"${only:-micro,apps,driver-calls}"
 for w in "${wanted[@]}"; do
   case $w in
     micro) micro_sections+=(null launch create memcpy) ;;
+    driver-calls) drv_calls=(driver-calls) ;;
     apps) apps+=(nw lud srad streamcluster) ;;
     null|launch|create|memcpy) micro_sections+=("$w") ;;
     nw|lud|srad|streamcluster) apps+=("$w") ;;
@@ -93,7 +94,7 @@ for w in "${wanted[@]}"; do
   esac
 done
 
-bench_locate micro nw lud srad streamcluster
+bench_locate micro nw lud srad streamcluster "${drv_calls[@]}"
 bench_backend
 if [ "$backend" = cuda ]; then modes="native shm tcp" reference=native
 else modes="shm tcp" reference=host; fi
@@ -141,6 +142,9 @@ mode_env() {
     tcp) envv=(LD_LIBRARY_PATH="$tandem_ld" TANDEM_SERVER="$tcp_ep" TANDEM_QUIET=1) ;;
     host|host_check) envv=(LD_LIBRARY_PATH="$tandem_ld" TANDEM_SERVER=tcp://127.0.0.1:1) ;;
   esac
+  # A Driver API program (driver-calls) loads libcuda.so.1: natively the system's, through
+  # Tandem the one in lib/driver (as scripts/tandem-run sets it).
+  case $1:$2 in shm:driver-calls|tcp:driver-calls) envv[0]=LD_LIBRARY_PATH=$guest_lib/driver:$tandem_ld ;; esac
   case $1 in native|native_check) ;; *) [ -z "$preload" ] || envv+=(LD_PRELOAD="$preload") ;; esac
 }
 
@@ -164,12 +168,19 @@ for a in "${apps[@]}"; do
   fi
 done
 
+# ---- driver calls: the hot Driver API entry points of stock PyTorch, per call ----
+drv_args=()
+[ $smoke = 1 ] && drv_args+=(--quick)
+for d in "${drv_calls[@]}"; do
+  for m in $modes; do plan+=("driver-calls|$m|$progs/driver-calls ${drv_args[*]}"); done
+done
+
 step_total=${#plan[@]}
 t_start=$(date +%s)
 for entry in "${plan[@]}"; do
   IFS='|' read -r name mode cmd <<<"$entry"
   read -ra argv <<<"$cmd"
-  mode_env "$mode"
+  mode_env "$mode" "$name"
   step_run "$name" "$mode" "${argv[@]}"
   step_verdict
 done
@@ -201,7 +212,7 @@ server_stop server
 sizes_text=""
 for a in nw lud srad streamcluster; do sizes_text+="$a=${size[$a]} "; done
 meta="{$(meta_common),\"suite\":\"transport\","
-meta+="\"benchmarks\":\"${micro_sections[*]} ${apps[*]}\",\"modes\":\"$modes\",\"reference\":\"$reference\","
+meta+="\"benchmarks\":\"${micro_sections[*]} ${apps[*]} ${drv_calls[*]}\",\"modes\":\"$modes\",\"reference\":\"$reference\","
 meta+="\"app_sizes\":$(json "${sizes_text% }"),\"app_reps\":$reps,\"app_warmup\":$warmup,\"max_bytes\":\"$max_bytes\","
 meta+="\"seconds\":$(( $(date +%s) - t_start ))}"
 write_results "$meta"

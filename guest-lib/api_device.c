@@ -23,6 +23,9 @@ static cudaError_t fetch_info(void)
     tdm_device_info_res r;
     cudaError_t err = cudaSuccess;
 
+    /* Fetched once for the process's life: no lock once it is here. */
+    if (__atomic_load_n(&have_info, __ATOMIC_ACQUIRE))
+        return cudaSuccess;
     pthread_mutex_lock(&info_lock);
     if (have_info)
         goto out;
@@ -37,7 +40,7 @@ static cudaError_t fetch_info(void)
         info.total_mem = r.total_mem;
         for (u_int i = 0; i < r.attrs.attrs_len && i < TDM_ATTR_COUNT; i++)
             info.attrs[i] = r.attrs.attrs_val[i];
-        have_info = true;
+        __atomic_store_n(&have_info, true, __ATOMIC_RELEASE);
     }
     xdr_free((xdrproc_t)xdr_tdm_device_info_res, (char *)&r);
 out:
@@ -65,8 +68,14 @@ static int attr(enum cudaDeviceAttr a)
 
 cudaError_t cudaGetDeviceCount(int *count)
 {
+    int live = tdm_session_devices();
+
     if (!count)
         return tdm_ret(cudaErrorInvalidValue);
+    if (live > 0) {   /* connected: no lock */
+        *count = live;
+        return cudaSuccess;
+    }
     if (tdm_connect() != cudaSuccess) {
         *count = 0;
         return tdm_ret(cudaErrorNoDevice);

@@ -20,6 +20,7 @@
 #include "grow.h"
 #include "guest.h"
 #include "log.h"
+#include "ptr_set.h"
 
 typedef struct tdm_library {
     uint64_t module;             /* the server's handle */
@@ -38,6 +39,9 @@ static tdm_function **records;             /* every library kernel record made *
 static size_t nrecords, records_cap;
 static tdm_function **spare;               /* records of unloaded libraries, for reuse */
 static size_t nspare, spare_cap;
+/* The same records, found without the lock: every launch and kernel query checks its handle
+ * here (PyTorch has thousands of kernels loaded; a scan of them cost microseconds a call). */
+static tdm_ptr_set known_records;
 
 /* The loaded library `h` names; NULL if it is none (never dereferenced
  * before it is found).  Caller holds the lock. */
@@ -51,18 +55,8 @@ static tdm_library *library_locked(cudaLibrary_t h)
 
 tdm_function *tdm_library_kernel_record(const void *p)
 {
-    tdm_function *f = NULL;
-
-    if (!p)
-        return NULL;
-    pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < nrecords; i++)
-        if ((const void *)records[i] == p) {
-            f = records[i];
-            break;
-        }
-    pthread_mutex_unlock(&lock);
-    return f;
+    /* A record is never freed: one found is one for good. */
+    return tdm_ptr_set_has(&known_records, p) ? (tdm_function *)p : NULL;
 }
 
 /* ---- the Driver API (issue 15): cuKernelGetLibrary, cuFuncGetModule ---- */
@@ -145,9 +139,10 @@ static tdm_function *record_locked(const tdm_library_kernel *k)
     if (nspare) {
         f = spare[--nspare];
         free(f->name);
-    } else if ((f = calloc(1, sizeof(*f)))) {
+    } else if ((f = calloc(1, sizeof(*f))) && tdm_ptr_set_add(&known_records, f) == 0) {
         records[nrecords++] = f;
     } else {
+        free(f);
         free(name);
         return NULL;
     }

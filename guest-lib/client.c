@@ -35,6 +35,11 @@ typedef struct tdm_client {
     tdm_place_answer placed;   /* where the orchestrator placed the session, with TANDEM_ORCHESTRATOR */
     /* ---- profiling (issue 15) ---- */
     tdm_call_profile *profile; /* TANDEM_PROFILE=FILE, else NULL */
+    /* What tdm_session_devices answers without the lock (atomic): the session's devices while
+     * it has a transport, 0 otherwise; published at every unlock (client_unlock), after
+     * region: the transport's shm region then (NULL for another transport), for tdm_shm. */
+    int devices;
+    const struct tdm_shm_region *region;
 } tdm_client;
 
 /* What the standby must be told again after a takeover (MIRROR_REREGISTER in calls.def):
@@ -69,6 +74,7 @@ static pthread_once_t the_client_once = PTHREAD_ONCE_INIT;
 static void fork_child(void)
 {
     pthread_mutex_init(&the_client.lock, NULL);
+    __atomic_store_n(&the_client.devices, 0, __ATOMIC_RELEASE);
     if (the_client.conn.t || the_client.conn.broken) {
         the_client.conn.t = NULL;
         the_client.conn.broken = false;
@@ -88,6 +94,23 @@ static tdm_client *client(void)
 {
     pthread_once(&the_client_once, client_init);
     return &the_client;
+}
+
+/* Every unlock of the client: first the state the lock-free readers see (tdm_session_devices).
+ * Every change of the transport is made under the lock, so a reader sees the state as of the
+ * last unlock, as if it had run just before the holder took the lock. */
+static void client_unlock(tdm_client *cl)
+{
+    int n = cl->conn.t && !cl->closed_at_exit ? cl->hello.device_count : 0;
+
+    __atomic_store_n(&cl->region, n ? tdm_transport_shm_region(cl->conn.t) : NULL, __ATOMIC_RELAXED);
+    __atomic_store_n(&cl->devices, n, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&cl->lock);
+}
+
+int tdm_session_devices(void)
+{
+    return __atomic_load_n(&the_client.devices, __ATOMIC_ACQUIRE);
 }
 
 /* The connection is gone during `call`: the line names the call and what the transport met. */
@@ -119,7 +142,7 @@ static void close_at_exit(void)
             cl->conn.t->ops->close(cl->conn.t);
         cl->conn.t = NULL;
         cl->closed_at_exit = true;
-        pthread_mutex_unlock(&cl->lock);
+        client_unlock(cl);
         return;
     }
     tdm_callbacks_wait_idle();
@@ -146,7 +169,7 @@ static void close_at_exit(void)
     }
     tdm_call_profile_close(cl->profile);
     cl->profile = NULL;
-    pthread_mutex_unlock(&cl->lock);
+    client_unlock(cl);
 }
 
 /* Why the server at ep answered HELLO with err, for the program's user; and what the program's
@@ -185,14 +208,15 @@ static void refusal(tdm_conn *c, const char *ep, int err, char *msg, size_t len)
 static cudaError_t connect_locked(tdm_client *cl)
 {
     tdm_conn *c = &cl->conn;
-    const char *ep = getenv("TANDEM_SERVER");
+    const char *ep;
     char err[400], msg[800];
     tdm_hello_args a = { 0 };
     tdm_hello_res r;
     char name[64];
 
-    if (c->t)
+    if (c->t)   /* every call but the first: nothing more here (no getenv) */
         return cudaSuccess;
+    ep = getenv("TANDEM_SERVER");
     if (cl->closed_at_exit)
         return cudaErrorCudartUnloading;
     if (c->broken)
@@ -273,7 +297,7 @@ cudaError_t tdm_connect(void)
 
     pthread_mutex_lock(&cl->lock);
     err = connect_locked(cl);
-    pthread_mutex_unlock(&cl->lock);
+    client_unlock(cl);
     return err;
 }
 
@@ -289,7 +313,7 @@ static void lock_for(tdm_client *cl, const tdm_call_info *call)
 {
     pthread_mutex_lock(&cl->lock);
     while (tdm_callbacks_must_wait(call)) {
-        pthread_mutex_unlock(&cl->lock);
+        client_unlock(cl);
         tdm_callbacks_wait_idle();
         pthread_mutex_lock(&cl->lock);
     }
@@ -342,7 +366,7 @@ static cudaError_t call_decode(const tdm_call_info *call, void *args, xdrproc_t 
     else
         resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_ANSWERED, .call = call, .args = args, .res = res });
 out:
-    pthread_mutex_unlock(&cl->lock);
+    client_unlock(cl);
     /* Before the call returns to the program: its next line comes after
      * what its kernels printed. */
     if (output)
@@ -401,7 +425,7 @@ static cudaError_t post(uint32_t proc, void *args, uint64_t copy_bytes, bool mor
     else
         resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_POSTED });
 out:
-    pthread_mutex_unlock(&cl->lock);
+    client_unlock(cl);
     tdm_call_profile_add(cl->profile, call, t0);
     return err;
 }
@@ -421,10 +445,14 @@ const struct tdm_shm_region *tdm_shm(void)
     tdm_client *cl = client();
     const struct tdm_shm_region *r = NULL;
 
+    /* Connected (every launch asks, tdm_host_map_kernel_args): as of the last unlock. */
+    if (__atomic_load_n(&cl->devices, __ATOMIC_ACQUIRE) > 0)
+        return __atomic_load_n(&cl->region, __ATOMIC_RELAXED);
+
     pthread_mutex_lock(&cl->lock);
     if (connect_locked(cl) == cudaSuccess)
         r = tdm_transport_shm_region(cl->conn.t);
-    pthread_mutex_unlock(&cl->lock);
+    client_unlock(cl);
     return r;
 }
 
@@ -434,7 +462,7 @@ void tdm_shm_chunk_reuse(uint32_t chunk)
 
     pthread_mutex_lock(&cl->lock);
     resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_CHUNK_REUSE, .chunk = chunk });
-    pthread_mutex_unlock(&cl->lock);
+    client_unlock(cl);
 }
 
 cudaError_t tdm_shm_wait_copy(uint32_t slot, uint32_t ticket, int *err)
@@ -453,7 +481,7 @@ cudaError_t tdm_shm_wait_copy(uint32_t slot, uint32_t ticket, int *err)
         pthread_mutex_lock(&cl->lock);
         t = c->t;
         gen = c->gen;
-        pthread_mutex_unlock(&cl->lock);
+        client_unlock(cl);
         w = t ? tdm_transport_shm_wait_slot(t, slot, ticket, err) : TDM_T_BROKEN;
         if (w == TDM_T_OK)
             break;
@@ -464,7 +492,7 @@ cudaError_t tdm_shm_wait_copy(uint32_t slot, uint32_t ticket, int *err)
         pthread_mutex_lock(&cl->lock);
         if (gen == c->gen && (!c->t || resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_LOST }) != 0))
             rc = tdm_conn_fail(c, "lost the connection to the Tandem server: " TDM_CONN_LOST_HINT);
-        pthread_mutex_unlock(&cl->lock);
+        client_unlock(cl);
         if (rc)
             return rc;
     }
@@ -472,7 +500,7 @@ cudaError_t tdm_shm_wait_copy(uint32_t slot, uint32_t ticket, int *err)
     bool output = tdm_output_flag_take_err(err);
     pthread_mutex_lock(&cl->lock);
     resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_COPY_DONE, .slot = slot, .ticket = ticket, .err = *err });
-    pthread_mutex_unlock(&cl->lock);
+    client_unlock(cl);
     if (output)
         tdm_output_fetch();
     return rc;

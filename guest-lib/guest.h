@@ -37,6 +37,9 @@ typedef struct tdm_hello_info {
  * cudaSuccess, or cudaErrorDevicesUnavailable after printing why. */
 cudaError_t tdm_connect(void);
 const tdm_hello_info *tdm_hello(void);
+/* The session's device count while it is connected, else 0 (then tdm_connect says why); takes
+ * no lock, for the device checks every driver query makes. */
+int tdm_session_devices(void);
 /* Synchronous call of procedure `proc` (proto/calls.def gives its XDR
  * types); the reply's `err` is the caller's to read.  Returns a transport
  * failure as cudaErrorDevicesUnavailable. */

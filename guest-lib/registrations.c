@@ -290,8 +290,13 @@ tdm_function *tdm_function_for_kernel(const void *kernel, cudaError_t *err)
  * unknown pointer is never dereferenced.  NULL if neither. */
 static tdm_function *stub_or_kernel(const void *func)
 {
-    tdm_function *f = NULL;
+    /* ---- libraries (issue 14) ---- */
+    /* A library's kernel record first, without a lock: the Driver API's every handle is one
+     * (and none is a registered function's stub or record, so the order changes no answer). */
+    tdm_function *f = tdm_library_kernel_record(func);
 
+    if (f)
+        return f;
     pthread_mutex_lock(&lock);
     for (size_t i = 0; i < nfuncs; i++)
         if (funcs[i]->host_fun == func || (const void *)funcs[i] == func) {
@@ -299,7 +304,7 @@ static tdm_function *stub_or_kernel(const void *func)
             break;
         }
     pthread_mutex_unlock(&lock);
-    return f ? f : tdm_library_kernel_record(func);   /* ---- libraries (issue 14) ---- */
+    return f;
 }
 
 /* cudaLaunchKernelExC's func: an unknown one is no device function. */

@@ -71,30 +71,46 @@ static int ring_status(int rc)
     return rc == TDM_SHM_OK ? TDM_T_OK : TDM_T_BROKEN;
 }
 
+/* Encodes the call message and args into st->buf; false when they do not fit (or cannot be
+ * encoded at all), with *len how far it got. */
+static bool encode_call(shm_transport *st, struct rpc_msg *m, xdrproc_t xargs, void *args, size_t *len)
+{
+    XDR x;
+    bool ok;
+
+    if (!st->cap)
+        return false;
+    xdrmem_create(&x, st->buf, (u_int)st->cap, XDR_ENCODE);
+    ok = xdr_callmsg(&x, m) && xargs(&x, args);
+    *len = xdr_getpos(&x);
+    xdr_destroy(&x);
+    return ok;
+}
+
 static int send_call(shm_transport *st, uint32_t proc, xdrproc_t xargs, void *args)
 {
     struct rpc_msg m;
     size_t n;
-    XDR x;
-    bool ok;
 
     if (atomic_load(&st->dead))
         return TDM_T_BROKEN;
     tdm_rpc_call_msg(&m, ++st->xid, proc);
-    n = xdr_sizeof((xdrproc_t)xdr_callmsg, &m) + xdr_sizeof(xargs, args);
-    if (n > st->cap) {
-        char *p = realloc(st->buf, n);
+    /* Straight into the buffer, which the largest call so far has sized: xdr_sizeof's two more
+     * passes over the arguments (a third of a launch's guest instructions) only for a call that
+     * does not fit.  One that fits and still fails cannot be encoded. */
+    if (!encode_call(st, &m, xargs, args, &n)) {
+        size_t need = xdr_sizeof((xdrproc_t)xdr_callmsg, &m) + xdr_sizeof(xargs, args);
+
+        if (need <= st->cap)
+            return TDM_T_REJECTED;
+        char *p = realloc(st->buf, need);
         if (!p)
             return TDM_T_BROKEN;
         st->buf = p;
-        st->cap = n;
+        st->cap = need;
+        if (!encode_call(st, &m, xargs, args, &n))
+            return TDM_T_REJECTED;
     }
-    xdrmem_create(&x, st->buf, (u_int)n, XDR_ENCODE);
-    ok = xdr_callmsg(&x, &m) && xargs(&x, args);
-    n = xdr_getpos(&x);
-    xdr_destroy(&x);
-    if (!ok)
-        return TDM_T_REJECTED;
     return ring_status(tdm_shm_ring_send(&st->tx, st->buf, n, server_alive, st));
 }
 

@@ -33,7 +33,7 @@ done
 # native runs (the GPU host's CUDA installation may be another version).
 if [ -d "$TANDEM_BUILD/bench" ]; then
   mkdir -p "$out/bench/bin" "$out/native"
-  for p in micro nw lud srad streamcluster inplace tcp-loopback fairness; do cp "$TANDEM_BUILD/bench/$p" "$out/bench/bin/"; done
+  for p in micro driver-calls nw lud srad streamcluster inplace tcp-loopback fairness; do cp "$TANDEM_BUILD/bench/$p" "$out/bench/bin/"; done
   # ---- SM shares (issue 17): bench/shares/ beside the other scripts (tests/gpu/run-shares-gpu.sh) ----
   cp "$TANDEM_BUILD/bench/shares" "$out/bench/bin/"
   cp "$TANDEM_ROOT"/bench/shares/*.sh "$TANDEM_ROOT"/bench/shares/*.awk "$TANDEM_ROOT"/bench/shares/*.gp "$out/bench/"

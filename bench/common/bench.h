@@ -72,6 +72,12 @@ static inline uint32_t bench_rand(uint64_t *state)
     return (uint32_t)(*state >> 33);
 }
 
+/* Whether `name` is in the comma-separated list `only` (or there is no list). */
+int bench_selected(const char *only, const char *name);
+/* Whether every name of the comma-separated list is one of names[0..count): a typo would
+ * otherwise run nothing and look like success.  0 after a line naming the unknown one. */
+int bench_known_names(const char *only, const char *const *names, size_t count);
+
 /* Parses a byte count with an optional K, M or G suffix (powers of 1024).
  * 0 on success. */
 int bench_parse_bytes(const char *s, size_t *out);

@@ -79,3 +79,36 @@ void bench_size_label(size_t bytes, char *buf, size_t len)
         }
     snprintf(buf, len, "%zu", bytes);
 }
+
+int bench_selected(const char *only, const char *name)
+{
+    size_t len = strlen(name);
+
+    if (!only)
+        return 1;
+    for (const char *p = only; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        if (n == len && strncmp(p, name, n) == 0)
+            return 1;
+        p += n + (comma != NULL);
+    }
+    return 0;
+}
+
+int bench_known_names(const char *only, const char *const *names, size_t count)
+{
+    for (const char *p = only; *p;) {
+        const char *comma = strchr(p, ',');
+        size_t n = comma ? (size_t)(comma - p) : strlen(p);
+        int known = 0;
+        for (size_t s = 0; s < count; s++)
+            known |= strlen(names[s]) == n && strncmp(p, names[s], n) == 0;
+        if (!known) {
+            fprintf(stderr, "%s: unknown name '%.*s' in --only\n", bench_prog, (int)n, p);
+            return 0;
+        }
+        p += n + (comma != NULL);
+    }
+    return 1;
+}

@@ -33,42 +33,6 @@ static int parse_int(const char *s, int *out)
     return 0;
 }
 
-/* True if `name` is in the comma-separated list (or there is no list). */
-static int selected(const char *only, const char *name)
-{
-    size_t len = strlen(name);
-
-    if (!only)
-        return 1;
-    for (const char *p = only; *p;) {
-        const char *comma = strchr(p, ',');
-        size_t n = comma ? (size_t)(comma - p) : strlen(p);
-        if (n == len && strncmp(p, name, n) == 0)
-            return 1;
-        p += n + (comma != NULL);
-    }
-    return 0;
-}
-
-/* Refuses a section name that does not exist: a typo would otherwise run
- * nothing and look like success. */
-static int known_sections(const char *only, const char *const *sections, size_t count)
-{
-    for (const char *p = only; *p;) {
-        const char *comma = strchr(p, ',');
-        size_t n = comma ? (size_t)(comma - p) : strlen(p);
-        int known = 0;
-        for (size_t s = 0; s < count; s++)
-            known |= strlen(sections[s]) == n && strncmp(p, sections[s], n) == 0;
-        if (!known) {
-            fprintf(stderr, "micro: unknown section '%.*s'\n", (int)n, p);
-            return 0;
-        }
-        p += n + (comma != NULL);
-    }
-    return 1;
-}
-
 #define NSECTIONS 4
 
 int main(int argc, char **argv)
@@ -115,14 +79,14 @@ int main(int argc, char **argv)
         o.launches = launches;
     if (batches)
         o.batches = batches;
-    if (only && !known_sections(only, sections, NSECTIONS))
+    if (only && !bench_known_names(only, sections, NSECTIONS))
         return 2;
     /* Create the context (natively) or the session (Tandem) before timing
      * anything: neither is what these measure. */
     BENCH_CHECK(cudaSetDevice(0));
     BENCH_CHECK(cudaFree(NULL));
     for (size_t s = 0; s < NSECTIONS; s++)
-        if (selected(only, sections[s])) {
+        if (bench_selected(only, sections[s])) {
             fprintf(stderr, "micro: %s\n", sections[s]);
             if (run[s](&o) != 0)
                 return 1;

@@ -31,11 +31,14 @@ tdm_cu_ctx *tdm_cu_primary(CUdevice dev)
     if (dev < 0 || dev >= MAX_DEVICES)
         return NULL;
     c = &contexts.primary[dev];
+    /* Made once and never unmade: no lock once it is (PyTorch asks thousands of times). */
+    if (__atomic_load_n(&c->magic, __ATOMIC_ACQUIRE) == TDM_CTX_MAGIC)
+        return c;
     pthread_mutex_lock(&contexts.lock);
     if (c->magic != TDM_CTX_MAGIC) {
         c->device = dev;
         c->id = contexts.next_id++;
-        c->magic = TDM_CTX_MAGIC;
+        __atomic_store_n(&c->magic, TDM_CTX_MAGIC, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&contexts.lock);
     return c;
@@ -46,11 +49,23 @@ tdm_cu_ctx *tdm_cu_current(void)
     return depth ? stack[depth - 1] : NULL;
 }
 
+/* Whether c is a primary context already made, without the lock: the primary contexts never
+ * go, so the address and the magic (set once, tdm_cu_primary) are enough. */
+static bool primary_made(const tdm_cu_ctx *c)
+{
+    uintptr_t at = (uintptr_t)c, first = (uintptr_t)&contexts.primary[0];
+
+    return at >= first && at < first + sizeof(contexts.primary) && (at - first) % sizeof(*c) == 0 &&
+           __atomic_load_n(&c->magic, __ATOMIC_ACQUIRE) == TDM_CTX_MAGIC;
+}
+
 /* Whether c is a context this library made and has not destroyed. */
 static bool known(const tdm_cu_ctx *c)
 {
     bool yes = false;
 
+    if (primary_made(c))   /* the common case (every current context of PyTorch's): no lock */
+        return true;
     pthread_mutex_lock(&contexts.lock);
     for (int i = 0; i < MAX_DEVICES && !yes; i++)
         yes = c == &contexts.primary[i] && c->magic == TDM_CTX_MAGIC;

@@ -26,6 +26,7 @@ static const sim_kernel *const kernels[] = {
     &sim_kernel_victim_step,
     /* bench/ (docs/benchmarks.md) */
     &sim_kernel_bench_empty,
+    &sim_kernel_drvcalls_step,
     &sim_kernel_fair_tiny,
     &sim_kernel_fair_spin,
     &sim_kernel_shares_compute,

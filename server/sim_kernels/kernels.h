@@ -23,6 +23,7 @@ extern const sim_kernel sim_kernel_fault_stack_overflow, sim_kernel_fault_illega
 extern const sim_kernel sim_kernel_victim_step;
 /* bench_*.c (bench/micro/launch.cu, bench/apps/, docs/benchmarks.md) */
 extern const sim_kernel sim_kernel_bench_empty;
+extern const sim_kernel sim_kernel_drvcalls_step;   /* bench_driver_calls.c (bench/driver-calls/kernel.cu) */
 extern const sim_kernel sim_kernel_fair_tiny;
 extern const sim_kernel sim_kernel_fair_spin;
 extern const sim_kernel sim_kernel_shares_compute;   /* bench_shares.c (bench/shares/shares.cu) */

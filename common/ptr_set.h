@@ -1,0 +1,31 @@
+/* An append-only set of pointers whose lookups take no lock (issue: guest CPU per driver call,
+ * docs/benchmarks.md "Driver calls").  For records a layer never frees, such as the guest's
+ * kernel records: a handle the program passes is checked against the set in a few
+ * instructions however many records exist, where a scan under a lock grew with them.
+ *
+ * Adds are serialized by the caller (its own lock); a lookup may run beside them, without
+ * the lock, and finds every pointer whose add completed before the lookup began.  Nothing is
+ * removed.  A table the set outgrows stays allocated, on a list, for lookups that may still be
+ * reading it, until tdm_ptr_set_free. */
+#ifndef TANDEM_COMMON_PTR_SET_H
+#define TANDEM_COMMON_PTR_SET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct tdm_ptr_table tdm_ptr_table;
+
+typedef struct tdm_ptr_set {
+    tdm_ptr_table *table;   /* the current table (read with acquire), NULL while empty */
+    size_t n;               /* pointers added; the caller's lock */
+} tdm_ptr_set;
+
+/* Adds p (not NULL); a p already there is not added again.  0, or -ENOMEM with the set as it
+ * was.  Under the caller's lock. */
+int tdm_ptr_set_add(tdm_ptr_set *s, const void *p);
+/* Whether p was added.  Takes no lock. */
+bool tdm_ptr_set_has(const tdm_ptr_set *s, const void *p);
+/* Frees every table; no lookup may run beside it or after it. */
+void tdm_ptr_set_free(tdm_ptr_set *s);
+
+#endif
