@@ -81,6 +81,9 @@ orch_elastic_verdict orch_elastic_feed(const orch_cluster *c, const orch_vm *vm,
 
     if (now_ms < p->cooldown_until_ms)
         return v;   /* measured before the last change settled: it says nothing of the new share */
+    if (p->sampled_ms > 0 && now_ms - p->sampled_ms < p->params.metric_interval_s * 1e3 * ORCH_INTERVAL_SLACK)
+        return v;   /* GPU_METRIC_INTERVAL: one sample per interval; the reports between are not counted */
+    p->sampled_ms = now_ms;
     push_sample(p, p99_ms);
     if (p->nwindow < window_size(p))
         return v;

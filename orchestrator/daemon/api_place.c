@@ -80,7 +80,9 @@ static int parse_app(const orch_daemon *d, const orch_vm *vm, json_object *body,
         orch_json_double(app, "latency_upper_ms", false, 0, 3600000, &p->latency_upper_ms, why, whylen) ||
         orch_json_double(app, "latency_lower_ms", false, 0, 3600000, &p->latency_lower_ms, why, whylen) ||
         orch_json_int(app, "sample_count", false, 1, ORCH_WINDOW_MAX, &p->sample_count, why, whylen) ||
-        orch_json_int(app, "metric_interval_s", false, 1, 3600, &p->metric_interval_s, why, whylen) ||
+        /* seconds, a JSON number: the guest sends a double (GPU_METRIC_INTERVAL=0.5 is meaningful) */
+        orch_json_double(app, "metric_interval_s", false, ORCH_PARAM_MIN_INTERVAL_S, ORCH_PARAM_MAX_INTERVAL_S,
+                         &p->metric_interval_s, why, whylen) ||
         orch_json_string(app, "mode", false, mode, sizeof(mode), why, whylen) || parse_affinity(app, p, why, whylen))
         return -1;
     if (mode[0] && orch_mode_parse(mode, &p->mode) != 0) {

@@ -63,6 +63,8 @@ static json_object *placement_json(const orch_placement *p)
     json_object_object_add(o, "latency", lat);
     json_object_object_add(o, "latency_upper_ms", json_object_new_double(p->params.latency_upper_ms));
     json_object_object_add(o, "latency_lower_ms", json_object_new_double(p->params.latency_lower_ms));
+    json_object_object_add(o, "sample_count", json_object_new_int(p->params.sample_count));
+    json_object_object_add(o, "metric_interval_s", json_object_new_double(p->params.metric_interval_s));
     return o;
 }
 

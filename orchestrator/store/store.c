@@ -16,7 +16,7 @@ static const char schema[] =
     "  server TEXT, standby TEXT, transport INTEGER, rule INTEGER, sm INTEGER, memory_mib INTEGER,"
     "  p_sm_cores INTEGER, p_memory_mib INTEGER, p_scale_up INTEGER, p_scale_down INTEGER,"
     "  p_upper REAL, p_lower REAL, p_samples INTEGER, p_mode INTEGER, p_affinity TEXT,"
-    "  p_affinity_transport INTEGER, p_interval INTEGER);"
+    "  p_affinity_transport INTEGER, p_interval REAL);"
     "CREATE TABLE IF NOT EXISTS decisions(id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL, placement TEXT,"
     "  action TEXT, from_ TEXT, to_ TEXT, why TEXT);";
 
@@ -192,7 +192,7 @@ int orch_store_put_placement(orch_store *s, const orch_placement *p)
     sqlite3_bind_int(st, 18, p->params.mode);
     sqlite3_bind_text(st, 19, affinity, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 20, p->params.affinity_transport);
-    sqlite3_bind_int(st, 21, p->params.metric_interval_s);
+    sqlite3_bind_double(st, 21, p->params.metric_interval_s);
     return orch_store_finish(s, st);
 }
 

@@ -109,7 +109,7 @@ static int load_placements(orch_store *s, orch_cluster *c, double now_ms)
         orch_store_text(st, 18, affinity, sizeof(affinity));
         split_affinity(affinity, &p->params);
         p->params.affinity_transport = (orch_transport)sqlite3_column_int(st, 19);
-        p->params.metric_interval_s = sqlite3_column_int(st, 20);
+        p->params.metric_interval_s = sqlite3_column_double(st, 20);
         /* Its state is not stored: reserved again, live at its node's next report that lists it,
          * and released after reserved_timeout_ms from this start if none does. */
         p->life = ORCH_LIFE_RESERVED;

@@ -37,7 +37,7 @@ Test(orch_store, write_close_reopen_compare)
     p->params = (orch_params){ .sm_cores = 8, .memory_mib = 2048, .scale_up = 4, .scale_down = 2,
                                .latency_upper_ms = 12.5, .latency_lower_ms = 2.25, .sample_count = 7,
                                .mode = ORCH_MODE_APP_SCOPED, .naffinity = 2, .affinity = { "n2", "n1" },
-                               .affinity_transport = ORCH_TRANSPORT_TCP, .metric_interval_s = 3 };
+                               .affinity_transport = ORCH_TRANSPORT_TCP, .metric_interval_s = 0.25 };
     fx_hold(c, "bob", "n2", 0, 4, 100);
 
     open_store(dir, &s);

@@ -71,7 +71,8 @@ typedef struct orch_params {
     char affinity[ORCH_MAX_AFFINITY][ORCH_NAME_MAX];   /* GPU_AFFINITY_NODES */
     int naffinity;
     orch_transport affinity_transport;
-    int metric_interval_s;            /* GPU_METRIC_INTERVAL */
+    double metric_interval_s;         /* GPU_METRIC_INTERVAL: seconds between the latency samples the
+                                       * elasticity window counts (orch_elastic.h) */
 } orch_params;
 
 /* A VM (tenant) of vms.conf. */
@@ -105,6 +106,7 @@ typedef struct orch_placement {
     double window[ORCH_WINDOW_MAX];   /* the last tail-latency samples, ms, oldest first */
     int nwindow;
     double cooldown_until_ms;         /* monotonic; samples before it are not counted */
+    double sampled_ms;                /* monotonic; when the last counted sample came (0: none yet) */
     /* The last telemetry of its session. */
     uint64_t calls;
     double call_rate;                 /* calls per second between the last two reports */
