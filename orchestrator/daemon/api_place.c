@@ -1,6 +1,7 @@
 /* Guests and operators: POST /v1/place and POST /v1/share (orch_daemon.h). */
 #include "orch_daemon.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -263,6 +264,12 @@ void orch_api_share(orch_daemon *d, json_object *body, orch_reply *r)
     if (g && orch_gpu_sm_used(d->cluster, p->node, p->gpu, p) + sm > g->sms) {
         orch_reply_error(r, 409, "share: GPU %s/gpu%d has %d SMs free for it, not %d", p->node, p->gpu,
                          g->sms - orch_gpu_sm_used(d->cluster, p->node, p->gpu, p), sm);
+        return;
+    }
+    int vm_left = g ? orch_gpu_vm_sm_left(d->cluster, p->node, g, p->tenant, p) : INT_MAX;
+    if (sm > vm_left) {
+        orch_reply_error(r, 409, "share: GPU %s/gpu%d's sm_budget_per_vm of %d SMs leaves VM %s %d for it, not %d",
+                         p->node, p->gpu, g->sm_budget_per_vm, p->tenant, vm_left, sm);
         return;
     }
     int old = p->sm;

@@ -28,7 +28,8 @@ static int load_servers(orch_store *s, orch_node *n, orch_gpu *g)
 
 static int load_gpus(orch_store *s, orch_node *n)
 {
-    sqlite3_stmt *st = orch_store_prepare(s, "SELECT idx, name, sms, memory_mib FROM gpus WHERE node=? ORDER BY idx");
+    sqlite3_stmt *st = orch_store_prepare(s, "SELECT idx, name, sms, memory_mib, sm_budget_per_vm FROM gpus "
+                                                "WHERE node=? ORDER BY idx");
     int rc = 0;
     if (!st)
         return -1;
@@ -39,6 +40,7 @@ static int load_gpus(orch_store *s, orch_node *n)
         orch_store_text(st, 1, g->name, sizeof(g->name));
         g->sms = sqlite3_column_int(st, 2);
         g->memory_mib = sqlite3_column_int(st, 3);
+        g->sm_budget_per_vm = sqlite3_column_int(st, 4);
         rc = load_servers(s, n, g);
     }
     sqlite3_finalize(st);

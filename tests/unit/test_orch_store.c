@@ -27,6 +27,7 @@ Test(orch_store, write_close_reopen_compare)
     fx_gpu(n1, 66, 40960);
     fx_gpu(n2, 132, 81920);
     n1->gpus[1].servers[0].takeovers = 3;
+    n1->gpus[1].sm_budget_per_vm = 16;   /* node.conf: kept over a restart */
     snprintf(n1->agent, sizeof(n1->agent), "http://127.0.0.1:7071");
     snprintf(n1->gpus[0].name, sizeof(n1->gpus[0].name), "NVIDIA H100");
     orch_placement *p = fx_hold(c, "alice", "n1", 1, 12, 2048);

@@ -44,6 +44,7 @@ typedef struct orch_gpu {
     int memory_mib;
     int memory_used_mib;              /* telemetry */
     int sm_reserved;                  /* telemetry: what the node's servers hold */
+    int sm_budget_per_vm;             /* node.conf: SMs one VM's placements on it may hold together; 0: no bound */
     orch_server servers[ORCH_MAX_SERVERS];
     int nservers;
 } orch_gpu;
@@ -140,6 +141,13 @@ int orch_gpu_sm_used(const orch_cluster *c, const char *node, int gpu, const orc
 int orch_gpu_memory_held(const orch_cluster *c, const char *node, int gpu, const orch_placement *skip);
 /* SMs and memory tenant's placements hold, leaving out skip. */
 int orch_tenant_sm_used(const orch_cluster *c, const char *tenant, const orch_placement *skip);
+/* SMs tenant's placements on (node, gpu) hold, leaving out skip. */
+int orch_gpu_tenant_sm_used(const orch_cluster *c, const char *node, int gpu, const char *tenant,
+                            const orch_placement *skip);
+/* SMs more that tenant may hold on GPU g of node under its sm_budget_per_vm (INT_MAX: no bound;
+ * 0 or less: none), leaving out skip. */
+int orch_gpu_vm_sm_left(const orch_cluster *c, const char *node, const orch_gpu *g, const char *tenant,
+                        const orch_placement *skip);
 int orch_tenant_memory_held(const orch_cluster *c, const char *tenant, const orch_placement *skip);
 /* Removes placements[index], keeping the others' order (pointers past it move down one). */
 void orch_remove_placement(orch_cluster *c, int index);
