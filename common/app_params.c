@@ -40,8 +40,9 @@ static const var vars[] = {
     { "APP_MODE", K_MODE, AT(has_mode), AT(mode), 0, 0, false, false, "vm-dedicated or app-scoped" },
     { "GPU_AFFINITY_NODES", K_AFFINITY, AT(has_affinity), AT(affinity), 0, 0, false, false,
       "NODE[,NODE...][;shm|;tcp]" },
-    { "GPU_METRIC_INTERVAL", K_REAL, AT(has_metric_interval), AT(metric_interval_s), 0, 86400, true, false,
-      "seconds above 0 and at most 86400" },
+    /* The orchestrator's bounds (ORCH_PARAM_{MIN,MAX}_INTERVAL_S); sent as a JSON number. */
+    { "GPU_METRIC_INTERVAL", K_REAL, AT(has_metric_interval), AT(metric_interval_s), 0.001, 3600, false, false,
+      "seconds from 0.001 to 3600" },
 };
 
 #define NVARS (sizeof(vars) / sizeof(vars[0]))

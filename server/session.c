@@ -481,9 +481,14 @@ int tdm_session_malloc(tdm_session *s, uint64_t size, uint64_t *addr)
     /* ---- ipc (issue 14): what it freed and importers keep counts too ---- */
     uint64_t used = s->mem_used + tdm_session_ipc_kept(s);
     if (quota && (rounded > quota || used > quota - rounded)) {
-        tdm_log_session(s->id, "cudaMalloc(%llu) exceeds its quota of %llu bytes (%s%s)", (unsigned long long)size,
-                        (unsigned long long)quota, s->tenant_name ? "session_quota of tenant " : "--session-quota",
-                        s->tenant_name ? s->tenant_name : "");
+        if (s->bounds.mem_quota_placed)
+            tdm_log_session(s->id, "cudaMalloc(%llu) exceeds its quota of %llu bytes (the memory of placement %s: "
+                            "APP_GPU_MEMORY); it holds %llu", (unsigned long long)size, (unsigned long long)quota,
+                            s->placement, (unsigned long long)used);
+        else
+            tdm_log_session(s->id, "cudaMalloc(%llu) exceeds its quota of %llu bytes (%s%s)", (unsigned long long)size,
+                            (unsigned long long)quota, s->tenant_name ? "session_quota of tenant " : "--session-quota",
+                            s->tenant_name ? s->tenant_name : "");
         err = cudaErrorMemoryAllocation;
         goto fail_arena;
     }

@@ -35,6 +35,7 @@
  * 0 lifts a bound. */
 typedef struct tdm_session_bounds {
     uint64_t mem_quota;          /* bytes of device memory */
+    bool mem_quota_placed;       /* mem_quota is its placement's memory (APP_GPU_MEMORY; front/placement.c) */
     uint32_t streams, events;    /* live at once */
     uint32_t modules;            /* modules and libraries loaded at once (--session-modules) */
     uint64_t host_memory;        /* bytes of host memory it holds: its code images (--session-host-memory) */

@@ -64,7 +64,7 @@ static bool migration_target(const orch_cluster *c, const orch_placement *p, int
             const orch_gpu *g = &n->gpus[gi];
             int free_sms = g->sms - orch_gpu_sm_used(c, n->name, g->index, p);
             if ((strcmp(n->name, p->node) == 0 && g->index == p->gpu) || free_sms <= best ||
-                !orch_gpu_has_room(c, n, g, sm, p->memory_mib, p))
+                !orch_gpu_has_room(c, n, g, p->tenant, sm, p->memory_mib, p))
                 continue;
             best = free_sms;
             v->to_node = ni;
@@ -81,6 +81,9 @@ orch_elastic_verdict orch_elastic_feed(const orch_cluster *c, const orch_vm *vm,
 
     if (now_ms < p->cooldown_until_ms)
         return v;   /* measured before the last change settled: it says nothing of the new share */
+    if (p->sampled_ms > 0 && now_ms - p->sampled_ms < p->params.metric_interval_s * 1e3 * ORCH_INTERVAL_SLACK)
+        return v;   /* GPU_METRIC_INTERVAL: one sample per interval; the reports between are not counted */
+    p->sampled_ms = now_ms;
     push_sample(p, p99_ms);
     if (p->nwindow < window_size(p))
         return v;
@@ -90,6 +93,9 @@ orch_elastic_verdict orch_elastic_feed(const orch_cluster *c, const orch_vm *vm,
         const orch_gpu *g = gpu_of(c, p);
         int budget_cap = vm->sm_budget - orch_tenant_sm_used(c, p->tenant, p);
         int gpu_cap = g ? g->sms - orch_gpu_sm_used(c, p->node, p->gpu, p) : 0;
+        int vm_gpu_cap = g ? orch_gpu_vm_sm_left(c, p->node, g, p->tenant, p) : 0;   /* node.conf's per-VM bound */
+        if (vm_gpu_cap < gpu_cap)
+            gpu_cap = vm_gpu_cap;
         int want = p->sm + p->params.scale_up;
         int grown = want < budget_cap ? want : budget_cap;
         int sm = grown < gpu_cap ? grown : gpu_cap;

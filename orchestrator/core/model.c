@@ -3,6 +3,7 @@
 #include "orch_model.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <string.h>
 
 static const char *const rule_names[] = { "vm-dedicated", "node-affinity", "app-scoped", "default" };
@@ -116,6 +117,26 @@ int orch_tenant_sm_used(const orch_cluster *c, const char *tenant, const orch_pl
         if (&c->placements[i] != skip && strcmp(c->placements[i].tenant, tenant) == 0)
             sum += c->placements[i].sm;
     return sum;
+}
+
+int orch_gpu_tenant_sm_used(const orch_cluster *c, const char *node, int gpu, const char *tenant,
+                            const orch_placement *skip)
+{
+    int sum = 0;
+    for (int i = 0; i < c->nplacements; i++) {
+        const orch_placement *p = &c->placements[i];
+        if (p != skip && p->gpu == gpu && strcmp(p->node, node) == 0 && strcmp(p->tenant, tenant) == 0)
+            sum += p->sm;
+    }
+    return sum;
+}
+
+int orch_gpu_vm_sm_left(const orch_cluster *c, const char *node, const orch_gpu *g, const char *tenant,
+                        const orch_placement *skip)
+{
+    if (g->sm_budget_per_vm <= 0)
+        return INT_MAX;
+    return g->sm_budget_per_vm - orch_gpu_tenant_sm_used(c, node, g->index, tenant, skip);
 }
 
 int orch_tenant_memory_held(const orch_cluster *c, const char *tenant, const orch_placement *skip)

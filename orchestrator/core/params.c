@@ -34,9 +34,9 @@ int orch_params_check(const orch_params *p, const orch_vm *vm, char *why, size_t
              p->latency_upper_ms, p->latency_lower_ms);
     if (p->sample_count < 1 || p->sample_count > ORCH_WINDOW_MAX)
         FAIL("sample_count (METRIC_SAMPLE_COUNT) is %d: it must be 1 to %d", p->sample_count, ORCH_WINDOW_MAX);
-    if (p->metric_interval_s < 1 || p->metric_interval_s > ORCH_PARAM_MAX_INTERVAL_S)
-        FAIL("metric_interval_s (GPU_METRIC_INTERVAL) is %d: it must be 1 to %d", p->metric_interval_s,
-             ORCH_PARAM_MAX_INTERVAL_S);
+    if (!(p->metric_interval_s >= ORCH_PARAM_MIN_INTERVAL_S && p->metric_interval_s <= ORCH_PARAM_MAX_INTERVAL_S))
+        FAIL("metric_interval_s (GPU_METRIC_INTERVAL) is %g: it must be %g to %g seconds", p->metric_interval_s,
+             ORCH_PARAM_MIN_INTERVAL_S, ORCH_PARAM_MAX_INTERVAL_S);
     if (p->naffinity < 0 || p->naffinity > ORCH_MAX_AFFINITY)
         FAIL("affinity (GPU_AFFINITY_NODES) names %d nodes: at most %d", p->naffinity, ORCH_MAX_AFFINITY);
     for (int i = 0; i < p->naffinity; i++)

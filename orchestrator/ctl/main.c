@@ -117,15 +117,16 @@ static int sessions(const char *orch)
     if (!st)
         return 1;
     ps = member(st, "placements");
-    printf("%-28s %-12s %-14s %-5s %-14s %-4s %-8s %-10s %s\n", "PLACEMENT", "TENANT", "NODE/GPU", "VIA", "RULE",
-           "SM", "MEM MIB", "CALLS/S", "P50/P99 MS");
+    printf("%-28s %-12s %-14s %-5s %-14s %-4s %-8s %-10s %-9s %s\n", "PLACEMENT", "TENANT", "NODE/GPU", "VIA", "RULE",
+           "SM", "MEM MIB", "CALLS/S", "SAMPLE S", "P50/P99 MS");
     for (size_t i = 0; i < json_object_array_length(ps); i++) {
         json_object *p = json_object_array_get_idx(ps, i), *lat = member(p, "latency");
         char where[96];
         snprintf(where, sizeof(where), "%s/gpu%s", s(p, "node"), s(p, "gpu"));
-        printf("%-28s %-12s %-14s %-5s %-14s %-4s %-8s %-10.1f %.3f/%.3f\n", s(p, "placement"), s(p, "tenant"), where,
-               s(p, "transport"), s(p, "rule"), s(p, "sm"), s(p, "memory_mib"),
-               json_object_get_double(member(p, "call_rate")), json_object_get_double(member(lat, "p50_ms")),
+        printf("%-28s %-12s %-14s %-5s %-14s %-4s %-8s %-10.1f %-9g %.3f/%.3f\n", s(p, "placement"), s(p, "tenant"),
+               where, s(p, "transport"), s(p, "rule"), s(p, "sm"), s(p, "memory_mib"),
+               json_object_get_double(member(p, "call_rate")), json_object_get_double(member(p, "metric_interval_s")),
+               json_object_get_double(member(lat, "p50_ms")),
                json_object_get_double(member(lat, "p99_ms")));
     }
     json_object_put(st);

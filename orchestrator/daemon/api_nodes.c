@@ -73,6 +73,7 @@ static int parse_gpu(json_object *o, orch_gpu *g, char *why, size_t whylen)
         orch_json_string(o, "name", false, g->name, sizeof(g->name), why, whylen) ||
         orch_json_int(o, "sms", true, 1, 100000, &g->sms, why, whylen) ||
         orch_json_int(o, "memory_mib", true, 1, 16 * 1024 * 1024, &g->memory_mib, why, whylen) ||
+        orch_json_int(o, "sm_budget_per_vm", false, 0, 100000, &g->sm_budget_per_vm, why, whylen) ||
         !(servers = array_of(o, "servers", ORCH_MAX_SERVERS, why, whylen)))
         return -1;
     for (size_t i = 0; i < json_object_array_length(servers); i++)

@@ -1,6 +1,7 @@
 /* Guests and operators: POST /v1/place and POST /v1/share (orch_daemon.h). */
 #include "orch_daemon.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -80,7 +81,9 @@ static int parse_app(const orch_daemon *d, const orch_vm *vm, json_object *body,
         orch_json_double(app, "latency_upper_ms", false, 0, 3600000, &p->latency_upper_ms, why, whylen) ||
         orch_json_double(app, "latency_lower_ms", false, 0, 3600000, &p->latency_lower_ms, why, whylen) ||
         orch_json_int(app, "sample_count", false, 1, ORCH_WINDOW_MAX, &p->sample_count, why, whylen) ||
-        orch_json_int(app, "metric_interval_s", false, 1, 3600, &p->metric_interval_s, why, whylen) ||
+        /* seconds, a JSON number: the guest sends a double (GPU_METRIC_INTERVAL=0.5 is meaningful) */
+        orch_json_double(app, "metric_interval_s", false, ORCH_PARAM_MIN_INTERVAL_S, ORCH_PARAM_MAX_INTERVAL_S,
+                         &p->metric_interval_s, why, whylen) ||
         orch_json_string(app, "mode", false, mode, sizeof(mode), why, whylen) || parse_affinity(app, p, why, whylen))
         return -1;
     if (mode[0] && orch_mode_parse(mode, &p->mode) != 0) {
@@ -261,6 +264,12 @@ void orch_api_share(orch_daemon *d, json_object *body, orch_reply *r)
     if (g && orch_gpu_sm_used(d->cluster, p->node, p->gpu, p) + sm > g->sms) {
         orch_reply_error(r, 409, "share: GPU %s/gpu%d has %d SMs free for it, not %d", p->node, p->gpu,
                          g->sms - orch_gpu_sm_used(d->cluster, p->node, p->gpu, p), sm);
+        return;
+    }
+    int vm_left = g ? orch_gpu_vm_sm_left(d->cluster, p->node, g, p->tenant, p) : INT_MAX;
+    if (sm > vm_left) {
+        orch_reply_error(r, 409, "share: GPU %s/gpu%d's sm_budget_per_vm of %d SMs leaves VM %s %d for it, not %d",
+                         p->node, p->gpu, g->sm_budget_per_vm, p->tenant, vm_left, sm);
         return;
     }
     int old = p->sm;

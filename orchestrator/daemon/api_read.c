@@ -29,6 +29,7 @@ static json_object *node_json(const orch_cluster *c, const orch_node *n)
         json_object_object_add(gj, "name", json_object_new_string(g->name));
         json_object_object_add(gj, "sms", json_object_new_int(g->sms));
         json_object_object_add(gj, "sm_placed", json_object_new_int(orch_gpu_sm_used(c, n->name, g->index, NULL)));
+        json_object_object_add(gj, "sm_budget_per_vm", json_object_new_int(g->sm_budget_per_vm));
         json_object_object_add(gj, "memory_mib", json_object_new_int(g->memory_mib));
         json_object_object_add(gj, "memory_placed_mib",
                                json_object_new_int(orch_gpu_memory_held(c, n->name, g->index, NULL)));
@@ -63,6 +64,8 @@ static json_object *placement_json(const orch_placement *p)
     json_object_object_add(o, "latency", lat);
     json_object_object_add(o, "latency_upper_ms", json_object_new_double(p->params.latency_upper_ms));
     json_object_object_add(o, "latency_lower_ms", json_object_new_double(p->params.latency_lower_ms));
+    json_object_object_add(o, "sample_count", json_object_new_int(p->params.sample_count));
+    json_object_object_add(o, "metric_interval_s", json_object_new_double(p->params.metric_interval_s));
     return o;
 }
 

@@ -8,6 +8,7 @@
 
 #include "conf_load.h"
 #include "orch_lifecycle.h"
+#include "orch_params.h"
 
 #define FAIL(s, ...) return tdm_conf_fail(err, errlen, (s), __VA_ARGS__)
 
@@ -240,7 +241,8 @@ static int load_defaults(const config_setting_t *root, orch_config *cfg, char *e
         (rc = get_double(d, "latency_upper_ms", 0.001, 3600000, &p->latency_upper_ms, err, errlen)) ||
         (rc = get_double(d, "latency_lower_ms", 0, 3600000, &p->latency_lower_ms, err, errlen)) ||
         (rc = get_int(d, "sample_count", 1, ORCH_WINDOW_MAX, &p->sample_count, err, errlen)) ||
-        (rc = get_int(d, "metric_interval_s", 1, 3600, &p->metric_interval_s, err, errlen)))
+        (rc = get_double(d, "metric_interval_s", ORCH_PARAM_MIN_INTERVAL_S, ORCH_PARAM_MAX_INTERVAL_S,
+                         &p->metric_interval_s, err, errlen)))
         return rc;
     if (!(p->latency_upper_ms > p->latency_lower_ms))
         FAIL(d, "latency_upper_ms (%g) must be above latency_lower_ms (%g)", p->latency_upper_ms, p->latency_lower_ms);

@@ -132,6 +132,7 @@ json_object *tdm_node_register_body(tdm_node_agent *a)
         json_object_object_add(o, "name", json_object_new_string(gpu->name));
         json_object_object_add(o, "sms", json_object_new_int64(sms));
         json_object_object_add(o, "memory_mib", json_object_new_int(gpu->memory_mib));
+        json_object_object_add(o, "sm_budget_per_vm", json_object_new_int(gpu->sm_budget_per_vm));
         json_object_object_add(o, "servers", list);
         json_object_array_add(gpus, o);
     }

@@ -1,6 +1,7 @@
 /* Opening the store and writing through it (orch_store.h). */
 #include "store_db.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,14 +10,14 @@ static const char schema[] =
     "PRAGMA journal_mode=WAL;"
     "CREATE TABLE IF NOT EXISTS nodes(name TEXT PRIMARY KEY, ord INTEGER, agent TEXT, host TEXT, state TEXT);"
     "CREATE TABLE IF NOT EXISTS gpus(node TEXT, idx INTEGER, name TEXT, sms INTEGER, memory_mib INTEGER,"
-    "  PRIMARY KEY(node, idx));"
+    "  sm_budget_per_vm INTEGER NOT NULL DEFAULT 0, PRIMARY KEY(node, idx));"
     "CREATE TABLE IF NOT EXISTS servers(node TEXT, gpu INTEGER, ord INTEGER, id TEXT, standby_role INTEGER,"
     "  alive INTEGER, tcp TEXT, shm TEXT, standby TEXT, takeovers INTEGER, PRIMARY KEY(node, gpu, ord));"
     "CREATE TABLE IF NOT EXISTS placements(key TEXT PRIMARY KEY, tenant TEXT, node TEXT, gpu INTEGER,"
     "  server TEXT, standby TEXT, transport INTEGER, rule INTEGER, sm INTEGER, memory_mib INTEGER,"
     "  p_sm_cores INTEGER, p_memory_mib INTEGER, p_scale_up INTEGER, p_scale_down INTEGER,"
     "  p_upper REAL, p_lower REAL, p_samples INTEGER, p_mode INTEGER, p_affinity TEXT,"
-    "  p_affinity_transport INTEGER, p_interval INTEGER);"
+    "  p_affinity_transport INTEGER, p_interval REAL);"
     "CREATE TABLE IF NOT EXISTS decisions(id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL, placement TEXT,"
     "  action TEXT, from_ TEXT, to_ TEXT, why TEXT);";
 
@@ -61,6 +62,30 @@ static int exec(orch_store *s, const char *sql)
     return 0;
 }
 
+/* Whether table has column (a store written before the column existed has not). */
+static bool has_column(orch_store *s, const char *table, const char *column)
+{
+    char sql[128];
+    bool found = false;
+    snprintf(sql, sizeof(sql), "PRAGMA table_info(%s)", table);
+    sqlite3_stmt *st = orch_store_prepare(s, sql);
+    while (st && !found && sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char *name = sqlite3_column_text(st, 1);
+        found = name && strcmp((const char *)name, column) == 0;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* Columns added since the first schema, to a store that lacks them. */
+static int upgrade(orch_store *s)
+{
+    if (!has_column(s, "gpus", "sm_budget_per_vm") &&
+        exec(s, "ALTER TABLE gpus ADD COLUMN sm_budget_per_vm INTEGER NOT NULL DEFAULT 0") != 0)
+        return -1;
+    return 0;
+}
+
 int orch_store_open(const char *dir, orch_store **out, char *why, size_t whylen)
 {
     char path[4096];
@@ -72,7 +97,7 @@ int orch_store_open(const char *dir, orch_store **out, char *why, size_t whylen)
         return -1;
     }
     snprintf(path, sizeof(path), "%s/orchestrator.db", dir);
-    if (sqlite3_open(path, &s->db) != SQLITE_OK || exec(s, schema) != 0) {
+    if (sqlite3_open(path, &s->db) != SQLITE_OK || exec(s, schema) != 0 || upgrade(s) != 0) {
         snprintf(why, whylen, "%s: %s", path, s->db ? sqlite3_errmsg(s->db) : "cannot open");
         orch_store_close(s);
         return -1;
@@ -110,7 +135,8 @@ static int put_server(orch_store *s, const char *node, int gpu, int ord, const o
 
 static int put_gpu(orch_store *s, const char *node, const orch_gpu *g)
 {
-    sqlite3_stmt *st = orch_store_prepare(s, "INSERT INTO gpus VALUES(?,?,?,?,?)");
+    sqlite3_stmt *st = orch_store_prepare(
+        s, "INSERT INTO gpus(node, idx, name, sms, memory_mib, sm_budget_per_vm) VALUES(?,?,?,?,?,?)");
     if (!st)
         return -1;
     sqlite3_bind_text(st, 1, node, -1, SQLITE_STATIC);
@@ -118,6 +144,7 @@ static int put_gpu(orch_store *s, const char *node, const orch_gpu *g)
     sqlite3_bind_text(st, 3, g->name, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 4, g->sms);
     sqlite3_bind_int(st, 5, g->memory_mib);
+    sqlite3_bind_int(st, 6, g->sm_budget_per_vm);
     if (orch_store_finish(s, st) != 0)
         return -1;
     for (int i = 0; i < g->nservers; i++)
@@ -192,7 +219,7 @@ int orch_store_put_placement(orch_store *s, const orch_placement *p)
     sqlite3_bind_int(st, 18, p->params.mode);
     sqlite3_bind_text(st, 19, affinity, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int(st, 20, p->params.affinity_transport);
-    sqlite3_bind_int(st, 21, p->params.metric_interval_s);
+    sqlite3_bind_double(st, 21, p->params.metric_interval_s);
     return orch_store_finish(s, st);
 }
 

@@ -28,7 +28,8 @@ static int load_servers(orch_store *s, orch_node *n, orch_gpu *g)
 
 static int load_gpus(orch_store *s, orch_node *n)
 {
-    sqlite3_stmt *st = orch_store_prepare(s, "SELECT idx, name, sms, memory_mib FROM gpus WHERE node=? ORDER BY idx");
+    sqlite3_stmt *st = orch_store_prepare(s, "SELECT idx, name, sms, memory_mib, sm_budget_per_vm FROM gpus "
+                                                "WHERE node=? ORDER BY idx");
     int rc = 0;
     if (!st)
         return -1;
@@ -39,6 +40,7 @@ static int load_gpus(orch_store *s, orch_node *n)
         orch_store_text(st, 1, g->name, sizeof(g->name));
         g->sms = sqlite3_column_int(st, 2);
         g->memory_mib = sqlite3_column_int(st, 3);
+        g->sm_budget_per_vm = sqlite3_column_int(st, 4);
         rc = load_servers(s, n, g);
     }
     sqlite3_finalize(st);
@@ -109,7 +111,7 @@ static int load_placements(orch_store *s, orch_cluster *c, double now_ms)
         orch_store_text(st, 18, affinity, sizeof(affinity));
         split_affinity(affinity, &p->params);
         p->params.affinity_transport = (orch_transport)sqlite3_column_int(st, 19);
-        p->params.metric_interval_s = sqlite3_column_int(st, 20);
+        p->params.metric_interval_s = sqlite3_column_double(st, 20);
         /* Its state is not stored: reserved again, live at its node's next report that lists it,
          * and released after reserved_timeout_ms from this start if none does. */
         p->life = ORCH_LIFE_RESERVED;

@@ -31,8 +31,10 @@ static int apply_reservation(tdm_session *s)
     }
     if (r.memory_mib) {
         uint64_t quota = r.memory_mib << 20;
-        if (s->bounds.mem_quota == 0 || quota < s->bounds.mem_quota)
+        if (s->bounds.mem_quota == 0 || quota < s->bounds.mem_quota) {
             s->bounds.mem_quota = quota;   /* the tenant's own bound stays when it is smaller */
+            s->bounds.mem_quota_placed = true;
+        }
     }
     err = tdm_session_set_sm_share(s, (unsigned)r.sm, &ns);
     if (err)

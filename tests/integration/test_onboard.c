@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "control_client.h"
 #include "harness.h"
+#include "raw_calls.h"
 #include "takeover_pair.h"
 #include "tandem_rpc.h"
 #include "transport.h"
@@ -122,11 +124,13 @@ static void down(void)
     MHD_stop_daemon(orch.d);
 }
 
-/* Runs vector_add on-boarded through orchestrator (HOST:PORT) with the extra NAME=VALUE
- * variables (NULL-ended, may be NULL); TANDEM_SERVER is removed, as th_run_guest sets it. */
-static void run_onboarded(const char *orchestrator, const char *const *vars, th_result *r)
+/* Runs prog (a NULL-ended argv; NULL: vector_add) on-boarded through orchestrator (HOST:PORT)
+ * with the extra NAME=VALUE variables (NULL-ended, may be NULL); TANDEM_SERVER is removed, as
+ * th_run_guest sets it. */
+static void run_program_onboarded(const char *orchestrator, const char *const *vars, const char *const *prog,
+                                  th_result *r)
 {
-    const char *argv[24] = { "/usr/bin/env", "-u", "TANDEM_SERVER", "TANDEM_TENANT=alice" };
+    const char *argv[32] = { "/usr/bin/env", "-u", "TANDEM_SERVER", "TANDEM_TENANT=alice" };
     char o[64];
     int n = 4;
 
@@ -134,9 +138,17 @@ static void run_onboarded(const char *orchestrator, const char *const *vars, th_
     argv[n++] = o;
     for (int i = 0; vars && vars[i] && n < 22; i++)
         argv[n++] = vars[i];
-    argv[n++] = th_example("vector_add");
+    if (!prog)
+        argv[n++] = th_example("vector_add");
+    for (int i = 0; prog && prog[i] && n < 30; i++)
+        argv[n++] = prog[i];
     argv[n] = NULL;
     th_run_guest(srv.endpoint[0] ? srv.endpoint : "tcp://127.0.0.1:1", argv, 60, r);
+}
+
+static void run_onboarded(const char *orchestrator, const char *const *vars, th_result *r)
+{
+    run_program_onboarded(orchestrator, vars, NULL, r);
 }
 
 /* Whether s's log has text within 5 s: a session's end is logged shortly after its guest exits. */
@@ -315,4 +327,59 @@ Test(onboard, the_server_refuses_a_malformed_key_and_logs_none_of_it, .init = up
     t->ops->close(t);
     cr_expect(th_server_log_has(&srv, "refused: its placement key (19 bytes) is not"), "see %s", srv.log);
     cr_expect(!th_server_log_has(&srv, "forged log line"), "the key reached the log");
+}
+
+
+/* The memory of a placement (APP_GPU_MEMORY, reserved by the orchestrator through the node
+ * agent) is the session's quota: an allocation past it is cudaErrorMemoryAllocation, the server
+ * says whose budget it was, the session goes on, and a neighbour session is not touched. */
+Test(onboard, a_placements_memory_is_its_quota_and_a_neighbour_is_unaffected)
+{
+    char ctl[108], answer[256];
+    const char *extra[] = { "--control", ctl, NULL };
+    const char *small[] = { th_bin("mem-budget-check"), "6", "2", NULL };
+    const char *vars[] = { "APP_GPU_MEMORY=8MB", NULL };
+    th_result *r = calloc(1, sizeof(*r));
+
+    th_require_sim();   /* the sim's arena: 2 MiB blocks, whole */
+    snprintf(ctl, sizeof(ctl), "/tmp/tandem-onboard-ctl-%d.sock", (int)getpid());
+    fake_start(&orch);
+    th_server_start(&srv, extra);
+    int fd = th_control_connect(ctl);
+    th_control_ask(fd, "{\"op\":\"reserve\",\"placement\":\"p-mem-small\",\"tenant\":\"alice\",\"sm\":8,"
+                   "\"memory_mib\":8}", answer, sizeof(answer));
+    cr_assert_str_eq(answer, "{\"ok\":true}");
+    th_control_ask(fd, "{\"op\":\"reserve\",\"placement\":\"p-mem-big\",\"tenant\":\"alice\",\"sm\":8,"
+                   "\"memory_mib\":64}", answer, sizeof(answer));
+    cr_assert_str_eq(answer, "{\"ok\":true}");
+    close(fd);
+
+    /* A neighbour with a session of its own, holding memory, before and after. */
+    tdm_transport *nb = th_guest_open(srv.endpoint, "neighbour");
+    cr_assert_neq(th_raw_malloc(nb, 4 << 20), 0);
+
+    fake_places(&orch, "p-mem-small", srv.endpoint, "tcp");
+    run_program_onboarded(orch.hostport, vars, small, r);
+    cr_expect_eq(r->status, 0, "%s", r->err);
+    cr_expect(strstr(r->out, "malloc 3: cudaSuccess\nmalloc 4: cudaErrorMemoryAllocation\n"), "8 MiB hold four 2 MiB "
+              "blocks, not five:\n%s", r->out);
+    cr_expect(strstr(r->out, "after a free: cudaSuccess\n"), "the session did not go on:\n%s", r->out);
+    cr_expect(strstr(r->out, "total 8 MiB\n"), "the session does not see its quota as its device:\n%s", r->out);
+    cr_expect(strstr(r->err, "cudaMalloc 4 of 2 MiB: out of memory"), "%s", r->err);
+    cr_expect(th_server_log_has(&srv, "cudaMalloc(2097152) exceeds its quota of 8388608 bytes (the memory of "
+                                      "placement p-mem-small: APP_GPU_MEMORY)"), "see %s", srv.log);
+
+    cr_assert_neq(th_raw_malloc(nb, 16 << 20), 0, "the neighbour was refused after the placed guest's refusal");
+    nb->ops->close(nb);
+
+    /* Another placement with more memory takes all six blocks. */
+    fake_places(&orch, "p-mem-big", srv.endpoint, "tcp");
+    run_program_onboarded(orch.hostport, NULL, small, r);
+    cr_expect_eq(r->status, 0, "%s", r->err);
+    cr_expect(strstr(r->out, "malloc 5: cudaSuccess\n") && !strstr(r->out, "cudaErrorMemoryAllocation"), "%s",
+              r->out);
+    cr_expect(strstr(r->out, "total 64 MiB\n"), "%s", r->out);
+    th_server_stop(&srv);
+    MHD_stop_daemon(orch.d);
+    free(r);
 }

@@ -271,21 +271,28 @@ static void report(world *w, const char *key, int us_p99)
              "\"placement\":\"%s\",\"tenant\":\"training\",\"sm\":8,\"memory_mib\":100,\"calls\":1000,"
              "\"latency_us\":{\"p50\":%d,\"p99\":%d}}]}]}", key, us_p99 / 2, us_p99);
     cr_assert_eq(call(w, "/v1/nodes/telemetry", body, NULL), 200);
+    sleep_ms(2);   /* reports at least a GPU_METRIC_INTERVAL of 1 ms apart: each one counts */
 }
 
-static int share_of(world *w, const char *key)
+/* A number of placement key in /v1/state (-1: none). */
+static double placement_number(world *w, const char *key, const char *field)
 {
     json_object *st = NULL, *pl = NULL;
-    int sm = -1;
+    double n = -1;
     cr_assert_eq(call(w, "/v1/state", NULL, &st), 200);
     json_object_object_get_ex(st, "placements", &pl);
     for (size_t i = 0; i < json_object_array_length(pl); i++) {
         json_object *p = json_object_array_get_idx(pl, i), *v = NULL;
-        if (strcmp(str(p, "placement"), key) == 0 && json_object_object_get_ex(p, "sm", &v))
-            sm = json_object_get_int(v);
+        if (strcmp(str(p, "placement"), key) == 0 && json_object_object_get_ex(p, field, &v))
+            n = json_object_get_double(v);
     }
     json_object_put(st);
-    return sm;
+    return n;
+}
+
+static int share_of(world *w, const char *key)
+{
+    return (int)placement_number(w, key, "sm");
 }
 
 Test(orchestrator, elasticity_scales_up_then_down_through_the_node_agent, .timeout = 30)
@@ -297,12 +304,13 @@ Test(orchestrator, elasticity_scales_up_then_down_through_the_node_agent, .timeo
 
     cr_assert_eq(place(&w, "training", TRAINING_TOKEN,
                        "{\"sm_cores\":8,\"scale_up\":8,\"scale_down\":4,\"latency_upper_ms\":10,"
-                       "\"latency_lower_ms\":2,\"sample_count\":3}", &o), 200, "%s", str(o, "error"));
+                       "\"latency_lower_ms\":2,\"sample_count\":3,\"metric_interval_s\":0.001}", &o), 200, "%s",
+                 str(o, "error"));
     snprintf(key, sizeof(key), "%s", str(o, "placement"));
     json_object_put(o);
 
     for (int i = 0; i < 3; i++)
-        report(&w, key, 30000);   /* 30 ms, over 10 */
+        report(&w, key, 30000);   /* 30 ms, over 10; reports 2 ms apart, so the interval is 1 ms */
     cr_assert_eq(share_of(&w, key), 16, "scaled up by scale_up");
     snprintf(needle, sizeof(needle), "\"placement\":\"%s\",\"sm\":16", key);
     cr_assert_eq(fake_agent_count(&w.agent, "/v1/share", needle), 1, "the node agent was told");
@@ -354,6 +362,56 @@ Test(orchestrator, elasticity_scales_up_then_down_through_the_node_agent, .timeo
     snprintf(body, sizeof(body), "{\"placement\":\"%s\",\"sm\":97}", key);
     cr_assert_eq(call(&w, "/v1/share", body, &o), 409, "over training's 96-SM budget");
     json_object_put(o);
+    world_stop(&w);
+}
+
+static double interval_of(world *w, const char *key)
+{
+    return placement_number(w, key, "metric_interval_s");
+}
+
+/* GPU_METRIC_INTERVAL: the guest library sends it as json-c writes a double ("1.0", "0.3"); it
+ * is placed, shown in /v1/state, kept over a restart, and paces the elasticity window: reports
+ * that come sooner than the interval after the last counted one are not counted. */
+Test(orchestrator, gpu_metric_interval_sent_as_a_double_is_placed_and_paces_the_window, .timeout = 30)
+{
+    world w;
+    json_object *o;
+    char key[64];
+    world_start(&w);
+
+    cr_assert_eq(place(&w, "training", TRAINING_TOKEN, "{\"sm_cores\":4,\"metric_interval_s\":1.0}", &o), 200,
+                 "GPU_METRIC_INTERVAL=1 as the guest sends it: %s", str(o, "error"));
+    snprintf(key, sizeof(key), "%s", str(o, "placement"));
+    json_object_put(o);
+    cr_assert_float_eq(interval_of(&w, key), 1.0, 1e-9);
+
+    cr_assert_eq(place(&w, "training", TRAINING_TOKEN,
+                       "{\"sm_cores\":8,\"scale_up\":8,\"scale_down\":4,\"latency_upper_ms\":10,"
+                       "\"latency_lower_ms\":2,\"sample_count\":3,\"metric_interval_s\":0.3}", &o), 200,
+                 "GPU_METRIC_INTERVAL=0.3: %s", str(o, "error"));
+    snprintf(key, sizeof(key), "%s", str(o, "placement"));
+    json_object_put(o);
+    cr_assert_float_eq(interval_of(&w, key), 0.3, 1e-9);
+    for (int i = 0; i < 3; i++)
+        report(&w, key, 30000);   /* within 10 ms: one counted */
+    cr_assert_eq(share_of(&w, key), 8, "three reports within one interval filled a window of three");
+    for (int i = 0; i < 2; i++) {
+        sleep_ms(320);
+        report(&w, key, 30000);
+    }
+    cr_assert_eq(share_of(&w, key), 16, "three reports an interval apart scale up");
+    orch_stop(&w);
+    orch_start(&w);
+    cr_assert_float_eq(interval_of(&w, key), 0.3, 1e-9, "the interval survives a restart");
+
+    static const char *const bad[] = { "{\"metric_interval_s\":0}", "{\"metric_interval_s\":3600.5}",
+                                       "{\"metric_interval_s\":\"1\"}" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_eq(place(&w, "training", TRAINING_TOKEN, bad[i], &o), 400, "%s", bad[i]);
+        cr_assert(strstr(str(o, "error"), "metric_interval_s"), "%s: %s", bad[i], str(o, "error"));
+        json_object_put(o);
+    }
     world_stop(&w);
 }
 

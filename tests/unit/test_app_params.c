@@ -81,6 +81,8 @@ static const bad_row bad_rows[] = {
     { { { { "GPU_METRIC_INTERVAL", "0" } } }, "GPU_METRIC_INTERVAL=0: zero means nothing here" },
     { { { { "GPU_METRIC_INTERVAL", "-1" } } }, "GPU_METRIC_INTERVAL=-1: negative" },
     { { { { "GPU_METRIC_INTERVAL", "86401" } } }, "GPU_METRIC_INTERVAL=86401: too large" },
+    { { { { "GPU_METRIC_INTERVAL", "3601" } } }, "GPU_METRIC_INTERVAL=3601: too large; it must be seconds from 0.001 to 3600" },
+    { { { { "GPU_METRIC_INTERVAL", "0.0005" } } }, "GPU_METRIC_INTERVAL=0.0005: out of range" },
     /* The first bad one is named, whatever good ones come with it. */
     { { { { "APP_SM_CORES", "8" }, { "APP_MODE", "shared" } } }, "APP_MODE=shared" },
 };

@@ -16,6 +16,9 @@ typedef enum {
     ALL_FULL,         /* every GPU holds 130 SMs */
     MEMORY_FULL,      /* n1/gpu0 has 1000 MiB held of 1024; the others free */
     N1_NO_ACTIVE,     /* n1's active servers are dead */
+    PER_VM_VM_ON_N1G0,    /* every GPU's sm_budget_per_vm is 16; n1/gpu0 holds 12 of the VM's */
+    PER_VM_VM_EVERYWHERE, /* every GPU's sm_budget_per_vm is 16; each holds 12 of the VM's */
+    PER_VM_OTHER_ON_N1G0, /* every GPU's sm_budget_per_vm is 16; n1/gpu0 holds 12 of another VM's */
 } cluster_kind;
 
 static orch_cluster *build(cluster_kind k)
@@ -40,8 +43,16 @@ static orch_cluster *build(cluster_kind k)
         break;
     case MEMORY_FULL: n1->gpus[0].memory_mib = 1024; fx_hold(c, "other", "n1", 0, 1, 1000); break;
     case N1_NO_ACTIVE: n1->gpus[0].servers[0].alive = false; n1->gpus[1].servers[0].alive = false; break;
+    case PER_VM_VM_ON_N1G0: fx_hold(c, "vm", "n1", 0, 12, 10); break;
+    case PER_VM_VM_EVERYWHERE:   /* n1/gpu0, n1/gpu1, n2/gpu0 */
+        for (int i = 0; i < 3; i++)
+            fx_hold(c, "vm", i < 2 ? "n1" : "n2", i < 2 ? i : 0, 12, 10);
+        break;
+    case PER_VM_OTHER_ON_N1G0: fx_hold(c, "other", "n1", 0, 12, 10); break;
     default: break;
     }
+    if (k == PER_VM_VM_ON_N1G0 || k == PER_VM_VM_EVERYWHERE || k == PER_VM_OTHER_ON_N1G0)
+        n1->gpus[0].sm_budget_per_vm = n1->gpus[1].sm_budget_per_vm = n2->gpus[0].sm_budget_per_vm = 16;
     return c;
 }
 
@@ -63,49 +74,63 @@ typedef struct row {
     orch_rule rule;
     orch_transport transport;
     bool fell_back;
+    const char *why;              /* NULL, or what the reason must say */
 } row;
 
 static const row rows[] = {
     { "vm_dedicated_gets_its_gpu_over_shm_when_colocated", TWO_NODES, ORCH_MODE_VM_DEDICATED, true, "h1", NULL,
-      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 1, ORCH_RULE_VM_DEDICATED, ORCH_TRANSPORT_SHM, false },
+      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 1, ORCH_RULE_VM_DEDICATED, ORCH_TRANSPORT_SHM, false, NULL },
     { "vm_dedicated_on_another_host_gets_tcp", TWO_NODES, ORCH_MODE_VM_DEDICATED, true, "h9", NULL,
-      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 1, ORCH_RULE_VM_DEDICATED, ORCH_TRANSPORT_TCP, false },
+      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 1, ORCH_RULE_VM_DEDICATED, ORCH_TRANSPORT_TCP, false, NULL },
     { "vm_dedicated_asking_tcp_gets_tcp_even_colocated", TWO_NODES, ORCH_MODE_VM_DEDICATED, true, "h1", "n1",
-      ORCH_TRANSPORT_TCP, 8, 100, 64, 0, "n1", 1, ORCH_RULE_VM_DEDICATED, ORCH_TRANSPORT_TCP, false },
+      ORCH_TRANSPORT_TCP, 8, 100, 64, 0, "n1", 1, ORCH_RULE_VM_DEDICATED, ORCH_TRANSPORT_TCP, false, NULL },
     { "vm_dedicated_without_gpu_takes_default_first_gpu", TWO_NODES, ORCH_MODE_VM_DEDICATED, false, "h1", NULL,
-      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 0, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, false },
+      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 0, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, false, NULL },
     { "vm_dedicated_gpu_on_drained_node_falls_back_to_default", N1_DRAINED, ORCH_MODE_VM_DEDICATED, true, "h1",
-      NULL, ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n2", 0, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, true },
+      NULL, ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n2", 0, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, true, NULL },
     { "affinity_takes_first_listed_node", TWO_NODES, ORCH_MODE_VM_DEDICATED, false, "h2", "n2",
-      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n2", 0, ORCH_RULE_NODE_AFFINITY, ORCH_TRANSPORT_SHM, false },
+      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n2", 0, ORCH_RULE_NODE_AFFINITY, ORCH_TRANSPORT_SHM, false, NULL },
     { "affinity_skips_full_gpu_of_the_node", N1_GPU0_FULL, ORCH_MODE_VM_DEDICATED, false, "h1", "n1",
-      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 1, ORCH_RULE_NODE_AFFINITY, ORCH_TRANSPORT_SHM, false },
+      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 1, ORCH_RULE_NODE_AFFINITY, ORCH_TRANSPORT_SHM, false, NULL },
     { "affinity_fits_the_last_free_sms_of_its_node", ALL_FULL, ORCH_MODE_APP_SCOPED, false, "h1", "n1",
-      ORCH_TRANSPORT_ANY, 2, 100, 64, 0, "n1", 0, ORCH_RULE_NODE_AFFINITY, ORCH_TRANSPORT_SHM, false },
+      ORCH_TRANSPORT_ANY, 2, 100, 64, 0, "n1", 0, ORCH_RULE_NODE_AFFINITY, ORCH_TRANSPORT_SHM, false, NULL },
     { "affinity_node_lost_falls_back_to_app_scoped", N1_LOST, ORCH_MODE_APP_SCOPED, false, "h1", "n1",
-      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n2", 0, ORCH_RULE_APP_SCOPED, ORCH_TRANSPORT_TCP, true },
+      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n2", 0, ORCH_RULE_APP_SCOPED, ORCH_TRANSPORT_TCP, true, NULL },
     { "affinity_unknown_node_falls_back_to_default", TWO_NODES, ORCH_MODE_VM_DEDICATED, false, "h1", "nX",
-      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 0, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, true },
+      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 0, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, true, NULL },
     { "vm_gpu_full_falls_back_to_affinity", N1_BUSY_N2_FREER, ORCH_MODE_VM_DEDICATED, true, "h2", "n2",
-      ORCH_TRANSPORT_ANY, 80, 100, 132, 0, "n2", 0, ORCH_RULE_NODE_AFFINITY, ORCH_TRANSPORT_SHM, true },
+      ORCH_TRANSPORT_ANY, 80, 100, 132, 0, "n2", 0, ORCH_RULE_NODE_AFFINITY, ORCH_TRANSPORT_SHM, true, NULL },
     { "app_scoped_takes_most_free_sms", N1_BUSY_N2_FREER, ORCH_MODE_APP_SCOPED, false, "h2", NULL,
-      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n2", 0, ORCH_RULE_APP_SCOPED, ORCH_TRANSPORT_TCP, false },
+      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n2", 0, ORCH_RULE_APP_SCOPED, ORCH_TRANSPORT_TCP, false, NULL },
     { "app_scoped_is_tcp_even_colocated", TWO_NODES, ORCH_MODE_APP_SCOPED, false, "h1", NULL,
-      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 0, ORCH_RULE_APP_SCOPED, ORCH_TRANSPORT_TCP, false },
+      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 0, ORCH_RULE_APP_SCOPED, ORCH_TRANSPORT_TCP, false, NULL },
     { "default_skips_full_gpu", N1_GPU0_FULL, ORCH_MODE_VM_DEDICATED, false, "h1", NULL,
-      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 1, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, false },
+      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 1, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, false, NULL },
     { "default_counts_memory_too", MEMORY_FULL, ORCH_MODE_VM_DEDICATED, false, "h1", NULL,
-      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 1, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, false },
+      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 1, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, false, NULL },
     { "drained_node_gets_nothing", N1_DRAINED, ORCH_MODE_VM_DEDICATED, false, "h1", NULL,
-      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n2", 0, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, false },
+      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n2", 0, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, false, NULL },
     { "gpu_without_alive_active_server_gets_nothing", N1_NO_ACTIVE, ORCH_MODE_VM_DEDICATED, false, "h1", NULL,
-      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n2", 0, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, false },
+      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n2", 0, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, false, NULL },
     { "no_gpu_with_room_is_refused", ALL_FULL, ORCH_MODE_APP_SCOPED, false, "h1", NULL,
-      ORCH_TRANSPORT_ANY, 8, 100, 64, -ENOSPC, NULL, 0, 0, 0, false },
+      ORCH_TRANSPORT_ANY, 8, 100, 64, -ENOSPC, NULL, 0, 0, 0, false, NULL },
     { "request_over_vm_sm_budget_is_refused", TWO_NODES, ORCH_MODE_APP_SCOPED, false, "h1", NULL,
-      ORCH_TRANSPORT_ANY, 65, 100, 64, -ENOSPC, NULL, 0, 0, 0, false },
+      ORCH_TRANSPORT_ANY, 65, 100, 64, -ENOSPC, NULL, 0, 0, 0, false, NULL },
     { "request_over_vm_memory_budget_is_refused", TWO_NODES, ORCH_MODE_APP_SCOPED, false, "h1", NULL,
-      ORCH_TRANSPORT_ANY, 8, 5000, 64, -ENOSPC, NULL, 0, 0, 0, false },
+      ORCH_TRANSPORT_ANY, 8, 5000, 64, -ENOSPC, NULL, 0, 0, 0, false, NULL },
+    /* node.conf's sm_budget_per_vm: the VM's placements on one GPU together stay within it. */
+    { "per_vm_bound_spent_on_a_gpu_takes_the_next", PER_VM_VM_ON_N1G0, ORCH_MODE_VM_DEDICATED, false, "h1", NULL,
+      ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 1, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, false, NULL },
+    { "per_vm_bound_leaves_room_for_what_fits", PER_VM_VM_ON_N1G0, ORCH_MODE_VM_DEDICATED, false, "h1", NULL,
+      ORCH_TRANSPORT_ANY, 4, 100, 64, 0, "n1", 0, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, false, NULL },
+    { "per_vm_bound_counts_only_the_vms_own_placements", PER_VM_OTHER_ON_N1G0, ORCH_MODE_VM_DEDICATED, false, "h1",
+      NULL, ORCH_TRANSPORT_ANY, 8, 100, 64, 0, "n1", 0, ORCH_RULE_DEFAULT, ORCH_TRANSPORT_TCP, false, NULL },
+    { "per_vm_bound_spent_everywhere_is_refused_saying_so", PER_VM_VM_EVERYWHERE, ORCH_MODE_APP_SCOPED, false, "h1",
+      NULL, ORCH_TRANSPORT_ANY, 8, 100, 64, -ENOSPC, NULL, 0, 0, 0, false,
+      "n1/gpu0 has room, but its sm_budget_per_vm of 16 SMs leaves VM vm 4" },
+    { "request_over_the_per_vm_bound_is_refused", PER_VM_OTHER_ON_N1G0,
+      ORCH_MODE_APP_SCOPED, false, "h1", NULL, ORCH_TRANSPORT_ANY, 20, 100, 64, -ENOSPC, NULL, 0, 0, 0, false,
+      "sm_budget_per_vm of 16 SMs leaves VM vm 16" },
 };
 
 static void run_row(const row *r)
@@ -127,6 +152,8 @@ static void run_row(const row *r)
     rc = orch_place(c, &vm, &p, NULL, &ch);
     cr_assert_eq(rc, r->rc, "%s: rc %d, want %d (%s)", r->name, rc, r->rc, ch.why);
     cr_assert(ch.why[0], "%s: no reason given", r->name);
+    if (r->why)
+        cr_assert(strstr(ch.why, r->why), "%s: '%s' does not say '%s'", r->name, ch.why, r->why);
     if (rc == 0) {
         const orch_node *n = &c->nodes[ch.node];
         cr_assert_str_eq(n->name, r->node, "%s: node %s (%s)", r->name, n->name, ch.why);

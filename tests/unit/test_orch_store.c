@@ -27,6 +27,7 @@ Test(orch_store, write_close_reopen_compare)
     fx_gpu(n1, 66, 40960);
     fx_gpu(n2, 132, 81920);
     n1->gpus[1].servers[0].takeovers = 3;
+    n1->gpus[1].sm_budget_per_vm = 16;   /* node.conf: kept over a restart */
     snprintf(n1->agent, sizeof(n1->agent), "http://127.0.0.1:7071");
     snprintf(n1->gpus[0].name, sizeof(n1->gpus[0].name), "NVIDIA H100");
     orch_placement *p = fx_hold(c, "alice", "n1", 1, 12, 2048);
@@ -37,7 +38,7 @@ Test(orch_store, write_close_reopen_compare)
     p->params = (orch_params){ .sm_cores = 8, .memory_mib = 2048, .scale_up = 4, .scale_down = 2,
                                .latency_upper_ms = 12.5, .latency_lower_ms = 2.25, .sample_count = 7,
                                .mode = ORCH_MODE_APP_SCOPED, .naffinity = 2, .affinity = { "n2", "n1" },
-                               .affinity_transport = ORCH_TRANSPORT_TCP, .metric_interval_s = 3 };
+                               .affinity_transport = ORCH_TRANSPORT_TCP, .metric_interval_s = 0.25 };
     fx_hold(c, "bob", "n2", 0, 4, 100);
 
     open_store(dir, &s);

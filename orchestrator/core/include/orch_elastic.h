@@ -9,12 +9,18 @@
  *                              nothing can: hold.
  *   median < latency_lower_ms  scale down by scale_down SMs, never under 1.
  * Every verdict other than none clears the window and starts a cool-down: samples before it
- * ends are dropped, so the next verdict sees only latencies measured at the new share. */
+ * ends are dropped, so the next verdict sees only latencies measured at the new share.
+ * The window counts one sample per metric_interval_s (GPU_METRIC_INTERVAL): a report that comes
+ * sooner than ORCH_INTERVAL_SLACK of the interval after the last counted one is not counted (its
+ * latencies are still shown), so the window spans sample_count intervals whatever the telemetry
+ * rate; the slack keeps a report a little early by jitter from halving the sampling rate. */
 #ifndef TANDEM_ORCH_ELASTIC_H
 #define TANDEM_ORCH_ELASTIC_H
 
 #include "orch_decision.h"
 #include "orch_model.h"
+
+#define ORCH_INTERVAL_SLACK 0.9
 
 typedef struct orch_elastic_verdict {
     orch_action action;               /* NONE, SCALE_UP, SCALE_DOWN, MIGRATE or HOLD */

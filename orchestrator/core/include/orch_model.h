@@ -44,6 +44,7 @@ typedef struct orch_gpu {
     int memory_mib;
     int memory_used_mib;              /* telemetry */
     int sm_reserved;                  /* telemetry: what the node's servers hold */
+    int sm_budget_per_vm;             /* node.conf: SMs one VM's placements on it may hold together; 0: no bound */
     orch_server servers[ORCH_MAX_SERVERS];
     int nservers;
 } orch_gpu;
@@ -71,7 +72,8 @@ typedef struct orch_params {
     char affinity[ORCH_MAX_AFFINITY][ORCH_NAME_MAX];   /* GPU_AFFINITY_NODES */
     int naffinity;
     orch_transport affinity_transport;
-    int metric_interval_s;            /* GPU_METRIC_INTERVAL */
+    double metric_interval_s;         /* GPU_METRIC_INTERVAL: seconds between the latency samples the
+                                       * elasticity window counts (orch_elastic.h) */
 } orch_params;
 
 /* A VM (tenant) of vms.conf. */
@@ -105,6 +107,7 @@ typedef struct orch_placement {
     double window[ORCH_WINDOW_MAX];   /* the last tail-latency samples, ms, oldest first */
     int nwindow;
     double cooldown_until_ms;         /* monotonic; samples before it are not counted */
+    double sampled_ms;                /* monotonic; when the last counted sample came (0: none yet) */
     /* The last telemetry of its session. */
     uint64_t calls;
     double call_rate;                 /* calls per second between the last two reports */
@@ -138,6 +141,13 @@ int orch_gpu_sm_used(const orch_cluster *c, const char *node, int gpu, const orc
 int orch_gpu_memory_held(const orch_cluster *c, const char *node, int gpu, const orch_placement *skip);
 /* SMs and memory tenant's placements hold, leaving out skip. */
 int orch_tenant_sm_used(const orch_cluster *c, const char *tenant, const orch_placement *skip);
+/* SMs tenant's placements on (node, gpu) hold, leaving out skip. */
+int orch_gpu_tenant_sm_used(const orch_cluster *c, const char *node, int gpu, const char *tenant,
+                            const orch_placement *skip);
+/* SMs more that tenant may hold on GPU g of node under its sm_budget_per_vm (INT_MAX: no bound;
+ * 0 or less: none), leaving out skip. */
+int orch_gpu_vm_sm_left(const orch_cluster *c, const char *node, const orch_gpu *g, const char *tenant,
+                        const orch_placement *skip);
 int orch_tenant_memory_held(const orch_cluster *c, const char *tenant, const orch_placement *skip);
 /* Removes placements[index], keeping the others' order (pointers past it move down one). */
 void orch_remove_placement(orch_cluster *c, int index);

@@ -5,7 +5,8 @@
  *   default        the first GPU (nodes in registration order) with capacity
  * A preferred GPU or node without capacity falls back to the next rule's choice, and the answer
  * says so.  Capacity: the GPU's free SMs and memory cover the request, and the VM's placements
- * together stay within its SM and memory budgets.  Drained and lost nodes, and GPUs without an
+ * together stay within its SM and memory budgets, and the VM's placements on the GPU within the
+ * node's sm_budget_per_vm for it (node.conf; 0: no bound).  Drained and lost nodes, and GPUs without an
  * alive active server, get nothing.  Transport: shm only when the rule allows it (vm-dedicated,
  * node-affinity), the VM's host is the node's, the server has an shm listener and the
  * application did not ask for tcp; tcp otherwise. */
@@ -30,8 +31,9 @@ typedef struct orch_choice {
 int orch_place(const orch_cluster *c, const orch_vm *vm, const orch_params *p, const char *host,
                orch_choice *out);
 
-/* Whether GPU g of node n could take sm SMs and memory_mib more, leaving out skip. */
-bool orch_gpu_has_room(const orch_cluster *c, const orch_node *n, const orch_gpu *g, int sm, int memory_mib,
-                       const orch_placement *skip);
+/* Whether GPU g of node n could take sm SMs and memory_mib more for tenant (NULL: leaves out the
+ * GPU's sm_budget_per_vm), leaving out skip. */
+bool orch_gpu_has_room(const orch_cluster *c, const orch_node *n, const orch_gpu *g, const char *tenant, int sm,
+                       int memory_mib, const orch_placement *skip);
 
 #endif

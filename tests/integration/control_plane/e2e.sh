@@ -158,7 +158,7 @@ else log "bad parameters refused: $(grep -m1 APP_LATENCY <<<"$out")"; fi
 
 # ---- elasticity: a latency-bound guest on node2 (kernel time ceil(64/share) ms) ----
 guest hub elastic hub APP_SM_CORES=8 SCALE_UP_FACTOR=8 SCALE_DOWN_FACTOR=4 APP_LATENCY_UPPER=5 \
-  APP_LATENCY_LOWER=3 METRIC_SAMPLE_COUNT=3 -- "$B/examples/elastic_probe" 7 8 >"$LAB/elastic.out" 2>&1 &
+  APP_LATENCY_LOWER=3 METRIC_SAMPLE_COUNT=3 GPU_METRIC_INTERVAL=0.5 -- "$B/examples/elastic_probe" 7 8 >"$LAB/elastic.out" 2>&1 &
 ELASTIC=$!
 PIDS+=("$ELASTIC")
 
