@@ -107,7 +107,10 @@ END {
         printf "C-App mean across configurations, %s: %.2f .. %.2f ms, (max-min)/min = %.2f %%\n", kind, lo, hi, 100 * (hi - lo) / lo
     }
     printf "Flyt: C-App 2.02+-0.02 .. 2.04+-0.01 s, (max-min)/min = 1.49 %% (\"under 2%%\"); goal < 1 %%\n"
-    printf "(Flyt's G-Apps share one other 8 SMs, so theirs grow 2.05 -> 10.29 s; here each has 8 SMs of its own)\n"
+    if (t6_layout == "own")
+      printf "(Flyt's G-Apps share one other 8 SMs, so theirs grow 2.05 -> 10.29 s; here each has 8 SMs of its own)\n"
+    else
+      printf "(Flyt's G-Apps: 2.05, 4.54, 7.09, 10.29 s with 1-4 of them sharing the other 8 SMs, as here)\n"
   }
   if (nd) {
     printf "\n(d) MPS per-context SM affinity\n%6s %14s %10s %18s\n", "SMs", "GFLOP/s", "SMs seen", "context create ms"

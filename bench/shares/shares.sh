@@ -13,7 +13,9 @@
 #       --t6-ms each (6000).  --t6-layout flyt (the default, Flyt's own: a VM budget of 16 SMs,
 #       8 the C-App's, the G-Apps sharing the other 8): natively one process, the G-Apps in one
 #       green context of 8 SMs; through Tandem two servers, the C-App's with --sm-window 0:8,
-#       the G-Apps' with --sm-window 8:8 (each session --session-sms 8).  --t6-layout own: each
+#       the G-Apps' with --sm-window 8:8 (each session --session-sms 8), both clients of an MPS
+#       daemon started here (two processes without MPS would time-slice the GPU: the C-App took
+#       602 ms a call beside one G-App instead of 277 on the H200, 2026-12-01).  --t6-layout own: each
 #       G-App on 8 SMs of its own (natively a green context each; through Tandem one server,
 #       every session --session-sms 8).  Per configuration the C-App's and the G-Apps' mean +-
 #       sd, and the C-App mean's variation across configurations, beside Flyt's
@@ -166,14 +168,28 @@ fi
 # 60 s).  A stop file ends them after the C-App; each prints its own latencies.
 if want c; then
   t6_tags() { printf '"step":"c","bes":%s' "$1"; }
+  t6_mps=()
+  if [ "$t6_layout" = flyt ] && [ "$backend" = cuda ]; then
+    cdir=$out/logs/mps-c
+    mkdir -p "$cdir/pipe" "$cdir/log"
+    echo "shares: nvidia-cuda-mps-control -d for step (c)'s two servers (pipe $cdir/pipe)"
+    if CUDA_MPS_PIPE_DIRECTORY=$cdir/pipe CUDA_MPS_LOG_DIRECTORY=$cdir/log timeout 30 nvidia-cuda-mps-control -d; then
+      sleep 1
+      t6_mps=(--mps attach "$cdir/pipe")
+    else
+      echo "shares: the MPS daemon did not start: step (c) through Tandem would time-slice; not run" >&2
+      failed=$((failed + 1))
+    fi
+  fi
   run_limit=$(( (t6_ms / 1000) * 3 + 90 ))
   for bes in 0 1 2 3 4; do
     gsrv=c$bes
     if [ "$t6_layout" = flyt ]; then
       run "c-native-$bes" "$(t6_tags "$bes")" native table6 --bes "$bes" --n "$t6_n" --ms "$t6_ms" --be-shared
-      serve "c$bes" --session-sms 8 --sm-window 0:8 || continue
+      [ "$backend" = cuda ] && [ ${#t6_mps[@]} = 0 ] && continue
+      serve "c$bes" --session-sms 8 --sm-window 0:8 "${t6_mps[@]}" || continue
       gsrv=g$bes
-      serve_also "g$bes" --session-sms 8 --sm-window 8:8 || continue
+      serve_also "g$bes" --session-sms 8 --sm-window 8:8 "${t6_mps[@]}" || continue
     else
       run "c-native-$bes" "$(t6_tags "$bes")" native table6 --bes "$bes" --n "$t6_n" --ms "$t6_ms"
       serve "c$bes" --session-sms 8 || continue
@@ -210,6 +226,10 @@ if want c; then
   done
   unset run_limit
   server_stop_all
+  if [ ${#t6_mps[@]} -gt 0 ]; then
+    echo quit | CUDA_MPS_PIPE_DIRECTORY=$cdir/pipe timeout 30 nvidia-cuda-mps-control
+    sleep 1
+  fi
 fi
 
 # ---- (d) MPS per-context SM affinity ----
