@@ -15,16 +15,25 @@
 
 typedef struct tdm_ptr_table tdm_ptr_table;
 
+/* A keyed set holds records and is searched by a pointer each record names (its key), as
+ * the runtime's kernel records by their host stubs: a record's key is set before it is added
+ * and never changes. */
+typedef const void *(*tdm_ptr_key_fn)(const void *record);
+
 typedef struct tdm_ptr_set {
     tdm_ptr_table *table;   /* the current table (read with acquire), NULL while empty */
     size_t n;               /* pointers added; the caller's lock */
+    tdm_ptr_key_fn key;     /* NULL: a pointer is its own key */
 } tdm_ptr_set;
 
-/* Adds p (not NULL); a p already there is not added again.  0, or -ENOMEM with the set as it
- * was.  Under the caller's lock. */
+/* Adds p (not NULL); a p already there (of a keyed set: a record of the same key) is not
+ * added again.  0, or -ENOMEM with the set as it was.  Under the caller's lock. */
 int tdm_ptr_set_add(tdm_ptr_set *s, const void *p);
-/* Whether p was added.  Takes no lock. */
+/* Whether p was added (of a keyed set: a record whose key is p).  Takes no lock. */
 bool tdm_ptr_set_has(const tdm_ptr_set *s, const void *p);
+/* The record added whose key is k (of a set without keys: k itself if added), or NULL.
+ * Takes no lock. */
+const void *tdm_ptr_set_find(const tdm_ptr_set *s, const void *k);
 /* Frees every table; no lookup may run beside it or after it. */
 void tdm_ptr_set_free(tdm_ptr_set *s);
 

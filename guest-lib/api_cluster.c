@@ -4,6 +4,7 @@
  * judges every cluster shape; nothing is refused here that it accepts. */
 #include <string.h>
 
+#include "func_state.h"
 #include "guest.h"
 
 static tdm_xdim3 xdim3(unsigned x, unsigned y, unsigned z)
@@ -61,12 +62,25 @@ static cudaError_t cluster_occupancy(int what, int *out, const void *func, const
     a.shared_mem = (unsigned)config->dynamicSmemBytes;
     a.cluster = c.cluster;
     a.policy = c.policy;
+    /* The answer changes only with the function's attributes (func_state.h drops it
+     * when one is set), as the per-multiprocessor occupancy's: asked before launches. */
+    tdm_occupancy_key k = { .func = f->handle, .dyn_smem = a.shared_mem, .proc = TDM_CLUSTER_OCCUPANCY,
+                            .flags = (uint32_t)what, .grid = { a.grid.x, a.grid.y, a.grid.z },
+                            .block = { a.block.x, a.block.y, a.block.z },
+                            .cluster = { a.cluster.x, a.cluster.y, a.cluster.z }, .policy = a.policy };
+    uint64_t v;
+    if (tdm_occupancy_cached(&k, &v)) {
+        *out = (int)v;
+        return cudaSuccess;
+    }
     memset(&r, 0, sizeof(r));
     err = tdm_call(TDM_CLUSTER_OCCUPANCY, &a, &r);
     if (!err)
         err = (cudaError_t)r.err;
-    if (!err)
+    if (!err) {
         *out = (int)r.value;
+        tdm_occupancy_note(&k, r.value);
+    }
     return tdm_ret(err);
 }
 

@@ -17,6 +17,9 @@
 
 #define OCCUPANCY_CACHE_MAX 1024
 
+/* Keys are compared with memcmp: no padding bytes. */
+_Static_assert(sizeof(tdm_occupancy_key) == 2 * 8 + 4 * 4 + 10 * 4, "tdm_occupancy_key has padding");
+
 typedef struct setting {
     uint64_t func;
     uint32_t proc;

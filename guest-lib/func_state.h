@@ -21,11 +21,15 @@ void tdm_func_setting_note(uint32_t proc, uint64_t func, int what, int value);
  * Settings of functions the session no longer has (their library unloaded) are forgotten. */
 int tdm_func_settings_reregister(struct tdm_transport *t);
 
-/* An occupancy the server answered for these arguments: true with *value. */
+/* An occupancy the server answered for these arguments: true with *value.  Compared
+ * bytewise: no padding, and a field a question does not have is zero (the cluster
+ * calculators' dims and policy; flags holds their `what`). */
 typedef struct tdm_occupancy_key {
     uint64_t func, dyn_smem;
     uint32_t proc, flags;
     int block_size, num_blocks;
+    uint32_t grid[3], block[3], cluster[3];
+    int policy;
 } tdm_occupancy_key;
 bool tdm_occupancy_cached(const tdm_occupancy_key *k, uint64_t *value);
 void tdm_occupancy_note(const tdm_occupancy_key *k, uint64_t value);

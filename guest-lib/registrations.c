@@ -9,6 +9,7 @@
 #include "guest.h"
 #include "log.h"
 #include "grow.h"
+#include "ptr_set.h"
 
 
 typedef struct tdm_fatbin {
@@ -22,10 +23,22 @@ typedef struct tdm_fatbin {
     struct tdm_fatbin *next;
 } tdm_fatbin;
 
+static const void *host_fun_of(const void *record)
+{
+    return ((const tdm_function *)record)->host_fun;
+}
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static tdm_fatbin *fatbins;
-static tdm_function **funcs;
-static size_t nfuncs, capfuncs;
+/* Registered kernels, never freed: a launch finds its record by host stub (or the record
+ * itself, a cudaKernel_t) in the lock-free sets, not by a scan under the lock.  sets_partial:
+ * an add failed for want of memory, so a miss scans the array (under the lock) as well. */
+static struct {
+    tdm_function **v;
+    size_t n, cap;
+    tdm_ptr_set by_stub, records;
+    int sets_partial;
+} kernels = { .by_stub = { .key = host_fun_of } };
 static tdm_variable **vars;
 static size_t nvars, capvars;
 
@@ -89,11 +102,33 @@ void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *de
     f->host_fun = hostFun;
     f->fatbin = fatbin_of(fatCubinHandle);
     pthread_mutex_lock(&lock);
-    if (push((void ***)&funcs, &nfuncs, &capfuncs, f) != 0) {
+    if (push((void ***)&kernels.v, &kernels.n, &kernels.cap, f) != 0) {
         free(f->name);
         free(f);
+    } else if ((hostFun && tdm_ptr_set_add(&kernels.by_stub, f) != 0) || tdm_ptr_set_add(&kernels.records, f) != 0) {
+        __atomic_store_n(&kernels.sets_partial, 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&lock);
+}
+
+/* The registered kernel whose host stub is func (or, with records, which is func), found
+ * in the sets; scanned for only when an add to them failed. */
+static tdm_function *registered(const void *func, bool records)
+{
+    tdm_function *f = (tdm_function *)tdm_ptr_set_find(&kernels.by_stub, func);
+
+    if (!f && records)
+        f = (tdm_function *)tdm_ptr_set_find(&kernels.records, func);
+    if (f || !__atomic_load_n(&kernels.sets_partial, __ATOMIC_ACQUIRE))
+        return f;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < kernels.n; i++)
+        if (kernels.v[i]->host_fun == func || (records && (const void *)kernels.v[i] == func)) {
+            f = kernels.v[i];
+            break;
+        }
+    pthread_mutex_unlock(&lock);
+    return f;
 }
 
 static void register_var(void **handle, const void *hostVar, const char *deviceName, size_t size)
@@ -154,18 +189,18 @@ static cudaError_t load_locked(tdm_fatbin *fb)
         return (cudaError_t)fb->image_err;
     memset(&a, 0, sizeof(a));
     memset(&r, 0, sizeof(r));
-    fl = calloc(nfuncs + 1, sizeof(*fl));
+    fl = calloc(kernels.n + 1, sizeof(*fl));
     vl = calloc(nvars + 1, sizeof(*vl));
-    a.funcs.funcs_val = calloc(nfuncs + 1, sizeof(char *));
+    a.funcs.funcs_val = calloc(kernels.n + 1, sizeof(char *));
     a.vars.vars_val = calloc(nvars + 1, sizeof(char *));
     if (!fl || !vl || !a.funcs.funcs_val || !a.vars.vars_val) {
         err = cudaErrorMemoryAllocation;
         goto out;
     }
-    for (size_t i = 0; i < nfuncs; i++)
-        if (funcs[i]->fatbin == fb) {
-            fl[nf] = funcs[i];
-            a.funcs.funcs_val[nf++] = funcs[i]->name;
+    for (size_t i = 0; i < kernels.n; i++)
+        if (kernels.v[i]->fatbin == fb) {
+            fl[nf] = kernels.v[i];
+            a.funcs.funcs_val[nf++] = kernels.v[i]->name;
         }
     for (size_t i = 0; i < nvars; i++)
         if (vars[i]->fatbin == fb) {
@@ -258,15 +293,8 @@ static tdm_function *ready_function(tdm_function *f, cudaError_t *err)
 
 tdm_function *tdm_function_for_host(const void *host_fun, cudaError_t *err)
 {
-    tdm_function *f = NULL;
+    tdm_function *f = registered(host_fun, false);
 
-    pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < nfuncs; i++)
-        if (funcs[i]->host_fun == host_fun) {
-            f = funcs[i];
-            break;
-        }
-    pthread_mutex_unlock(&lock);
     /* ---- libraries (issue 14): a cudaKernel_t may stand where a host
      * stub is expected (cudaLaunchKernel((const void *)kernel, ...)) ---- */
     if (!f)
@@ -295,16 +323,7 @@ static tdm_function *stub_or_kernel(const void *func)
      * (and none is a registered function's stub or record, so the order changes no answer). */
     tdm_function *f = tdm_library_kernel_record(func);
 
-    if (f)
-        return f;
-    pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < nfuncs; i++)
-        if (funcs[i]->host_fun == func || (const void *)funcs[i] == func) {
-            f = funcs[i];
-            break;
-        }
-    pthread_mutex_unlock(&lock);
-    return f;
+    return f ? f : registered(func, true);
 }
 
 /* cudaLaunchKernelExC's func: an unknown one is no device function. */
@@ -357,15 +376,8 @@ tdm_variable *tdm_variable_for_host(const void *host_var, cudaError_t *err)
 
 cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *func)
 {
-    tdm_function *f = NULL;
+    tdm_function *f = registered(func, false);
 
-    pthread_mutex_lock(&lock);
-    for (size_t i = 0; i < nfuncs; i++)
-        if (funcs[i]->host_fun == func) {
-            f = funcs[i];
-            break;
-        }
-    pthread_mutex_unlock(&lock);
     if (!kernel)
         return tdm_ret(cudaErrorInvalidValue);
     *kernel = (cudaKernel_t)f;
@@ -379,13 +391,13 @@ void tdm_registrations_reset(void)
         fb->loaded = false;
         fb->load_err = 0;
     }
-    for (size_t i = 0; i < nfuncs; i++) {
-        free(funcs[i]->param_offset);
-        free(funcs[i]->param_size);
-        funcs[i]->param_offset = funcs[i]->param_size = NULL;
-        funcs[i]->handle = 0;
-        funcs[i]->load_err = 0;
-        __atomic_store_n(&funcs[i]->ready, 0, __ATOMIC_RELEASE);
+    for (size_t i = 0; i < kernels.n; i++) {
+        free(kernels.v[i]->param_offset);
+        free(kernels.v[i]->param_size);
+        kernels.v[i]->param_offset = kernels.v[i]->param_size = NULL;
+        kernels.v[i]->handle = 0;
+        kernels.v[i]->load_err = 0;
+        __atomic_store_n(&kernels.v[i]->ready, 0, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&lock);
     tdm_libraries_reset();   /* ---- libraries (issue 14) ---- */

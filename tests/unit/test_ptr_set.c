@@ -32,6 +32,37 @@ Test(ptr_set, finds_what_was_added_through_growth)
     cr_assert(!tdm_ptr_set_has(&s, &items[0]));
 }
 
+/* A keyed set (the runtime's kernel records by host stub): found by key, through growth; a
+ * second record of the same key is not added (the first registered wins, as a scan found). */
+typedef struct keyed {
+    const void *key;
+} keyed;
+
+static const void *key_of(const void *record)
+{
+    return ((const keyed *)record)->key;
+}
+
+static keyed records[N + 1];
+
+Test(ptr_set, a_keyed_set_finds_records_by_key)
+{
+    tdm_ptr_set s = { .key = key_of };
+
+    for (int i = 0; i < N; i++) {
+        records[i].key = &items[i];
+        cr_assert_eq(tdm_ptr_set_add(&s, &records[i]), 0);
+    }
+    records[N].key = &items[3];
+    cr_assert_eq(tdm_ptr_set_add(&s, &records[N]), 0);
+    cr_assert_eq(s.n, N, "a second record of a key is not added");
+    for (int i = 0; i < N; i++)
+        cr_assert_eq(tdm_ptr_set_find(&s, &items[i]), &records[i], "record %d by its key", i);
+    cr_assert_null(tdm_ptr_set_find(&s, &records[0]), "a record is not its own key");
+    cr_assert_null(tdm_ptr_set_find(&s, NULL));
+    tdm_ptr_set_free(&s);
+}
+
 typedef struct reader_arg {
     tdm_ptr_set *s;
     int added;   /* atomic: items [0, added) were added */
