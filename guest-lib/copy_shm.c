@@ -9,18 +9,10 @@
  * k (host to device), or copies chunk k out while the server fetches chunk
  * k+1 (device to host).
  *
- * Small pageable uploads (up to PACK_MAX bytes, as CUDA's own staging of
- * pageable cudaMemcpyAsync) are packed side by side into one chunk, each a
- * call naming its own bytes and the chunk's slot with the next ticket: the
- * guest waits only when it comes round to refill a chunk, not for the
- * previous upload (the server serves a session's calls in order, so the
- * newest ticket of a slot done means every copy in its chunk done).  Any
- * other use of a chunk ends the packing in it.
- *
- * A slot is reused only after the server reported the newest copy in it
- * done (its ticket).  The lock serializes the copies of a process's threads
- * over the data area; it is taken before the transport's lock, never
- * after. */
+ * A slot is reused only after the server reported the previous copy in it
+ * done (its ticket).  slots_lock serializes the copies of a process's
+ * threads over the data area; it is taken before the transport's lock,
+ * never after. */
 #include <pthread.h>
 #include <string.h>
 
@@ -28,18 +20,9 @@
 #include "shm_region.h"
 #include "xdr_extra.h"
 
-#define PACK_MAX ((size_t)64 << 10)
-#define PACK_ALIGN 64u
-
-/* The process's copies over the data area, under lock. */
-static struct {
-    pthread_mutex_t lock;
-    uint32_t tickets[TDM_SHM_MAX_SLOTS];
-    bool in_flight[TDM_SHM_MAX_SLOTS];
-    uint32_t pack_chunk;   /* the chunk small uploads are packed into */
-    uint64_t pack_used;    /* its bytes taken since it was refilled; chunk size: none (take the next) */
-    bool packing;          /* pack_chunk/pack_used mean something */
-} slots = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint32_t tickets[TDM_SHM_MAX_SLOTS];
+static bool in_flight[TDM_SHM_MAX_SLOTS];
 
 /* The region offset of [p, p+n) if it lies in the host memory area (at
  * the region's address, or at a registered range's). */
@@ -57,10 +40,10 @@ bool tdm_shm_host_offset(const tdm_shm_region *r, const void *p, size_t n, uint6
 static cudaError_t slot_free(uint32_t slot, int *err)
 {
     *err = 0;
-    if (!slots.in_flight[slot])
+    if (!in_flight[slot])
         return cudaSuccess;
-    slots.in_flight[slot] = false;
-    return tdm_shm_wait_copy(slot, slots.tickets[slot], err);
+    in_flight[slot] = false;
+    return tdm_shm_wait_copy(slot, tickets[slot], err);
 }
 
 static cudaError_t post(uint32_t proc, uint64_t dev, uint64_t stream, uint64_t off, uint64_t n, uint32_t slot)
@@ -68,8 +51,8 @@ static cudaError_t post(uint32_t proc, uint64_t dev, uint64_t stream, uint64_t o
     tdm_shm_copy_args a = { .dev = dev, .stream = stream, .offset = off, .size = n, .slot = slot };
 
     if (slot != TDM_SHM_NO_SLOT) {
-        a.ticket = ++slots.tickets[slot];
-        slots.in_flight[slot] = true;
+        a.ticket = ++tickets[slot];
+        in_flight[slot] = true;
     }
     return tdm_post(proc, &a);
 }
@@ -86,31 +69,6 @@ static cudaError_t pinned_sync(uint32_t proc, uint64_t dev, uint64_t off, uint64
     return rc;
 }
 
-/* Lock held.  A small pageable upload: its bytes go next to the previous
- * ones in the packing chunk, or at the start of the next chunk once the
- * chunk has no room (after waiting for that chunk's newest copy). */
-static cudaError_t htod_packed(const tdm_shm_region *r, uint64_t dst, const void *src, size_t n, uint64_t stream)
-{
-    uint64_t off;
-    cudaError_t rc;
-    int err;
-
-    if (!slots.packing || slots.pack_used > r->g.chunk - n) {
-        uint32_t c = slots.packing ? (slots.pack_chunk + 1) % r->g.nslots : 0;
-
-        if ((rc = slot_free(c, &err)) != cudaSuccess)
-            return rc;
-        tdm_shm_chunk_reuse(c);
-        slots.pack_chunk = c;
-        slots.pack_used = 0;
-        slots.packing = true;
-    }
-    off = r->g.data_off + slots.pack_chunk * r->g.chunk + slots.pack_used;
-    memcpy(r->base + off, src, n);
-    slots.pack_used += (n + PACK_ALIGN - 1) / PACK_ALIGN * PACK_ALIGN;
-    return post(TDM_SHM_HTOD, dst, stream, off, n, slots.pack_chunk);
-}
-
 cudaError_t tdm_shm_htod(const tdm_shm_region *r, uint64_t dst, const void *src, size_t n, uint64_t stream,
                          bool async)
 {
@@ -122,19 +80,13 @@ cudaError_t tdm_shm_htod(const tdm_shm_region *r, uint64_t dst, const void *src,
     if (tdm_shm_host_offset(r, src, n, &off)) {
         if (async)
             return post(TDM_SHM_HTOD, dst, stream, off, n, TDM_SHM_NO_SLOT);
-        pthread_mutex_lock(&slots.lock);
+        pthread_mutex_lock(&slots_lock);
         /* Errors of host-to-device copies surface at the next sync. */
         rc = pinned_sync(TDM_SHM_HTOD, dst, off, n, stream, &err);
-        pthread_mutex_unlock(&slots.lock);
+        pthread_mutex_unlock(&slots_lock);
         return rc;
     }
-    pthread_mutex_lock(&slots.lock);
-    if (n <= PACK_MAX && n <= r->g.chunk) {
-        rc = htod_packed(r, dst, src, n, stream);
-        pthread_mutex_unlock(&slots.lock);
-        return rc;
-    }
-    slots.packing = false;   /* the chunks below are refilled from their start */
+    pthread_mutex_lock(&slots_lock);
     for (uint64_t k = 0; n > 0 && !rc; k++) {
         uint32_t slot = (uint32_t)(k % r->g.nslots);
         size_t len = n < r->g.chunk ? n : r->g.chunk;
@@ -150,7 +102,7 @@ cudaError_t tdm_shm_htod(const tdm_shm_region *r, uint64_t dst, const void *src,
         s += len;
         n -= len;
     }
-    pthread_mutex_unlock(&slots.lock);
+    pthread_mutex_unlock(&slots_lock);
     /* The data is in the region: the caller's buffer is free, as after a
      * staged pageable copy. */
     return rc;
@@ -167,13 +119,12 @@ cudaError_t tdm_shm_dtoh(const tdm_shm_region *r, void *dst, uint64_t src, size_
     if (tdm_shm_host_offset(r, dst, n, &off)) {
         if (async)   /* the server copies it in stream order; a later sync reports errors */
             return post(TDM_SHM_DTOH, src, stream, off, n, TDM_SHM_NO_SLOT);
-        pthread_mutex_lock(&slots.lock);
+        pthread_mutex_lock(&slots_lock);
         rc = pinned_sync(TDM_SHM_DTOH, src, off, n, stream, &err);
-        pthread_mutex_unlock(&slots.lock);
+        pthread_mutex_unlock(&slots_lock);
         return rc ? rc : (cudaError_t)err;
     }
-    pthread_mutex_lock(&slots.lock);
-    slots.packing = false;   /* the chunks below are written from their start */
+    pthread_mutex_lock(&slots_lock);
     for (uint64_t k = 0; k < nchunks && !rc && !err; k++) {
         uint32_t slot = (uint32_t)(k % r->g.nslots);
         uint64_t len = k == nchunks - 1 ? n - k * r->g.chunk : r->g.chunk;
@@ -194,6 +145,6 @@ cudaError_t tdm_shm_dtoh(const tdm_shm_region *r, void *dst, uint64_t src, size_
         if (!rc && !err)
             memcpy(d + k * r->g.chunk, r->base + r->g.data_off + slot * r->g.chunk, len);
     }
-    pthread_mutex_unlock(&slots.lock);
+    pthread_mutex_unlock(&slots_lock);
     return rc ? rc : (cudaError_t)err;
 }

@@ -9,9 +9,8 @@
  * Entries are edited in place to keep both true:
  *
  *  - Host-to-device from a chunk: the chunk keeps the bytes until the guest
- *    refills it, or a device-to-host copy is sent into it (a chunk holds
- *    several small copies side by side, copy_shm.c: each is kept).  Only
- *    then, and only if the entry is still journaled, are its bytes copied into the
+ *    refills it, or a device-to-host copy is sent into it.  Only then, and
+ *    only if the entry is still journaled, are its bytes copied into the
  *    journal (the entry becomes INLINE and is replayed as TDM_MEMCPY_HTOD,
  *    as over TCP).  A program whose journal is acknowledged before a chunk
  *    comes round again copies nothing.
@@ -156,9 +155,10 @@ static void sweep(tdm_journal *j)
         S->store_len = 0;
     prune(&S->dtoh, base);
     prune(&S->pinned, base);
-    prune(&S->chunked, base);
-    for (unsigned i = 0; i < TDM_SHM_MAX_SLOTS; i++)
+    for (unsigned i = 0; i < TDM_SHM_MAX_SLOTS; i++) {
         S->slots[i].set &= S->slots[i].pos >= base;
+        S->owned[i] &= S->owner[i] >= base;
+    }
 }
 
 /* Copies the bytes of the host-to-device copy at pos into the journal; the
@@ -188,29 +188,16 @@ oom:
     return -1;
 }
 
-/* The guest or the server is about to write chunk c: the copies whose
- * bytes it holds keep them.  -1 when the journal stopped. */
+/* The guest or the server is about to write chunk c: the copy whose bytes
+ * it holds keeps them. */
 static int keep_chunk(tdm_journal *j, uint32_t c)
 {
     tdm_journal_shm *S = &j->shm;
-    size_t k = 0;
 
-    for (size_t i = 0; i < S->chunked.n; i++) {
-        uint64_t pos = S->chunked.v[i];
-        uint8_t *e = entry_if(j, pos, TDM_SHM_HTOD);
-        tdm_shm_copy_args a;
-
-        if (!e || !decode(e, &a))
-            continue;             /* kept already, or dropped */
-        if (chunk_of(S->region, a.offset, a.size) == (int)c) {
-            if (keep_bytes(j, pos) != 0)
-                return -1;
-            continue;
-        }
-        S->chunked.v[k++] = pos;
-    }
-    S->chunked.n = k;
-    return 0;
+    if (c >= TDM_SHM_MAX_SLOTS || !S->owned[c])
+        return 0;
+    S->owned[c] = false;
+    return keep_bytes(j, S->owner[c]);
 }
 
 /* Keeps the bytes of the pinned host-to-device copies still journaled:
@@ -281,8 +268,8 @@ void tdm_journal_shm_recorded(tdm_journal *j, uint32_t proc, const void *args, u
         if (!push(&S->dtoh, pos))
             goto oom;
     } else if (chunk >= 0) {
-        if (!push(&S->chunked, pos))   /* the guest keeps them before it refills the chunk */
-            goto oom;
+        S->owner[chunk] = pos;     /* the guest kept the previous owner's bytes before refilling */
+        S->owned[chunk] = true;
     } else if (!push(&S->pinned, pos)) {
         goto oom;
     }
@@ -384,8 +371,8 @@ bool tdm_journal_shm_acknowledged(tdm_journal *j)
     dtoh_done(j, UINT64_MAX);        /* every call so far is complete */
     if (keep_pinned(j, false, 0, 0) != 0)   /* only forgets the entries kept already */
         return false;
-    for (size_t i = 0; i < S->chunked.n && !owned; i++)
-        owned = entry_if(j, S->chunked.v[i], TDM_SHM_HTOD) != NULL;
+    for (unsigned i = 0; i < TDM_SHM_MAX_SLOTS; i++)
+        owned |= S->owned[i] && entry_if(j, S->owner[i], TDM_SHM_HTOD) != NULL;
     /* Region bytes journaled before the new epoch: one round trip now is
      * cheaper than keeping them when the chunk or the buffer is reused. */
     return S->pinned.n > 0 || owned;
@@ -409,7 +396,6 @@ void tdm_journal_shm_reset(tdm_journal *j)
     const tdm_shm_region *region = S->region;
 
     free(S->pinned.v);
-    free(S->chunked.v);
     memset(S, 0, sizeof(*S));
     S->region = region;
     S->swept = tdm_journal_base(j);

@@ -37,7 +37,8 @@ typedef struct tdm_journal_snapshot {     /* the bytes of an INLINE entry: [off,
 typedef struct tdm_journal_shm {
     const tdm_shm_region *region;       /* NULL over another transport */
     tdm_journal_slot_copy slots[TDM_SHM_MAX_SLOTS];
-    tdm_journal_positions chunked;      /* host-to-device copies from data area chunks, bytes not kept */
+    uint64_t owner[TDM_SHM_MAX_SLOTS];  /* per chunk: the host-to-device copy whose bytes it holds */
+    bool owned[TDM_SHM_MAX_SLOTS];
     tdm_journal_positions dtoh;         /* device-to-host copies not known done, in order */
     tdm_journal_positions pinned;       /* host-to-device copies from pinned memory, bytes not kept */
     tdm_journal_snapshot *snaps;
