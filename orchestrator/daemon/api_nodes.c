@@ -115,10 +115,14 @@ void orch_api_register(orch_daemon *d, json_object *body, orch_reply *r)
         orch_reply_error(r, 507, "the orchestrator holds its most nodes (%d)", ORCH_MAX_NODES);
         return;
     }
-    if (!old)
+    if (old) {
+        if (old->state == ORCH_NODE_DRAINED)
+            n.state = ORCH_NODE_DRAINED;   /* a re-registration does not undo an operator's drain */
+        n.reports = old->reports;          /* nor forget its reports */
+        n.last_report_ms = old->last_report_ms;
+    } else {
         old = &d->cluster->nodes[d->cluster->nnodes++];
-    else if (old->state == ORCH_NODE_DRAINED)
-        n.state = ORCH_NODE_DRAINED;   /* a re-registration does not undo an operator's drain */
+    }
     n.last_seen_ms = tdm_now_ms();
     *old = n;
     if (orch_store_put_node(d->store, old, (int)(old - d->cluster->nodes)) != 0)
@@ -326,6 +330,8 @@ void orch_api_telemetry(orch_daemon *d, json_object *body, orch_reply *r)
         orch_store_put_node(d->store, n, (int)(n - d->cluster->nodes));
     }
     n->last_seen_ms = now;
+    n->reports++;
+    n->last_report_ms = now;
     memset(&seen, 0, sizeof(seen));
     for (size_t i = 0; i < json_object_array_length(servers); i++)
         if (parse_server_report(d, n, json_object_array_get_idx(servers, i), now, &seen, why, sizeof(why)))

@@ -55,6 +55,9 @@ typedef struct orch_node {
     char host[ORCH_NAME_MAX];         /* co-location id: shm only within one host */
     orch_node_state state;
     double last_seen_ms;              /* monotonic; register or telemetry */
+    uint64_t reports;                 /* telemetry reports taken since this orchestrator started (not
+                                       * stored: 0 after its restart, so a report counted is a new one) */
+    double last_report_ms;            /* monotonic; the last of them (0: none) */
     orch_gpu gpus[ORCH_MAX_GPUS];
     int ngpus;
 } orch_node;
