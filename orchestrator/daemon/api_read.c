@@ -67,6 +67,10 @@ static json_object *placement_json(const orch_placement *p)
     json_object_object_add(lat, "p50_ms", json_object_new_double(p->p50_ms));
     json_object_object_add(lat, "p99_ms", json_object_new_double(p->p99_ms));
     json_object_object_add(o, "latency", lat);
+    json_object *klat = json_object_new_object();   /* its sampled kernels' */
+    json_object_object_add(klat, "p50_ms", json_object_new_double(p->kernel_p50_ms));
+    json_object_object_add(klat, "p99_ms", json_object_new_double(p->kernel_p99_ms));
+    json_object_object_add(o, "kernel_latency", klat);
     json_object_object_add(o, "latency_upper_ms", json_object_new_double(p->params.latency_upper_ms));
     json_object_object_add(o, "latency_lower_ms", json_object_new_double(p->params.latency_lower_ms));
     json_object_object_add(o, "sample_count", json_object_new_int(p->params.sample_count));

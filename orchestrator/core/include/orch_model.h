@@ -115,6 +115,9 @@ typedef struct orch_placement {
     uint64_t calls;
     double call_rate;                 /* calls per second between the last two reports */
     double p50_ms, p99_ms;
+    /* Its sampled kernels' p50 and p99 (the server's stats "kernel_us"), from the last report
+     * that had samples (every 64th launch is timed: a short report may have none). */
+    double kernel_p50_ms, kernel_p99_ms;
     int memory_used_mib;
     double stats_at_ms;
 } orch_placement;
