@@ -35,8 +35,9 @@ static const var vars[] = {
       "milliseconds above 0 and at most 3600000" },
     { "APP_LATENCY_LOWER", K_REAL, AT(has_latency_lower), AT(latency_lower_ms), 0, 3600000, true, false,
       "milliseconds above 0 and at most 3600000" },
-    { "METRIC_SAMPLE_COUNT", K_COUNT, AT(has_sample_count), AT(sample_count), 1, 1000000, false, false,
-      "a whole number of samples from 1 to 1000000" },
+    /* The orchestrator keeps at most this many samples per application and refuses more. */
+    { "METRIC_SAMPLE_COUNT", K_COUNT, AT(has_sample_count), AT(sample_count), 1, TDM_APP_SAMPLE_COUNT_MAX, false,
+      false, "a whole number of samples from 1 to 64" },
     { "APP_MODE", K_MODE, AT(has_mode), AT(mode), 0, 0, false, false, "vm-dedicated or app-scoped" },
     { "GPU_AFFINITY_NODES", K_AFFINITY, AT(has_affinity), AT(affinity), 0, 0, false, false,
       "NODE[,NODE...][;shm|;tcp]" },

@@ -14,6 +14,7 @@
 
 #define TDM_APP_MAX_AFFINITY 16     /* nodes in GPU_AFFINITY_NODES */
 #define TDM_APP_NODE_NAME_MAX 64    /* bytes of one node's name, its NUL included */
+#define TDM_APP_SAMPLE_COUNT_MAX 64 /* METRIC_SAMPLE_COUNT: the orchestrator's window (ORCH_WINDOW_MAX) */
 
 typedef enum tdm_app_mode {
     TDM_APP_MODE_VM_DEDICATED,      /* "vm-dedicated": the VM's own GPU (Flyt Table 3) */

@@ -982,7 +982,13 @@ static int launch_with(tdm_session *s, launch_op op, uint64_t func, tdm_dim3 gri
     if (!grid.x || !grid.y || !grid.z || !block.x || !block.y || !block.z)
         return cudaErrorInvalidConfiguration;
     st = tdm_session_launch_stream(s, f, stream, params, &err);
-    return st ? op(be(s), f->bf, grid, block, shared_mem, st->bs, params, params_len) : err;
+    if (!st)
+        return err;
+    /* ---- control plane (issue 17): every 64th launch timed on the device ---- */
+    int slot = tdm_session_kernel_sample_begin(s, st->bs, tdm_session_capturing(s, st));
+    err = op(be(s), f->bf, grid, block, shared_mem, st->bs, params, params_len);
+    tdm_session_kernel_sample_end(s, slot, st->bs, err);
+    return err;
 }
 
 tdm_stream_state *tdm_session_launch_stream(tdm_session *s, const tdm_func_entry *f, uint64_t stream,
@@ -1151,6 +1157,7 @@ void tdm_session_destroy(tdm_session *s)
     tdm_session_managed_release(s);
     tdm_session_ipc_ended(s);        /* ---- ipc (issue 14) ---- */
     HOOK0(s, ended);
+    tdm_session_kernel_samples_release(s);   /* ---- control plane (issue 17) ---- */
     ops(s)->event_destroy(be(s), s->null_stream.order_ev);
     ops(s)->stream_destroy(be(s), s->null_stream.bs);
     tdm_session_share_release(s);    /* ---- SM shares (issue 17) ---- */

@@ -10,17 +10,17 @@
 #define TANDEM_SERVER_SESSION_STATS_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kernel_sampler.h"
+#include "latency_hist.h"
 #include "placement_key.h"
 
 /* A placement key as the orchestrator gives it (docs/adr/0002-control-plane.md), with its NUL. */
 #define TDM_PLACEMENT_KEY_MAX TDM_PLACEMENT_KEY_SIZE /* one rule for keys: proto/placement_key.h */
 
-/* Four buckets per octave of nanoseconds up to 2^40 ns (about 18 minutes); slower calls
- * count in the last one. */
-#define TDM_LATENCY_BUCKETS 160
 
 struct tdm_session;
 struct tdm_server;
@@ -42,14 +42,19 @@ typedef struct tdm_session_stats {
     /* Owned by the reader under the server's sessions_lock: the histogram at its last
      * report, so that each report's percentiles are those of the calls since the one before. */
     uint32_t reported[TDM_LATENCY_BUCKETS];
+    tdm_ksampler kernels;                           /* every 64th launch's time on the device */
     struct tdm_session *prev, *next;                /* the server's live sessions */
 } tdm_session_stats;
 
-/* The bucket a latency of ns falls in, and the middle of bucket b's range, in ns. */
-unsigned tdm_latency_bucket(uint64_t ns);
-uint64_t tdm_latency_bucket_mid_ns(unsigned b);
-/* The q-th quantile (0 < q <= 1) of the calls counted in counts, in ns; 0 when none. */
-uint64_t tdm_latency_quantile_ns(const uint32_t counts[TDM_LATENCY_BUCKETS], double q);
+
+/* Around a launch on bs (session.c): the sampled kernel latency (kernel_sampler.h), through
+ * the backend's event ops.  begin answers the slot for end, -1 when the launch is not sampled
+ * (a capturing stream is never sampled: the caller passes capturing). */
+struct tdm_bstream;
+int tdm_session_kernel_sample_begin(struct tdm_session *s, struct tdm_bstream *bs, bool capturing);
+void tdm_session_kernel_sample_end(struct tdm_session *s, int slot, struct tdm_bstream *bs, int launch_err);
+/* At the session's end, its work drained: the sampler's events go. */
+void tdm_session_kernel_samples_release(struct tdm_session *s);
 
 /* Around every served call (the RPC front's before_call and after_call). */
 void tdm_session_stats_call_begins(struct tdm_session *s);

@@ -117,17 +117,20 @@ static int sessions(const char *orch)
     if (!st)
         return 1;
     ps = member(st, "placements");
-    printf("%-28s %-12s %-14s %-5s %-14s %-4s %-8s %-10s %-9s %s\n", "PLACEMENT", "TENANT", "NODE/GPU", "VIA", "RULE",
-           "SM", "MEM MIB", "CALLS/S", "SAMPLE S", "P50/P99 MS");
+    printf("%-28s %-12s %-14s %-5s %-14s %-4s %-8s %-10s %-9s %-15s %s\n", "PLACEMENT", "TENANT", "NODE/GPU", "VIA",
+           "RULE", "SM", "MEM MIB", "CALLS/S", "SAMPLE S", "P50/P99 MS", "KERNEL P50/P99 MS");
     for (size_t i = 0; i < json_object_array_length(ps); i++) {
-        json_object *p = json_object_array_get_idx(ps, i), *lat = member(p, "latency");
+        json_object *p = json_object_array_get_idx(ps, i), *lat = member(p, "latency"),
+                    *klat = member(p, "kernel_latency");
+        char calls[48];
         char where[96];
         snprintf(where, sizeof(where), "%s/gpu%s", s(p, "node"), s(p, "gpu"));
-        printf("%-28s %-12s %-14s %-5s %-14s %-4s %-8s %-10.1f %-9g %.3f/%.3f\n", s(p, "placement"), s(p, "tenant"),
-               where, s(p, "transport"), s(p, "rule"), s(p, "sm"), s(p, "memory_mib"),
+        snprintf(calls, sizeof(calls), "%.3f/%.3f", json_object_get_double(member(lat, "p50_ms")),
+                 json_object_get_double(member(lat, "p99_ms")));
+        printf("%-28s %-12s %-14s %-5s %-14s %-4s %-8s %-10.1f %-9g %-15s %.3f/%.3f\n", s(p, "placement"),
+               s(p, "tenant"), where, s(p, "transport"), s(p, "rule"), s(p, "sm"), s(p, "memory_mib"),
                json_object_get_double(member(p, "call_rate")), json_object_get_double(member(p, "metric_interval_s")),
-               json_object_get_double(member(lat, "p50_ms")),
-               json_object_get_double(member(lat, "p99_ms")));
+               calls, json_object_get_double(member(klat, "p50_ms")), json_object_get_double(member(klat, "p99_ms")));
     }
     json_object_put(st);
     return 0;

@@ -115,10 +115,14 @@ void orch_api_register(orch_daemon *d, json_object *body, orch_reply *r)
         orch_reply_error(r, 507, "the orchestrator holds its most nodes (%d)", ORCH_MAX_NODES);
         return;
     }
-    if (!old)
+    if (old) {
+        if (old->state == ORCH_NODE_DRAINED)
+            n.state = ORCH_NODE_DRAINED;   /* a re-registration does not undo an operator's drain */
+        n.reports = old->reports;          /* nor forget its reports */
+        n.last_report_ms = old->last_report_ms;
+    } else {
         old = &d->cluster->nodes[d->cluster->nnodes++];
-    else if (old->state == ORCH_NODE_DRAINED)
-        n.state = ORCH_NODE_DRAINED;   /* a re-registration does not undo an operator's drain */
+    }
     n.last_seen_ms = tdm_now_ms();
     *old = n;
     if (orch_store_put_node(d->store, old, (int)(old - d->cluster->nodes)) != 0)
@@ -208,8 +212,8 @@ static int parse_session(orch_daemon *d, const char *server, json_object *s, dou
                          char *why, size_t whylen)
 {
     char key[ORCH_NAME_MAX] = "";
-    json_object *lat = NULL;
-    double p50 = 0, p99 = 0, calls = 0;
+    json_object *lat = NULL, *klat = NULL;
+    double p50 = 0, p99 = 0, calls = 0, kp50 = 0, kp99 = 0, ksamples = 0;
     int mem = 0;
 
     if (!json_object_is_type(s, json_type_object)) {
@@ -224,6 +228,11 @@ static int parse_session(orch_daemon *d, const char *server, json_object *s, dou
         (orch_json_double(lat, "p50", false, 0, 1e12, &p50, why, whylen) ||
          orch_json_double(lat, "p99", false, 0, 1e12, &p99, why, whylen)))
         return -1;
+    if (json_object_object_get_ex(s, "kernel_us", &klat) && json_object_is_type(klat, json_type_object) &&
+        (orch_json_double(klat, "p50", false, 0, 1e12, &kp50, why, whylen) ||
+         orch_json_double(klat, "p99", false, 0, 1e12, &kp99, why, whylen) ||
+         orch_json_double(klat, "samples", false, 0, 1e18, &ksamples, why, whylen)))
+        return -1;
     orch_placement *p = key[0] ? orch_find_placement(d->cluster, key) : NULL;
     if (!p)
         return 0;   /* a session without a key runs with the server's defaults: nothing to steer */
@@ -235,6 +244,10 @@ static int parse_session(orch_daemon *d, const char *server, json_object *s, dou
     p->calls = (uint64_t)calls;
     p->p50_ms = p50 / 1000.0;
     p->p99_ms = p99 / 1000.0;
+    if (ksamples > 0) {
+        p->kernel_p50_ms = kp50 / 1000.0;
+        p->kernel_p99_ms = kp99 / 1000.0;
+    }
     p->memory_used_mib = mem;
     p->stats_at_ms = now;
     if (lat)
@@ -326,6 +339,8 @@ void orch_api_telemetry(orch_daemon *d, json_object *body, orch_reply *r)
         orch_store_put_node(d->store, n, (int)(n - d->cluster->nodes));
     }
     n->last_seen_ms = now;
+    n->reports++;
+    n->last_report_ms = now;
     memset(&seen, 0, sizeof(seen));
     for (size_t i = 0; i < json_object_array_length(servers); i++)
         if (parse_server_report(d, n, json_object_array_get_idx(servers, i), now, &seen, why, sizeof(why)))

@@ -1,5 +1,6 @@
 /* GET /v1/state and GET /v1/decisions (orch_daemon.h). */
 #include "orch_daemon.h"
+#include "clock.h"
 
 static json_object *server_json(const orch_server *s)
 {
@@ -22,6 +23,10 @@ static json_object *node_json(const orch_cluster *c, const orch_node *n)
     json_object_object_add(o, "agent", json_object_new_string(n->agent));
     json_object_object_add(o, "host", json_object_new_string(n->host));
     json_object_object_add(o, "state", json_object_new_string(orch_node_state_name(n->state)));
+    /* telemetry reports since this orchestrator started, and how long ago the last came (-1: none) */
+    json_object_object_add(o, "reports", json_object_new_int64((int64_t)n->reports));
+    json_object_object_add(o, "last_report_ms_ago",
+                           json_object_new_double(n->reports ? tdm_now_ms() - n->last_report_ms : -1));
     for (int i = 0; i < n->ngpus; i++) {
         const orch_gpu *g = &n->gpus[i];
         json_object *gj = json_object_new_object(), *servers = json_object_new_array();
@@ -62,6 +67,10 @@ static json_object *placement_json(const orch_placement *p)
     json_object_object_add(lat, "p50_ms", json_object_new_double(p->p50_ms));
     json_object_object_add(lat, "p99_ms", json_object_new_double(p->p99_ms));
     json_object_object_add(o, "latency", lat);
+    json_object *klat = json_object_new_object();   /* its sampled kernels' */
+    json_object_object_add(klat, "p50_ms", json_object_new_double(p->kernel_p50_ms));
+    json_object_object_add(klat, "p99_ms", json_object_new_double(p->kernel_p99_ms));
+    json_object_object_add(o, "kernel_latency", klat);
     json_object_object_add(o, "latency_upper_ms", json_object_new_double(p->params.latency_upper_ms));
     json_object_object_add(o, "latency_lower_ms", json_object_new_double(p->params.latency_lower_ms));
     json_object_object_add(o, "sample_count", json_object_new_int(p->params.sample_count));

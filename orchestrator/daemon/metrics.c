@@ -63,14 +63,22 @@ static void sessions(FILE *f, const orch_cluster *c)
     }
     /* Two gauges, not a summary: the servers report percentiles without the sum and count a
      * summary needs (promtool refuses a "quantile" label on anything else). */
-    for (int q = 0; q < 2; q++) {
-        const char *name = q ? "tandem_orch_session_latency_p99_seconds" : "tandem_orch_session_latency_p50_seconds";
-        head(f, name, "gauge", q ? "the session's p99 call latency, last report" : "the session's median call latency, last report");
+    static const char *const lat_names[] = { "tandem_orch_session_latency_p50_seconds",
+                                              "tandem_orch_session_latency_p99_seconds",
+                                              "tandem_orch_session_kernel_latency_p50_seconds",
+                                              "tandem_orch_session_kernel_latency_p99_seconds" };
+    static const char *const lat_helps[] = { "the session's median call latency, last report",
+                                              "the session's p99 call latency, last report",
+                                              "the session's median sampled kernel time on the device, last report with samples",
+                                              "the session's p99 sampled kernel time on the device, last report with samples" };
+    for (int q = 0; q < 4; q++) {
+        head(f, lat_names[q], "gauge", lat_helps[q]);
         for (int i = 0; i < c->nplacements; i++) {
             const orch_placement *p = &c->placements[i];
-            fputs(name, f);
+            double ms = q == 0 ? p->p50_ms : q == 1 ? p->p99_ms : q == 2 ? p->kernel_p50_ms : p->kernel_p99_ms;
+            fputs(lat_names[q], f);
             session_labels(f, p);
-            fprintf(f, "} %.17g\n", (q ? p->p99_ms : p->p50_ms) / 1000.0);
+            fprintf(f, "} %.17g\n", ms / 1000.0);
         }
     }
 }

@@ -26,6 +26,20 @@ static json_object *latency_since_last(tdm_session *s)
     return o;
 }
 
+/* The same of its sampled kernels (every 64th launch's time on the device, kernel_sampler.h),
+ * with how many were sampled since the last report.  Under the sessions lock. */
+static json_object *kernel_latency_since_last(tdm_session *s)
+{
+    uint64_t p50 = 0, p99 = 0, n = 0;
+    json_object *o = json_object_new_object();
+
+    tdm_ksampler_report(&s->stats.kernels, &p50, &p99, &n);
+    json_object_object_add(o, "p50", json_object_new_double(p50 / 1000.0));
+    json_object_object_add(o, "p99", json_object_new_double(p99 / 1000.0));
+    json_object_object_add(o, "samples", json_object_new_int64((int64_t)n));
+    return o;
+}
+
 static json_object *name_or_null(const char *s)
 {
     return s && *s ? json_object_new_string(s) : NULL;
@@ -57,6 +71,7 @@ static void server_stats(void *ctx, json_object *answer)
         json_object_object_add(o, "calls", json_object_new_int64(
                                                (int64_t)atomic_load_explicit(&s->stats.calls, memory_order_relaxed)));
         json_object_object_add(o, "latency_us", latency_since_last(s));
+        json_object_object_add(o, "kernel_us", kernel_latency_since_last(s));
         json_object_array_add(list, o);
     }
     tdm_server_ended_keys_drain_locked(srv, add_key, ended);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "background.h"
 #include "control_client.h"
 #include "harness.h"
 #include "raw_calls.h"
@@ -164,6 +165,34 @@ Test(control, stats_follow_a_guests_calls)
     o = th_control_stats(ctl);
     cr_expect_null(th_control_session(o, NULL), "a closed session is still listed: %s", json_object_to_json_string(o));
     json_object_put(o);
+}
+
+/* A guest's kernels show in stats: every 64th launch is timed on the device (the sim: its
+ * modelled duration), and stats reports the p50 and p99 of those sampled since the last one. */
+Test(control, stats_report_sampled_kernel_latency)
+{
+    const char *argv[] = { th_example("elastic_probe"), "3", "0", NULL };
+    th_bg g;
+    long long samples = 0;
+    double p50 = 0, p99 = 0;
+
+    th_bg_start(&g, srv.endpoint, argv, NULL, NULL);
+    for (int i = 0; i < 100 && samples == 0 && th_bg_alive(&g); i++) {
+        usleep(100 * 1000);
+        json_object *o = th_control_stats(ctl);
+        json_object *s = th_control_session(o, NULL), *k = s ? json_object_object_get(s, "kernel_us") : NULL;
+        if (k && int_field(k, "samples") > 0) {
+            samples = int_field(k, "samples");
+            p50 = json_object_get_double(json_object_object_get(k, "p50"));
+            p99 = json_object_get_double(json_object_object_get(k, "p99"));
+        }
+        json_object_put(o);
+    }
+    cr_expect_gt(samples, 0, "no sampled kernel in stats while the guest ran its kernels");
+    cr_expect(p50 > 0 && p99 >= p50, "kernel p50 %f us, p99 %f us", p50, p99);
+    char out[4096] = "", err[4096] = "";
+    cr_expect_eq(th_bg_wait(&g, 30, out, sizeof(out), err, sizeof(err)), 0, "elastic_probe: %s %s", out, err);
+    cr_expect(strstr(out, "ok") != NULL, "elastic_probe: %s", out);
 }
 
 Test(control, a_second_server_on_a_live_socket_is_refused)

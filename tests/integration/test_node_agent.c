@@ -2,7 +2,7 @@
  * (libmicrohttpd in this process, recording what the agent posts): it starts an active and its
  * standby, registers, sends telemetry with a guest's session, restarts a killed server, re-adopts
  * its servers after its own SIGKILL without starting them twice, registers again after the
- * orchestrator was away, and stops its servers at SIGTERM; with mps on the cuda backend (faked),
+ * orchestrator was away (a guest session and a program run on its server meanwhile), and stops its servers at SIGTERM; with mps on the cuda backend (faked),
  * it runs and supervises one MPS daemon per GPU. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
@@ -239,12 +239,35 @@ Test(node_agent, starts_supervises_readopts_and_reregisters, .timeout = 90)
     cr_expect_eq(state_pid(standby), ps);
     cr_expect_eq(servers_running(), 2, "servers were started twice");
 
-    /* the orchestrator goes away and comes back: the agent registers again, its servers untouched */
+    /* the orchestrator goes away: a guest session opened before keeps working, and a program
+     * runs to completion on the node's server with the right output, while the agent knows the
+     * orchestrator is away; then it comes back and the agent registers again, its servers and the
+     * session untouched (docs/node-agent.md, "The orchestrator") */
+    t = th_guest_open(endpoint, "node-agent-away");
+    int away_before = log_count("unreachable");
     MHD_stop_daemon(orch.d);
-    sleep(1);
+    WAIT_FOR(log_count("unreachable") > away_before, 10, "the agent did not notice the orchestrator left; see %s",
+             agent_log);
+    const char *ref_argv[] = { th_bin("example-reference"), "vector_add", NULL };
+    const char *ex_argv[] = { th_example("vector_add"), NULL };
+    th_result *ref = calloc(1, sizeof(*ref)), *got = calloc(1, sizeof(*got));
+    th_run(ref_argv, 60, ref);
+    cr_assert_eq(ref->status, 0, "example-reference vector_add failed: %s", ref->err);
+    th_run_guest(endpoint, ex_argv, 60, got);
+    cr_expect_eq(got->status, 0, "vector_add with the orchestrator away exited %d; stderr:\n%s", got->status, got->err);
+    cr_expect_str_eq(got->out, ref->out, "vector_add with the orchestrator away printed\n%s\nexpected\n%s", got->out,
+                     ref->out);
+    free(ref);
+    free(got);
+    for (int i = 0; i < 3; i++)
+        th_raw_malloc(t, 2 << 20);   /* fails the test if the session opened before stopped working */
+    cr_expect(alive(pa) && alive(ps), "servers died with the orchestrator away; see %s", agent_log);
     orch_start(&orch, orch_port);
     WAIT_FOR(atomic_load(&orch.registers) >= 1, 15, "no new register; see %s", agent_log);
+    WAIT_FOR(atomic_load(&orch.telemetries) >= 1 && telemetry_has(&orch, "\"memory_used_mib\":6"), 10,
+             "the session opened before the orchestrator left is not in the new telemetry: %s", orch.last_telemetry);
     cr_expect(alive(pa) && alive(ps));
+    t->ops->close(t);
 
     /* SIGTERM: it stops its servers */
     kill(agent, SIGTERM);

@@ -462,9 +462,30 @@ Test(orchestrator, metrics_pass_promtool_and_a_real_prometheus_scrapes_them, .ti
     cr_assert(access("/usr/bin/promtool", X_OK) == 0, "promtool is not installed (Debian: prometheus)");
     cr_assert(access("/usr/bin/prometheus", X_OK) == 0, "/usr/bin/prometheus is not installed (Debian: prometheus)");
     cr_assert_eq(place(&w, "training", TRAINING_TOKEN, NULL, &o), 200);
+    /* its server reports sampled kernels of 2.5 ms (p50) and 4 ms (p99): in /v1/state and /metrics */
+    char key[64], body[1024];
+    snprintf(key, sizeof(key), "%s", str(o, "placement"));
     json_object_put(o);
+    snprintf(body, sizeof(body),
+             "{\"node\":\"node1\",\"gpus\":[{\"index\":0,\"memory_used_mib\":100,\"sm_reserved\":8}],"
+             "\"servers\":[{\"id\":\"node1-g0-a\",\"alive\":true,\"takeovers\":0,\"sessions\":[{\"session\":1,"
+             "\"placement\":\"%s\",\"tenant\":\"training\",\"sm\":8,\"memory_mib\":100,\"calls\":1000,"
+             "\"latency_us\":{\"p50\":100,\"p99\":200},\"kernel_us\":{\"p50\":2500,\"p99\":4000,\"samples\":3}}]}]}",
+             key);
+    cr_assert_eq(call(&w, "/v1/nodes/telemetry", body, NULL), 200);
+    json_object *st = NULL, *pl = NULL;
+    cr_assert_eq(call(&w, "/v1/state", NULL, &st), 200);
+    json_object_object_get_ex(st, "placements", &pl);
+    cr_assert_eq(json_object_array_length(pl), 1);
+    json_object *klat = json_object_object_get(json_object_array_get_idx(pl, 0), "kernel_latency");
+    cr_expect_float_eq(json_object_get_double(json_object_object_get(klat, "p50_ms")), 2.5, 1e-9, "%s",
+                       json_object_to_json_string(st));
+    cr_expect_float_eq(json_object_get_double(json_object_object_get(klat, "p99_ms")), 4.0, 1e-9);
+    json_object_put(st);
 
     cr_assert_eq(run("curl -sf %s/metrics > %s/metrics.txt", w.base, w.dir), 0);
+    cr_assert_eq(run("grep -q '^tandem_orch_session_kernel_latency_p99_seconds{.*tenant=\"training\".*} 0.004' "
+                     "%s/metrics.txt", w.dir), 0, "no kernel latency series for the training session");
     cr_assert_eq(run("grep -q '^tandem_orch_session_sm_share{.*tenant=\"training\".*} 8$' %s/metrics.txt", w.dir), 0,
                  "no SM share series for the training session");
     cr_assert_eq(run("grep -q '^tandem_orch_decisions_total{action=\"place\"} 1$' %s/metrics.txt", w.dir), 0);

@@ -64,6 +64,9 @@ static const bad_row bad_rows[] = {
       "APP_LATENCY_LOWER=7.5 is not below APP_LATENCY_UPPER=5" },
     { { { { "METRIC_SAMPLE_COUNT", "0" } } }, "METRIC_SAMPLE_COUNT=0: zero means nothing here" },
     { { { { "METRIC_SAMPLE_COUNT", "1000001" } } }, "METRIC_SAMPLE_COUNT=1000001: too large" },
+    /* the orchestrator's window holds 64: more is refused here, at the guest's start */
+    { { { { "METRIC_SAMPLE_COUNT", "65" } } },
+      "METRIC_SAMPLE_COUNT=65: too large; it must be a whole number of samples from 1 to 64" },
     { { { { "APP_MODE", "dedicated" } } }, "APP_MODE=dedicated: an unknown mode; it must be vm-dedicated or app-scoped" },
     { { { { "APP_MODE", "VM-DEDICATED" } } }, "APP_MODE=VM-DEDICATED: an unknown mode" },
     { { { { "GPU_AFFINITY_NODES", "node1,,node2" } } }, "GPU_AFFINITY_NODES=node1,,node2: an empty node name" },
@@ -145,7 +148,7 @@ Test(app_params, good_values_read_as_meant_whatever_the_locale)
 {
     env e = { { { "APP_SM_CORES", "16" }, { "SCALE_UP_FACTOR", "8" }, { "APP_LATENCY_UPPER", "12.5" },
                 { "APP_LATENCY_LOWER", "2.25" } } };
-    env f = { { { "SCALE_DOWN_FACTOR", "4" }, { "METRIC_SAMPLE_COUNT", "100" }, { "APP_MODE", "app-scoped" },
+    env f = { { { "SCALE_DOWN_FACTOR", "4" }, { "METRIC_SAMPLE_COUNT", "64" }, { "APP_MODE", "app-scoped" },
                 { "GPU_METRIC_INTERVAL", "0.5" } } };
     tdm_app_params p;
     char why[256] = "";
@@ -157,7 +160,7 @@ Test(app_params, good_values_read_as_meant_whatever_the_locale)
     cr_expect(fabs(p.latency_lower_ms - 2.25) < 1e-12);
     cr_assert_eq(tdm_app_params_read(&p, lookup, &f, why, sizeof(why)), 0, "%s", why);
     cr_expect_eq(p.scale_down, 4u);
-    cr_expect_eq(p.sample_count, 100);
+    cr_expect_eq(p.sample_count, 64);
     cr_expect(p.has_mode && p.mode == TDM_APP_MODE_APP_SCOPED);
     cr_expect_str_eq(tdm_app_mode_name(p.mode), "app-scoped");
     cr_expect(fabs(p.metric_interval_s - 0.5) < 1e-12);

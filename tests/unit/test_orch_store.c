@@ -1,7 +1,11 @@
 /* The orchestrator's store (orchestrator/store): what is written, closed and reopened comes back
- * the same, and only the newest decisions are kept. */
+ * the same, only the newest decisions are kept, and a store written before a column was added
+ * opens, gets the column and keeps its rows. */
 #include <criterion/criterion.h>
+#include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "orch_fixture.h"
 #include "orch_store.h"
@@ -74,5 +78,84 @@ Test(orch_store, write_close_reopen_compare)
         cr_assert_float_eq(dback[i].time, d[i + 1].time, 1e-9);
     }
     free(c);
+    free(back);
+}
+
+/* The schema before gpus.sm_budget_per_vm existed (the store of an older orchestrator), with a
+ * node of two GPUs, a server, a placement and a decision. */
+static const char old_store[] =
+    "CREATE TABLE nodes(name TEXT PRIMARY KEY, ord INTEGER, agent TEXT, host TEXT, state TEXT);"
+    "CREATE TABLE gpus(node TEXT, idx INTEGER, name TEXT, sms INTEGER, memory_mib INTEGER,"
+    "  PRIMARY KEY(node, idx));"
+    "CREATE TABLE servers(node TEXT, gpu INTEGER, ord INTEGER, id TEXT, standby_role INTEGER,"
+    "  alive INTEGER, tcp TEXT, shm TEXT, standby TEXT, takeovers INTEGER, PRIMARY KEY(node, gpu, ord));"
+    "CREATE TABLE placements(key TEXT PRIMARY KEY, tenant TEXT, node TEXT, gpu INTEGER,"
+    "  server TEXT, standby TEXT, transport INTEGER, rule INTEGER, sm INTEGER, memory_mib INTEGER,"
+    "  p_sm_cores INTEGER, p_memory_mib INTEGER, p_scale_up INTEGER, p_scale_down INTEGER,"
+    "  p_upper REAL, p_lower REAL, p_samples INTEGER, p_mode INTEGER, p_affinity TEXT,"
+    "  p_affinity_transport INTEGER, p_interval REAL);"
+    "CREATE TABLE decisions(id INTEGER PRIMARY KEY AUTOINCREMENT, time REAL, placement TEXT,"
+    "  action TEXT, from_ TEXT, to_ TEXT, why TEXT);"
+    "INSERT INTO nodes VALUES('old1', 0, 'http://127.0.0.1:7081', 'h1', 'up');"
+    "INSERT INTO gpus VALUES('old1', 0, 'NVIDIA H100', 132, 81920);"
+    "INSERT INTO gpus VALUES('old1', 1, 'NVIDIA H100', 132, 81920);"
+    "INSERT INTO servers VALUES('old1', 0, 0, 'old1-gpu0-s0', 0, 1, '127.0.0.1:7100', 'shm:old1-gpu0-s0',"
+    "  'old1-gpu0-s0-sb', 2);"
+    "INSERT INTO placements VALUES('pk-old', 'alice', 'old1', 0, 'old1-gpu0-s0', 'old1-gpu0-s0-sb', 1, 2, 12,"
+    "  2048, 8, 2048, 4, 2, 12.5, 2.25, 7, 1, 'n2,n1', 2, 0.25);"
+    "INSERT INTO decisions(time, placement, action, from_, to_, why) VALUES(1000, 'pk-old', 'place', '',"
+    "  'old1/gpu0', 'default');";
+
+Test(orch_store, a_store_older_than_sm_budget_per_vm_opens_and_keeps_its_rows)
+{
+    char dir[] = "/tmp/orch-store-old-XXXXXX", path[64], why[256] = "";
+    orch_cluster *back = fx_cluster();
+    orch_decision d[4];
+    orch_store *s;
+    sqlite3 *db;
+    int nd = 0;
+
+    cr_assert(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/orchestrator.db", dir);
+    cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK);
+    cr_assert_eq(sqlite3_exec(db, old_store, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(db));
+    sqlite3_close(db);
+
+    cr_assert_eq(orch_store_open(dir, &s, why, sizeof(why)), 0, "an old store does not open: %s", why);
+    cr_assert_eq(orch_store_load(s, back, 0, d, 4, &nd), 0, "an old store does not load: %s", orch_store_error(s));
+    cr_assert_eq(back->nnodes, 1);
+    orch_node *n = &back->nodes[0];
+    cr_expect_str_eq(n->name, "old1");
+    cr_expect_str_eq(n->agent, "http://127.0.0.1:7081");
+    cr_expect_eq(n->state, ORCH_NODE_UP);
+    cr_assert_eq(n->ngpus, 2);
+    for (int i = 0; i < 2; i++) {
+        cr_expect_eq(n->gpus[i].sms, 132);
+        cr_expect_eq(n->gpus[i].memory_mib, 81920);
+        cr_expect_eq(n->gpus[i].sm_budget_per_vm, 0, "the new column's default is no bound");
+    }
+    cr_assert_eq(n->gpus[0].nservers, 1);
+    cr_expect_str_eq(n->gpus[0].servers[0].id, "old1-gpu0-s0");
+    cr_expect_eq(n->gpus[0].servers[0].takeovers, 2);
+    cr_assert_eq(back->nplacements, 1);
+    cr_expect_str_eq(back->placements[0].key, "pk-old");
+    cr_expect_eq(back->placements[0].sm, 12);
+    cr_expect_eq(back->placements[0].params.sample_count, 7);
+    cr_expect_eq(back->placements[0].params.naffinity, 2);
+    cr_expect_eq(nd, 1);
+    cr_expect_str_eq(d[0].placement, "pk-old");
+
+    /* the column is there to be written: a budget stored now comes back after a reopen */
+    n->gpus[1].sm_budget_per_vm = 16;
+    cr_assert_eq(orch_store_put_node(s, n, 0), 0, "%s", orch_store_error(s));
+    orch_store_close(s);
+    memset(back, 0, sizeof(*back));
+    cr_assert_eq(orch_store_open(dir, &s, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(orch_store_load(s, back, 0, d, 4, &nd), 0, "%s", orch_store_error(s));
+    orch_store_close(s);
+    cr_assert_eq(back->nnodes, 1);
+    cr_expect_eq(back->nodes[0].gpus[0].sm_budget_per_vm, 0);
+    cr_expect_eq(back->nodes[0].gpus[1].sm_budget_per_vm, 16);
+    cr_expect_eq(back->nplacements, 1);
     free(back);
 }

@@ -55,6 +55,9 @@ typedef struct orch_node {
     char host[ORCH_NAME_MAX];         /* co-location id: shm only within one host */
     orch_node_state state;
     double last_seen_ms;              /* monotonic; register or telemetry */
+    uint64_t reports;                 /* telemetry reports taken since this orchestrator started (not
+                                       * stored: 0 after its restart, so a report counted is a new one) */
+    double last_report_ms;            /* monotonic; the last of them (0: none) */
     orch_gpu gpus[ORCH_MAX_GPUS];
     int ngpus;
 } orch_node;
@@ -112,6 +115,9 @@ typedef struct orch_placement {
     uint64_t calls;
     double call_rate;                 /* calls per second between the last two reports */
     double p50_ms, p99_ms;
+    /* Its sampled kernels' p50 and p99 (the server's stats "kernel_us"), from the last report
+     * that had samples (every 64th launch is timed: a short report may have none). */
+    double kernel_p50_ms, kernel_p99_ms;
     int memory_used_mib;
     double stats_at_ms;
 } orch_placement;

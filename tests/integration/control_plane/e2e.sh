@@ -6,7 +6,7 @@
 #   - guests land where each placement rule of Flyt's Table 3 says, over shm when co-located
 #   - an active server killed mid-run: its guest resumes on the standby, the agent starts another
 #   - a node agent killed and started again re-adopts its servers (no duplicates)
-#   - an orchestrator restart loses no placement
+#   - an orchestrator restart loses no placement, and the nodes report to the new one
 #   - elasticity: a latency-bound guest scales up under load and down after it, within its
 #     budget, never back up once it went down
 #   - bad configs and bad parameters get clear errors
@@ -217,7 +217,13 @@ p_after=$(placements)
 if [ -n "$p_before" ] && [ "$p_before" = "$p_after" ]; then
   log "the orchestrator's restart kept its $(wc -l <<<"$p_after") placements"
 else fail "placements before and after the orchestrator's restart differ"; fi
-wait_for 10 "node1 to report to the new orchestrator" node_up 1
+# "up" is also what the store kept from before the restart: wait for telemetry the new
+# orchestrator took itself (its /v1/state counts each node's reports since it started).
+reports() { api /v1/state -f | grep -o "\"node\":\"node$1\",[^{]*\"reports\":[0-9]*" | grep -o '[0-9]*$'; }
+reported() { [ "$(reports "$1")" -ge 1 ]; }
+if wait_for 10 "node1 to report to the new orchestrator" reported 1 && node_up 1 >/dev/null; then
+  log "node1 reports to the restarted orchestrator ($(reports 1) reports) and is up"
+else fail "node1 does not report to the restarted orchestrator"; fi
 
 if [ "$failures" -gt 0 ]; then dump; echo "control-plane: $failures check(s) failed"; exit 1; fi
 echo "control-plane: all checks passed"
