@@ -45,7 +45,7 @@ report() {
   if command -v gnuplot >/dev/null; then
     awk -F'\t' -v what=ratios -f "$here/table.awk" "$out/results.tsv" >"$out/ratios.dat"
     gnuplot -e "set terminal png size 900,420 noenhanced; set output '$out/ratios.png'; set style data histograms; set style fill solid;
-      set ylabel 'images/s through Tandem / native (medians)'; set yrange [0:1.6]; set xtics rotate by -30;
+      set ylabel 'images/s through Tandem / native (medians)'; set yrange [0:2]; set xtics rotate by -30;
       set title 'torchvision inference, batch 30, median of $rounds round(s) (goal: 0.9 over shm, 0.5 over tcp)';
       plot '$out/ratios.dat' using 2:xtic(1) title 'shm', '' using 3 title 'tcp'" 2>/dev/null || true
   fi

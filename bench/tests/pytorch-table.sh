@@ -37,6 +37,8 @@ case_ "a failed run is left out of the median" '^resnet50 +fp32 +1200\.0 +800\.0
   native:1200:1 shm:-:- '|' native:1000:1 shm:800:1 '|' native:1400:1 shm:-:-
 case_ "a checksum differing in one round only" ' DIFFER ' "" -- \
   native:1000:1 shm:900:1 tcp:400:1 '|' native:1000:2 shm:900:2 tcp:400:3
+case_ "a mode that did not run is no differing checksum" '^resnet50 +fp32 +1000\.0 +900\.0 +0\.90x +- +- +equal ' "" -- \
+  native:1000:1 shm:900:1
 case_ "checksums equal per round though rounds differ" ' equal ' "" -- \
   native:1000:1 shm:900:1 tcp:400:1 '|' native:1000:2 shm:900:2 tcp:400:2
 case_ "ratios.dat from the medians" '^resnet50-fp32 0\.708333 0\.375$' "-v what=ratios" -- "${three[@]}"
