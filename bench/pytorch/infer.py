@@ -2,7 +2,8 @@
 # seed: no download), batch B, fp32 or fp16, the input copied from host memory every batch as a
 # serving process would; prints one JSON line with images/s and a checksum of the last output.
 import argparse, json, sys, time
-import torch, torchvision
+import torch
+from served_model import served_model
 
 p = argparse.ArgumentParser()
 p.add_argument("model"); p.add_argument("dtype", choices=["fp32", "fp16"])
@@ -12,12 +13,7 @@ p.add_argument("--warmup", type=int, default=5)
 # ramps and one slow batch to move a ratio by half (runs of 2026-11-24).
 p.add_argument("--seconds", type=float, default=3.0)
 a = p.parse_args()
-torch.manual_seed(0)
-torch.backends.cudnn.benchmark = False
-torch.backends.cudnn.deterministic = True
-dt = torch.float16 if a.dtype == "fp16" else torch.float32
-m = getattr(torchvision.models, a.model)().eval().to("cuda", dt)
-x_host = torch.randn(a.batch, 3, 224, 224).to(dt)
+m, x_host = served_model(a.model, a.dtype, a.batch)
 with torch.no_grad():
     for _ in range(a.warmup):
         y = m(x_host.to("cuda"))

@@ -6,20 +6,16 @@
 # scripts/tandem-run) show which operators the driver layer makes slower.
 #   python3 op_profile.py MODEL fp16|fp32 [--batches N] [--top K]
 import argparse, time
-import torch, torchvision
+import torch
 from torch.profiler import profile, ProfilerActivity
+from served_model import served_model
 
 p = argparse.ArgumentParser()
 p.add_argument("model"); p.add_argument("dtype", choices=["fp32", "fp16"])
 p.add_argument("--batch", type=int, default=30); p.add_argument("--batches", type=int, default=20)
 p.add_argument("--top", type=int, default=25)
 a = p.parse_args()
-torch.manual_seed(0)
-torch.backends.cudnn.benchmark = False
-torch.backends.cudnn.deterministic = True
-dt = torch.float16 if a.dtype == "fp16" else torch.float32
-m = getattr(torchvision.models, a.model)().eval().to("cuda", dt)
-x_host = torch.randn(a.batch, 3, 224, 224).to(dt)
+m, x_host = served_model(a.model, a.dtype, a.batch)
 with torch.no_grad():
     for _ in range(5):
         y = m(x_host.to("cuda"))
