@@ -89,6 +89,8 @@ run() {
   shift 3
   local -a envv=(LD_LIBRARY_PATH="$native_ld")
   [ "$mode" = native ] || envv=(LD_LIBRARY_PATH="$tandem_ld" TANDEM_SERVER="${srv_ep[$mode]}" TANDEM_QUIET=1)
+  # A sanitized build's guest library needs its runtimes first in the uninstrumented program.
+  [ "$mode" = native ] || [ -z "$preload" ] || envv+=(LD_PRELOAD="$preload")
   steps=$((steps + 1))
   if [ "$mode" = native ] && [ "$backend" = sim ]; then
     echo "shares: [$steps] $name: skipped (no GPU: the sim backend runs only through Tandem)"
@@ -199,7 +201,9 @@ if want c; then
     pids=()
     for i in $(seq "$bes"); do
       echo "shares: [c, $bes G-Apps] G-App $i: $gsrv: shares be --n $t6_n --stop $stop"
-      timeout "$run_limit" env LD_LIBRARY_PATH="$tandem_ld" TANDEM_SERVER="${srv_ep[$gsrv]}" TANDEM_QUIET=1 \
+      gapp_env=(LD_LIBRARY_PATH="$tandem_ld" TANDEM_SERVER="${srv_ep[$gsrv]}" TANDEM_QUIET=1)
+      [ -z "$preload" ] || gapp_env+=(LD_PRELOAD="$preload")
+      timeout "$run_limit" env "${gapp_env[@]}" \
         "$progs/shares" be --n "$t6_n" --ms $((run_limit * 1000)) --stop "$stop" --ready "$out/logs/c$bes.ready.$i" \
         --bes "$bes" >"$out/logs/c-tandem-$bes-gapp$i.out" 2>"$out/logs/c-tandem-$bes-gapp$i.err" &
       pids+=($!)
@@ -208,6 +212,10 @@ if want c; then
     for _ in $(seq 600); do
       ready=$(find "$out/logs" -maxdepth 1 -name "c$bes.ready.*" | wc -l)
       [ "$ready" -ge "$bes" ] && break
+      # G-Apps that all ended (failed at start) will never be ready: no point waiting 60 s.
+      alive=0
+      for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
+      [ "$alive" = 0 ] && break
       sleep 0.1
     done
     [ "$ready" -ge "$bes" ] || echo "shares: [c, $bes G-Apps] only $ready of $bes G-Apps warmed up in 60 s; the C-App runs anyway" >&2
