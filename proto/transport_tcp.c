@@ -1,14 +1,17 @@
-/* ONC RPC over TCP with libtirpc's client (clnt_vc).
+/* ONC RPC over TCP with libtirpc's client (clnt_vc) for synchronous calls.
  *
- * One-way calls use ONC RPC batching: a call with no result decoder and a
- * zero timeout only goes into the client's send buffer.  A synchronous call
- * sends the buffer ahead of itself, so order is kept.  Left alone, batched
- * calls would wait for the next synchronous call while the GPU idles, so a
- * flusher thread sends them FLUSH_DELAY after the first of a burst (a
- * one-way TDM_FLUSH that ships the buffer).  A burst of launches thus costs
- * one write instead of one per launch.  Every use of the CLIENT holds
- * io_lock: clnt_vc's own locking does not make a zero-timeout call from the
- * flusher safe beside a synchronous call waiting for its reply. */
+ * One-way calls are encoded here, not by clnt_vc: each is a standard call
+ * record (call header with AUTH_NONE and an xid of raw_xid's sequence, the
+ * arguments, one last fragment) appended to the transport's batch buffer
+ * under io_lock, with no system call.  The buffer is shipped with one
+ * send(MSG_NOSIGNAL) ahead of anything else that goes on the socket (every
+ * clnt_vc call, a raw upload or download), when it fills, at close, and by
+ * a flusher thread FLUSH_DELAY after the first post of a burst, so that
+ * batched calls do not wait for the next synchronous call while the GPU
+ * idles.  A burst of launches thus costs one write instead of one per
+ * launch, and a post costs no signal-mask or clnt_vc lock traffic
+ * (docs/protocol.md, on one-way calls).  Every use of the CLIENT
+ * and of the batch holds io_lock. */
 #include "transport.h"
 #include "lanes_wire.h"
 #include "recstream.h"
@@ -58,7 +61,11 @@ typedef struct tcp_transport {
     pthread_cond_t wake;
     bool stop, flusher_running;
     pthread_t flusher;
-    uint32_t raw_xid;         /* xids of the calls sent around clnt_vc (bulk copies) */
+    uint32_t raw_xid;         /* xids of the calls sent around clnt_vc (one-way calls, bulk copies) */
+    int fd;                   /* clnt_vc's socket */
+    char *batch;              /* one-way call records not yet sent: batch[0, batch_len) */
+    size_t batch_len;
+    bool batch_broken;        /* a send of the batch failed: the connection is gone */
     tdm_recstream raw;        /* bulk downloads' replies, read around clnt_vc (made at the first) */
     XDR raw_xdrs;
     bool raw_open;
@@ -83,10 +90,27 @@ typedef struct tcp_transport {
 /* Long enough for any synchronize; a dead server shows as a closed socket,
  * not as a time-out. */
 static const struct timeval call_timeout = { 7 * 24 * 3600, 0 };
-static const struct timeval post_timeout = { 0, 0 };
 
-/* Ships the send buffer: a one-way call with a result decoder is sent at
- * once (and not waited for). */
+/* Sends the batched one-way calls (io_lock held).  A failed send breaks
+ * the transport for good, as a failed write breaks clnt_vc's connection:
+ * false, with the transport's why as a failed clnt_call gives it. */
+static bool ship_batch(tcp_transport *tt)
+{
+    struct iovec iov = { tt->batch, tt->batch_len };
+
+    atomic_store(&tt->pending, false);
+    if (tt->batch_broken)
+        return false;
+    if (tt->batch_len == 0)
+        return true;
+    tt->batch_len = 0;
+    if (tdm_recstream_send_all(tt->fd, &iov, 1) == 0)
+        return true;
+    tt->batch_broken = true;
+    snprintf(tt->base.why, sizeof(tt->base.why), "%s", clnt_sperrno(RPC_CANTSEND));
+    return false;
+}
+
 /* clnt_call under io_lock with SIGPIPE blocked: a server that died must
  * come back as an error (so the guest can resume elsewhere), not kill the
  * application with SIGPIPE.  The signal a failed write raised is taken
@@ -97,6 +121,9 @@ static enum clnt_stat guarded_call(tcp_transport *tt, uint32_t proc, xdrproc_t x
     sigset_t pipe_only, old;
     enum clnt_stat st;
 
+    /* What is batched goes first: order on the socket is the program's. */
+    if (!ship_batch(tt))
+        return RPC_CANTSEND;
     sigemptyset(&pipe_only);
     sigaddset(&pipe_only, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
@@ -114,12 +141,12 @@ static enum clnt_stat guarded_call(tcp_transport *tt, uint32_t proc, xdrproc_t x
 
 static bool flush(tcp_transport *tt)
 {
-    enum clnt_stat st;
+    bool ok;
 
     pthread_mutex_lock(&tt->io_lock);
-    st = guarded_call(tt, TDM_FLUSH, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)tdm_xdr_void, NULL, post_timeout);
+    ok = ship_batch(tt);
     pthread_mutex_unlock(&tt->io_lock);
-    return st == RPC_TIMEDOUT || st == RPC_SUCCESS;
+    return ok;
 }
 
 static void *flusher_main(void *arg)
@@ -164,8 +191,7 @@ static int tcp_call(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args
         pthread_mutex_unlock(&tt->io_lock);
         return TDM_T_BROKEN;
     }
-    /* This call carries whatever is batched. */
-    atomic_store(&tt->pending, false);
+    /* guarded_call ships whatever is batched ahead of this call. */
     st = guarded_call(tt, proc, xargs, args, xres, res, call_timeout);
     pthread_mutex_unlock(&tt->io_lock);
 
@@ -178,16 +204,43 @@ static int tcp_call(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args
     return TDM_T_BROKEN;
 }
 
-/* Without a flusher thread (it could not be started) every one-way call
- * is sent at once. */
-static int flush_now_post(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args)
-{
-    enum clnt_stat st;
+static int raw_send(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args, uint32_t *xid);
 
-    pthread_mutex_lock(&tt->io_lock);
-    st = guarded_call(tt, proc, xargs, args, (xdrproc_t)tdm_xdr_void, NULL, post_timeout);
-    pthread_mutex_unlock(&tt->io_lock);
-    return (st == RPC_TIMEDOUT || st == RPC_SUCCESS) ? TDM_T_OK : TDM_T_BROKEN;
+/* Appends a one-way call's record to the batch (io_lock held): its record
+ * mark, then the call header and arguments encoded in place.  A full batch
+ * is shipped first; a call too large for an empty one goes as raw_send's
+ * record, after the batch.  TDM_T_OK, TDM_T_REJECTED (the arguments do
+ * not encode) or TDM_T_BROKEN. */
+static int batch_post(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args)
+{
+    struct rpc_msg msg;
+    uint32_t mark, xid;
+    XDR x;
+
+    if (tt->batch_broken)
+        return TDM_T_BROKEN;
+    for (;;) {
+        size_t space = TCP_BUF_SIZE - tt->batch_len;
+        bool ok = false;
+        if (space > sizeof(mark)) {
+            xdrmem_create(&x, tt->batch + tt->batch_len + sizeof(mark), (u_int)(space - sizeof(mark)), XDR_ENCODE);
+            tdm_rpc_call_msg(&msg, (tt->raw_xid + 1) | 0x80000000u, proc);
+            ok = xdr_callmsg(&x, &msg) && xargs(&x, args);
+            if (ok) {
+                mark = htonl(0x80000000u | xdr_getpos(&x));
+                memcpy(tt->batch + tt->batch_len, &mark, sizeof(mark));
+                tt->batch_len += sizeof(mark) + xdr_getpos(&x);
+                tt->raw_xid++;
+            }
+            xdr_destroy(&x);
+        }
+        if (ok)
+            return TDM_T_OK;
+        if (tt->batch_len == 0)
+            return raw_send(tt, proc, xargs, args, &xid);
+        if (!ship_batch(tt))
+            return TDM_T_BROKEN;
+    }
 }
 
 /* ---- tcp bulk data (issue 14) ---- */
@@ -199,19 +252,12 @@ static int flush_now_post(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, voi
  * small fields pass through it. */
 #define RAW_REPLY_BUF (64u << 10)
 
-/* Before a call goes around clnt_vc (io_lock held): ships what clnt_vc
- * still holds (a FLUSH), so that order is kept, and gives its socket, or
- * -1 when the connection is gone. */
+/* Before a call goes around clnt_vc (io_lock held): ships the batch, so
+ * that order is kept (clnt_vc itself holds nothing between calls), and
+ * gives the socket, or -1 when the connection is gone. */
 static int take_socket(tcp_transport *tt)
 {
-    enum clnt_stat st;
-    int fd = -1;
-
-    st = guarded_call(tt, TDM_FLUSH, (xdrproc_t)tdm_xdr_void, NULL, (xdrproc_t)tdm_xdr_void, NULL, post_timeout);
-    if ((st != RPC_SUCCESS && st != RPC_TIMEDOUT) || !clnt_control(tt->clnt, CLGET_FD, (char *)&fd))
-        return -1;
-    atomic_store(&tt->pending, false);
-    return fd;
+    return ship_batch(tt) ? tt->fd : -1;
 }
 
 /* MEMCPY_HTOD with its bytes written straight from the program's buffer:
@@ -611,29 +657,26 @@ static int tcp_post_piece(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void
                           bool more)
 {
     tcp_transport *tt = (tcp_transport *)t;
-    enum clnt_stat st;
+    int rc;
 
     /* Only when args are what the row says (a test may send anything). */
     if (proc == TDM_MEMCPY_HTOD && xargs == (xdrproc_t)xdr_tdm_memcpy_htod_args && args &&
         ((tdm_memcpy_htod_args *)args)->data.data_len >= RAW_MIN_BYTES)
         return post_htod_raw(tt, args, copy_bytes, more);
+    pthread_mutex_lock(&tt->io_lock);
     /* A copy's small last piece (or any other one-way call) returns once
      * the pieces in flight were taken: the program's buffer is free again
      * when its copy returns. */
-    if (!more) {
-        pthread_mutex_lock(&tt->io_lock);
-        int rc = lane_collect(tt, 0);
-        pthread_mutex_unlock(&tt->io_lock);
-        if (rc != TDM_T_OK)
-            return rc;
-    }
-    if (!tt->flusher_running)
-        return flush_now_post(tt, proc, xargs, args);
-    pthread_mutex_lock(&tt->io_lock);
-    st = guarded_call(tt, proc, xargs, args, NULL, NULL, post_timeout);
+    rc = more ? TDM_T_OK : lane_collect(tt, 0);
+    if (rc == TDM_T_OK)
+        rc = batch_post(tt, proc, xargs, args);
+    /* Without a flusher thread (it could not be started) every one-way
+     * call is sent at once. */
+    if (rc == TDM_T_OK && !tt->flusher_running && !ship_batch(tt))
+        rc = TDM_T_BROKEN;
     pthread_mutex_unlock(&tt->io_lock);
-    if (st != RPC_SUCCESS && st != RPC_TIMEDOUT)
-        return TDM_T_BROKEN;
+    if (rc != TDM_T_OK || !tt->flusher_running)
+        return rc;
     if (!atomic_exchange(&tt->pending, true)) {
         pthread_mutex_lock(&tt->lock);
         pthread_cond_signal(&tt->wake);
@@ -660,13 +703,14 @@ static void tcp_close(tdm_transport *t)
         pthread_join(tt->flusher, NULL);
     }
     /* Whatever is still batched must reach the server before we go. */
-    if (tt->clnt && atomic_load(&tt->pending))
+    if (tt->clnt)
         flush(tt);
     tdm_tcp_lanes_close(tt->lanes);
     if (tt->clnt)
         clnt_destroy(tt->clnt);
     if (tt->raw_open)
         tdm_recstream_destroy(&tt->raw);
+    free(tt->batch);
     pthread_cond_destroy(&tt->wake);
     pthread_mutex_destroy(&tt->lock);
     pthread_mutex_destroy(&tt->io_lock);
@@ -727,6 +771,11 @@ int tdm_transport_tcp_open(const char *host, int port, tdm_transport **out, char
     pthread_mutex_init(&tt->io_lock, NULL);
     pthread_cond_init(&tt->wake, NULL);
     atomic_init(&tt->pending, false);
+    tt->batch = malloc(TCP_BUF_SIZE);
+    if (!tt->batch) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
     fd = connect_tcp(host, port, err, errlen);
     if (fd < 0)
         goto fail;
@@ -742,9 +791,8 @@ int tdm_transport_tcp_open(const char *host, int port, tdm_transport **out, char
         goto fail;
     }
     clnt_control(tt->clnt, CLSET_FD_CLOSE, NULL);
-    /* A fixed reply timeout: otherwise clnt_vc takes it from each call, and
-     * the flusher's zero-timeout call could cut short a synchronous call's
-     * wait for its reply. */
+    tt->fd = fd;
+    /* A fixed reply timeout: otherwise clnt_vc takes it from each call. */
     clnt_control(tt->clnt, CLSET_TIMEOUT, (char *)&call_timeout);
     fd = -1;
     tt->base.ops = &tcp_ops;
@@ -758,6 +806,7 @@ fail:
     pthread_cond_destroy(&tt->wake);
     pthread_mutex_destroy(&tt->lock);
     pthread_mutex_destroy(&tt->io_lock);
+    free(tt->batch);
     free(tt);
     return -1;
 }
