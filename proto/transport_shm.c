@@ -71,22 +71,6 @@ static int ring_status(int rc)
     return rc == TDM_SHM_OK ? TDM_T_OK : TDM_T_BROKEN;
 }
 
-/* Encodes the call message and args into st->buf; false when they do not fit (or cannot be
- * encoded at all), with *len how far it got. */
-static bool encode_call(shm_transport *st, struct rpc_msg *m, xdrproc_t xargs, void *args, size_t *len)
-{
-    XDR x;
-    bool ok;
-
-    if (!st->cap)
-        return false;
-    xdrmem_create(&x, st->buf, (u_int)st->cap, XDR_ENCODE);
-    ok = xdr_callmsg(&x, m) && xargs(&x, args);
-    *len = xdr_getpos(&x);
-    xdr_destroy(&x);
-    return ok;
-}
-
 static int send_call(shm_transport *st, uint32_t proc, xdrproc_t xargs, void *args)
 {
     struct rpc_msg m;
@@ -94,11 +78,12 @@ static int send_call(shm_transport *st, uint32_t proc, xdrproc_t xargs, void *ar
 
     if (atomic_load(&st->dead))
         return TDM_T_BROKEN;
-    tdm_rpc_call_msg(&m, ++st->xid, proc);
+    ++st->xid;
     /* Straight into the buffer, which the largest call so far has sized: xdr_sizeof's two more
      * passes over the arguments (a third of a launch's guest instructions) only for a call that
      * does not fit.  One that fits and still fails cannot be encoded. */
-    if (!encode_call(st, &m, xargs, args, &n)) {
+    if (!tdm_rpc_encode_call(st->buf, st->cap, st->xid, proc, xargs, args, &n)) {
+        tdm_rpc_call_msg(&m, st->xid, proc);
         size_t need = xdr_sizeof((xdrproc_t)xdr_callmsg, &m) + xdr_sizeof(xargs, args);
 
         if (need <= st->cap)
@@ -108,7 +93,7 @@ static int send_call(shm_transport *st, uint32_t proc, xdrproc_t xargs, void *ar
             return TDM_T_BROKEN;
         st->buf = p;
         st->cap = need;
-        if (!encode_call(st, &m, xargs, args, &n))
+        if (!tdm_rpc_encode_call(st->buf, st->cap, st->xid, proc, xargs, args, &n))
             return TDM_T_REJECTED;
     }
     return ring_status(tdm_shm_ring_send(&st->tx, st->buf, n, server_alive, st));

@@ -213,29 +213,21 @@ static int raw_send(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *arg
  * not encode) or TDM_T_BROKEN. */
 static int batch_post(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args)
 {
-    struct rpc_msg msg;
     uint32_t mark, xid;
-    XDR x;
 
     if (tt->batch_broken)
         return TDM_T_BROKEN;
     for (;;) {
-        size_t space = TCP_BUF_SIZE - tt->batch_len;
-        bool ok = false;
-        if (space > sizeof(mark)) {
-            xdrmem_create(&x, tt->batch + tt->batch_len + sizeof(mark), (u_int)(space - sizeof(mark)), XDR_ENCODE);
-            tdm_rpc_call_msg(&msg, (tt->raw_xid + 1) | 0x80000000u, proc);
-            ok = xdr_callmsg(&x, &msg) && xargs(&x, args);
-            if (ok) {
-                mark = htonl(0x80000000u | xdr_getpos(&x));
-                memcpy(tt->batch + tt->batch_len, &mark, sizeof(mark));
-                tt->batch_len += sizeof(mark) + xdr_getpos(&x);
-                tt->raw_xid++;
-            }
-            xdr_destroy(&x);
-        }
-        if (ok)
+        size_t space = TCP_BUF_SIZE - tt->batch_len, n;
+        if (space > sizeof(mark) &&
+            tdm_rpc_encode_call(tt->batch + tt->batch_len + sizeof(mark), space - sizeof(mark),
+                                (tt->raw_xid + 1) | 0x80000000u, proc, xargs, args, &n)) {
+            mark = htonl(0x80000000u | (uint32_t)n);
+            memcpy(tt->batch + tt->batch_len, &mark, sizeof(mark));
+            tt->batch_len += sizeof(mark) + n;
+            tt->raw_xid++;
             return TDM_T_OK;
+        }
         if (tt->batch_len == 0)
             return raw_send(tt, proc, xargs, args, &xid);
         if (!ship_batch(tt))

@@ -1,5 +1,6 @@
 #include "xdr_extra.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,24 @@ void tdm_rpc_call_msg(struct rpc_msg *m, uint32_t xid, uint32_t proc)
     m->rm_call.cb_proc = proc;
     m->rm_call.cb_cred = _null_auth;
     m->rm_call.cb_verf = _null_auth;
+}
+
+bool tdm_rpc_encode_call(char *buf, size_t cap, uint32_t xid, uint32_t proc, xdrproc_t xargs, void *args,
+                         size_t *len)
+{
+    struct rpc_msg m;
+    XDR x;
+    bool ok;
+
+    *len = 0;
+    if (!cap)
+        return false;
+    tdm_rpc_call_msg(&m, xid, proc);
+    xdrmem_create(&x, buf, (u_int)(cap > UINT_MAX ? UINT_MAX : cap), XDR_ENCODE);
+    ok = xdr_callmsg(&x, &m) && xargs(&x, args);
+    *len = xdr_getpos(&x);
+    xdr_destroy(&x);
+    return ok;
 }
 
 /* Decodes `size` bytes of opaque (and its padding) into a buffer that

@@ -3,6 +3,9 @@
 #define TANDEM_PROTO_XDR_EXTRA_H
 
 #include <rpc/rpc.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 /* An empty argument or result.  libtirpc declares xdr_void with no
  * parameters, which cannot be cast to xdrproc_t without a warning. */
@@ -12,6 +15,12 @@ bool_t tdm_xdr_void(XDR *xdrs, void *unused);
  * what a transport that builds its frames itself encodes ahead of the
  * arguments. */
 void tdm_rpc_call_msg(struct rpc_msg *m, uint32_t xid, uint32_t proc);
+
+/* That call message and its arguments encoded into buf[0, cap): true with *len the bytes
+ * written; false when they do not fit or cannot be encoded (*len: how far it got).  The body
+ * of a frame (shm) or of a record (tcp) a transport builds itself. */
+bool tdm_rpc_encode_call(char *buf, size_t cap, uint32_t xid, uint32_t proc, xdrproc_t xargs, void *args,
+                         size_t *len);
 
 /* Up to this many bytes of a variable-length opaque are allocated at once
  * when decoded; beyond it, the buffer grows as the bytes arrive. */

@@ -64,14 +64,8 @@ void tdm_ksampler_poll(tdm_ksampler *k, const tdm_kprobe *p)
 void tdm_ksampler_report(tdm_ksampler *k, uint64_t *p50_ns, uint64_t *p99_ns, uint64_t *n)
 {
     uint32_t window[TDM_LATENCY_BUCKETS];
-    uint64_t total = 0;
+    uint64_t total = tdm_latency_take_window(k->hist, k->reported, window);
 
-    for (unsigned b = 0; b < TDM_LATENCY_BUCKETS; b++) {
-        uint32_t now = atomic_load_explicit(&k->hist[b], memory_order_relaxed);
-        window[b] = now - k->reported[b];
-        k->reported[b] = now;
-        total += window[b];
-    }
     *p50_ns = tdm_latency_quantile_ns(window, 0.50);
     *p99_ns = tdm_latency_quantile_ns(window, 0.99);
     *n = total;

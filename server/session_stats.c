@@ -29,6 +29,20 @@ uint64_t tdm_latency_bucket_mid_ns(unsigned b)
     return low + width / 2;
 }
 
+uint64_t tdm_latency_take_window(_Atomic uint32_t hist[TDM_LATENCY_BUCKETS], uint32_t reported[TDM_LATENCY_BUCKETS],
+                                 uint32_t window[TDM_LATENCY_BUCKETS])
+{
+    uint64_t total = 0;
+
+    for (unsigned b = 0; b < TDM_LATENCY_BUCKETS; b++) {
+        uint32_t now = atomic_load_explicit(&hist[b], memory_order_relaxed);
+        window[b] = now - reported[b];
+        reported[b] = now;
+        total += window[b];
+    }
+    return total;
+}
+
 uint64_t tdm_latency_quantile_ns(const uint32_t counts[TDM_LATENCY_BUCKETS], double q)
 {
     uint64_t total = 0, seen = 0;

@@ -88,15 +88,22 @@ const orch_server *orch_gpu_active_server(const orch_gpu *g)
     return NULL;
 }
 
-int orch_gpu_sm_used(const orch_cluster *c, const char *node, int gpu, const orch_placement *skip)
+/* SMs the placements on (node, gpu) hold, of tenant's only unless tenant is NULL, leaving out skip. */
+static int gpu_sm_sum(const orch_cluster *c, const char *node, int gpu, const char *tenant,
+                      const orch_placement *skip)
 {
     int sum = 0;
     for (int i = 0; i < c->nplacements; i++) {
         const orch_placement *p = &c->placements[i];
-        if (p != skip && p->gpu == gpu && strcmp(p->node, node) == 0)
+        if (p != skip && p->gpu == gpu && strcmp(p->node, node) == 0 && (!tenant || strcmp(p->tenant, tenant) == 0))
             sum += p->sm;
     }
     return sum;
+}
+
+int orch_gpu_sm_used(const orch_cluster *c, const char *node, int gpu, const orch_placement *skip)
+{
+    return gpu_sm_sum(c, node, gpu, NULL, skip);
 }
 
 int orch_gpu_memory_held(const orch_cluster *c, const char *node, int gpu, const orch_placement *skip)
@@ -119,24 +126,12 @@ int orch_tenant_sm_used(const orch_cluster *c, const char *tenant, const orch_pl
     return sum;
 }
 
-int orch_gpu_tenant_sm_used(const orch_cluster *c, const char *node, int gpu, const char *tenant,
-                            const orch_placement *skip)
-{
-    int sum = 0;
-    for (int i = 0; i < c->nplacements; i++) {
-        const orch_placement *p = &c->placements[i];
-        if (p != skip && p->gpu == gpu && strcmp(p->node, node) == 0 && strcmp(p->tenant, tenant) == 0)
-            sum += p->sm;
-    }
-    return sum;
-}
-
 int orch_gpu_vm_sm_left(const orch_cluster *c, const char *node, const orch_gpu *g, const char *tenant,
                         const orch_placement *skip)
 {
     if (g->sm_budget_per_vm <= 0)
         return INT_MAX;
-    return g->sm_budget_per_vm - orch_gpu_tenant_sm_used(c, node, g->index, tenant, skip);
+    return g->sm_budget_per_vm - gpu_sm_sum(c, node, g->index, tenant, skip);
 }
 
 int orch_tenant_memory_held(const orch_cluster *c, const char *tenant, const orch_placement *skip)

@@ -16,11 +16,7 @@ static json_object *latency_since_last(tdm_session *s)
     uint32_t recent[TDM_LATENCY_BUCKETS];
     json_object *o = json_object_new_object();
 
-    for (unsigned b = 0; b < TDM_LATENCY_BUCKETS; b++) {
-        uint32_t now = atomic_load_explicit(&s->stats.latency[b], memory_order_relaxed);
-        recent[b] = now - s->stats.reported[b];
-        s->stats.reported[b] = now;
-    }
+    tdm_latency_take_window(s->stats.latency, s->stats.reported, recent);
     json_object_object_add(o, "p50", json_object_new_double(tdm_latency_quantile_ns(recent, 0.50) / 1000.0));
     json_object_object_add(o, "p99", json_object_new_double(tdm_latency_quantile_ns(recent, 0.99) / 1000.0));
     return o;

@@ -147,9 +147,6 @@ int orch_gpu_sm_used(const orch_cluster *c, const char *node, int gpu, const orc
 int orch_gpu_memory_held(const orch_cluster *c, const char *node, int gpu, const orch_placement *skip);
 /* SMs and memory tenant's placements hold, leaving out skip. */
 int orch_tenant_sm_used(const orch_cluster *c, const char *tenant, const orch_placement *skip);
-/* SMs tenant's placements on (node, gpu) hold, leaving out skip. */
-int orch_gpu_tenant_sm_used(const orch_cluster *c, const char *node, int gpu, const char *tenant,
-                            const orch_placement *skip);
 /* SMs more that tenant may hold on GPU g of node under its sm_budget_per_vm (INT_MAX: no bound;
  * 0 or less: none), leaving out skip. */
 int orch_gpu_vm_sm_left(const orch_cluster *c, const char *node, const orch_gpu *g, const char *tenant,
