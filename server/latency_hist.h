@@ -1,4 +1,4 @@
-/* The log-scale latency histogram the control plane reports from (session_stats.c): the call
+/* The log-scale latency histogram the control plane reports from: the call
  * latency of each session and its sampled kernel latency (kernel_sampler.h) use the same
  * buckets. */
 #ifndef TANDEM_SERVER_LATENCY_HIST_H
