@@ -3,30 +3,33 @@
 # printed side by side with Flyt's Table 8 (seed 004: batch 30, images/s, native / Flyt over shm
 # / Flyt over TCP).  Stock PyTorch runs through Tandem's driver (scripts/tandem-run) against a
 # tandem-server --backend cuda this script starts, over shm and over tcp.
-#   usage: bench/pytorch/run.sh --bundle DIR [--out DIR] [--iters N] [--rounds N] [--models LIST] [--dtypes LIST]
+#   usage: bench/pytorch/run.sh --bundle DIR [--out DIR] [--iters N] [--seconds S] [--rounds N] [--models LIST] [--dtypes LIST]
 #          bench/pytorch/run.sh --replot DIR    (table.txt and ratios.png again from DIR/results.tsv,
 #                                                where gnuplot is: the GPU host may lack it)
 # DIR is a bundle from scripts/gpu-bundle.sh (or a build directory).  --rounds N (default 3):
-# N interleaved rounds (round 1 runs every configuration native, shm, tcp; then round 2 ...), so
-# that drift (clocks, other load) falls on all three alike; the table gives medians and min-max.
+# N interleaved rounds (round 1 runs every configuration native, shm, tcp, each mode in one
+# process; round 2 shm, tcp, native; ...), so that drift (clocks, other load) falls on all three
+# alike; the table gives medians and min-max.  --seconds S: each configuration's measurement
+# lasts at least S seconds (default 3).
 # Writes results.tsv (one line per round, mode, model and dtype: images/s, checksum, status: every
-# raw figure), logs/MODE-MODEL-DTYPE-rROUND.log, table.txt and, with gnuplot,
+# raw figure), logs/MODE-rROUND.log, table.txt and, with gnuplot,
 # ratios.png into --out (default bench/results/DATE-pytorch).  Exit 1 when a run failed or a
 # Tandem checksum differs from native's.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-bundle="" out="" replot="" iters=20 rounds=3 models="resnet50 vgg16 efficientnet_b0 densenet121" dtypes="fp32 fp16"
+bundle="" out="" replot="" iters=20 seconds=3 rounds=3 models="resnet50 vgg16 efficientnet_b0 densenet121" dtypes="fp32 fp16"
 while [ $# -gt 0 ]; do
   case $1 in
     --bundle) bundle=$2; shift ;;
     --replot) replot=$2; shift ;;
     --out) out=$2; shift ;;
     --iters) iters=$2; shift ;;
+    --seconds) seconds=$2; shift ;;
     --rounds) rounds=$2; shift ;;
     --models) models=${2//,/ }; shift ;;
     --dtypes) dtypes=${2//,/ }; shift ;;
-    *) echo "usage: $0 --bundle DIR [--out DIR] [--iters N] [--rounds N] [--models LIST] [--dtypes LIST] | --replot DIR" >&2; exit 2 ;;
+    *) echo "usage: $0 --bundle DIR [--out DIR] [--iters N] [--seconds S] [--rounds N] [--models LIST] [--dtypes LIST] | --replot DIR" >&2; exit 2 ;;
   esac
   shift
 done
@@ -71,33 +74,42 @@ trap 'kill $server 2>/dev/null; wait $server 2>/dev/null' EXIT
 sleep 2
 printf 'round\tmode\tmodel\tdtype\timages_per_s\tchecksum\tstatus\n' >"$out/results.tsv"
 fail=0
-run_one() {   # round mode model dtype
-  local round=$1 mode=$2 model=$3 dtype=$4 log="$out/logs/$2-$3-$4-r$1.log" line
-  # A run that fails is a row saying why (below), not the end of the benchmark.
+# One process per round and mode measures every configuration (infer.py), so Python, torch and
+# the session start once per mode a round.  A configuration that failed or printed nothing is a
+# row saying why, not the end of the benchmark.
+configs=""
+for model in $models; do for dtype in $dtypes; do configs+=" $model:$dtype"; done; done
+run_round_mode() {   # round mode
+  local round=$1 mode=$2 log="$out/logs/$2-r$1.log" cfg model dtype line
   case $mode in
-    native) timeout 900 python3 "$here/infer.py" "$model" "$dtype" --iters "$iters" >"$log" 2>&1 || true ;;
+    native) timeout 900 python3 "$here/infer.py" $configs --iters "$iters" --seconds "$seconds" >"$log" 2>&1 || true ;;
     shm) TANDEM_SERVER="shm:$shm" TANDEM_LIB="$bundle/lib" timeout 900 "$root/scripts/tandem-run" \
-           python3 "$here/infer.py" "$model" "$dtype" --iters "$iters" >"$log" 2>&1 || true ;;
+           python3 "$here/infer.py" $configs --iters "$iters" --seconds "$seconds" >"$log" 2>&1 || true ;;
     tcp) TANDEM_SERVER="tcp://127.0.0.1:$port" TANDEM_LIB="$bundle/lib" timeout 900 "$root/scripts/tandem-run" \
-           python3 "$here/infer.py" "$model" "$dtype" --iters "$iters" >"$log" 2>&1 || true ;;
+           python3 "$here/infer.py" $configs --iters "$iters" --seconds "$seconds" >"$log" 2>&1 || true ;;
   esac
-  line=$(grep '^{' "$log" | tail -1 || true)
-  if [ -n "$line" ]; then
-    python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("%s\t%s\t%s\t%s\t%.1f\t%.6e\tok" % (sys.argv[3], sys.argv[2], d["model"], d["dtype"], d["images_per_s"], d["checksum"]))' \
-      "$line" "$mode" "$round" >>"$out/results.tsv"
-  else
-    printf '%s\t%s\t%s\t%s\t-\t-\tfailed: %s\n' "$round" "$mode" "$model" "$dtype" \
-      "$( (grep -v '^ ' "$log" || true) | tail -1 | tr '\t' ' ' | cut -c1-160)" >>"$out/results.tsv"
-    fail=1
-  fi
-  echo "pytorch-bench: round $round/$rounds $mode $model $dtype: $(tail -1 "$out/results.tsv" | cut -f5,7)" >&2
-}
-for round in $(seq "$rounds"); do
-  for model in $models; do
-    for dtype in $dtypes; do
-      for mode in native shm tcp; do run_one "$round" "$mode" "$model" "$dtype"; done
-    done
+  for cfg in $configs; do
+    model=${cfg%%:*} dtype=${cfg#*:}
+    line=$(grep "^{\"model\": \"$model\", \"dtype\": \"$dtype\"" "$log" | tail -1 || true)
+    if [ -n "$line" ] && ! grep -q '"error"' <<<"$line"; then
+      python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("%s\t%s\t%s\t%s\t%.1f\t%.6e\tok" % (sys.argv[3], sys.argv[2], d["model"], d["dtype"], d["images_per_s"], d["checksum"]))' \
+        "$line" "$mode" "$round" >>"$out/results.tsv"
+    else
+      local why
+      if [ -n "$line" ]; then why=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["error"])' "$line")
+      else why=$( (grep -v '^ ' "$log" || true) | grep -v '^{' | tail -1); fi
+      printf '%s\t%s\t%s\t%s\t-\t-\tfailed: %s\n' "$round" "$mode" "$model" "$dtype" \
+        "$(tr '\t' ' ' <<<"$why" | cut -c1-160)" >>"$out/results.tsv"
+      fail=1
+    fi
+    echo "pytorch-bench: round $round/$rounds $mode $model $dtype: $(tail -1 "$out/results.tsv" | cut -f5,7)" >&2
   done
+}
+# The order of the modes turns each round (native shm tcp, then shm tcp native, ...), so that what
+# drifts within a round (clocks, other load on the host) does not always fall on the same mode.
+modes=(native shm tcp)
+for round in $(seq "$rounds"); do
+  for k in 0 1 2; do run_round_mode "$round" "${modes[$(( (k + round - 1) % 3 ))]}"; done
 done
 report "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)" "$(date -u +%FT%TZ)" || fail=1
 exit $fail
