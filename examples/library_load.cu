@@ -10,10 +10,14 @@
 //   library-load --tandem-stale   (through Tandem only: handles after unload)
 //   library-load --no-globals     (loads and launches only: the takeover test's)
 //   library-load --one-global     (a load and one global: the protection test's)
+//   library-load --global-rounds N (a global set and used by a kernel N times, 20 ms apart: the
+//                                   test of a standby that comes after the global was made)
 #include <cuda_runtime.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -203,8 +207,52 @@ static int no_globals(void)
     return 0;
 }
 
+// A library's global made first, then N rounds of: the global set to the round's number, a
+// kernel reading it, the result summed; 20 ms between rounds, so that a test can start a
+// standby, and kill the active, while it runs.  Same output natively.
+static int global_rounds(int rounds)
+{
+    cudaLibrary_t lib;
+    cudaKernel_t axpb;
+    void *gbias = nullptr;
+    float *x, *y, a = 2.0f;
+    int n = N;
+    double sum = 0;
+    std::vector<float> hx(N), hy(N);
+
+    CHECK(cudaLibraryLoadData(&lib, library_cubin, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    CHECK(cudaLibraryGetKernel(&axpb, lib, "lib_axpb"));
+    CHECK(cudaLibraryGetGlobal(&gbias, nullptr, lib, "lib_bias"));
+    for (int i = 0; i < N; i++)
+        hx[i] = (float)(i % 13);
+    CHECK(cudaMalloc(&x, N * sizeof(float)));
+    CHECK(cudaMalloc(&y, N * sizeof(float)));
+    CHECK(cudaMemcpy(x, hx.data(), N * sizeof(float), cudaMemcpyHostToDevice));
+    std::printf("global rounds: ready\n");
+    std::fflush(stdout);
+    for (int r = 0; r < rounds; r++) {
+        void *args[] = { &y, &x, &a, &n };
+        CHECK(cudaMemcpy(gbias, &r, sizeof(r), cudaMemcpyHostToDevice));
+        CHECK(cudaLaunchKernel((const void *)axpb, dim3((N + 127) / 128), dim3(128), args, 0, 0));
+        CHECK(cudaDeviceSynchronize());
+        CHECK(cudaMemcpy(hy.data(), y, N * sizeof(float), cudaMemcpyDeviceToHost));
+        for (int i = 0; i < N; i++)
+            sum += hy[i];
+        usleep(20000);
+    }
+    int last = -1;
+    CHECK(cudaMemcpy(&last, gbias, sizeof(last), cudaMemcpyDeviceToHost));
+    CHECK(cudaFree(x));
+    CHECK(cudaFree(y));
+    CHECK(cudaLibraryUnload(lib));
+    std::printf("global rounds: %d, sum %.1f, global %d\n", rounds, sum, last);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && std::strcmp(argv[1], "--global-rounds") == 0)
+        return global_rounds(std::atoi(argv[2]));
     if (argc == 2 && std::strcmp(argv[1], "--tandem-stale") == 0)
         return stale_handles();
     if (argc == 2 && std::strcmp(argv[1], "--no-globals") == 0)
@@ -219,7 +267,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (argc != 2) {
-        std::fprintf(stderr, "usage: %s FATBIN_FILE | --tandem-stale | --no-globals | --one-global\n", argv[0]);
+        std::fprintf(stderr,
+                     "usage: %s FATBIN_FILE | --tandem-stale | --no-globals | --one-global | --global-rounds N\n",
+                     argv[0]);
         return 2;
     }
     cudaLibrary_t lib;

@@ -5,6 +5,7 @@
  * a standby that has a standby of its own, a standby that came back, and a
  * fail-back (docs/takeover.md). */
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include <driver_types.h>
@@ -40,6 +41,10 @@ static void send_module(void *obj, uint64_t id, void *arg)
         return;
     }
     tdm_takeover_mirror(s, TDM_M_MODULE_LOAD, id, 0, 0, 0, k->msg, k->len, -1);
+    /* Its library globals, at the guest's addresses, before any shadow of one is sent. */
+    for (size_t i = 0; i < k->nglobals; i++)
+        tdm_takeover_mirror(s, TDM_M_LIBRARY_GLOBAL, id, 0, k->globals[i].addr, 0, k->globals[i].name,
+                            (uint32_t)strlen(k->globals[i].name), -1);
 }
 
 static void send_stream(void *obj, uint64_t id, void *arg)

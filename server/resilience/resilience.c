@@ -88,6 +88,9 @@ static void on_module_freed(void *ctx, tdm_session *s, uint64_t handle)
 
 static void on_global_made(void *ctx, tdm_session *s, uint64_t library, const char *name, uint64_t addr)
 {
+    /* Kept for a standby that comes later (mirror_sync.c sends it after the library's load). */
+    if (!tdm_takeover_keep_global(tdm_takeover(s), library, name, addr))
+        tdm_takeover_unprotect(s, "cannot keep a library's global for a standby");
     tdm_takeover_mirror(s, TDM_M_LIBRARY_GLOBAL, library, 0, addr, 0, name, (uint32_t)strlen(name), -1);
 }
 

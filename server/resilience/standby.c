@@ -125,7 +125,12 @@ static int apply_library_global(mirror_session *ms, const tdm_mirror_hdr *h, con
         return cudaErrorInvalidValue;
     memcpy(name, payload, h->len);
     name[h->len] = 0;
-    return tdm_session_library_global_at(ms->sess, h->a, name, h->c);
+    int err = tdm_session_library_global_at(ms->sess, h->a, name, h->c);
+    /* Kept as the active keeps it: should this server take the session over, its own standby
+     * (or a fail-back target) must get the global too. */
+    if (!err && !tdm_takeover_keep_global(tdm_takeover(ms->sess), h->a, name, h->c))
+        err = cudaErrorMemoryAllocation;
+    return err;
 }
 
 static void apply_module_load(mirror_session *ms, const tdm_mirror_hdr *h, const void *payload)
@@ -700,8 +705,10 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
         for (mirror_session *m = sb->sessions; m; m = m->next)
             if (m->id == id && m->token == token && token)
                 ms = m;
-        /* Not found yet: a feed still being read may bring it. */
-        if (ms ? ms->claimed || ms->f->ended || ms->handed_off : sb->live_feeds == 0)
+        /* Not found yet: a feed still being read may bring it.  A diverged mirror can never be
+         * resumed: refused at once, not after the wait (a guest failing back retries, and each
+         * retry waited ACTIVE_GONE_WAIT_S: a PyTorch loop hung for minutes on the H200). */
+        if (ms ? ms->claimed || ms->f->ended || ms->handed_off || ms->diverged : sb->live_feeds == 0)
             break;
         if (pthread_cond_timedwait(&sb->changed, &sb->lock, &until) == ETIMEDOUT)
             break;
@@ -710,8 +717,8 @@ int tdm_standby_resume(tdm_standby *sb, tdm_session *s, uint64_t id, uint64_t to
     if (!ms || ms->claimed || !(ms->f->ended || ms->handed_off) || ms->diverged || !epoch_ok) {
         const char *why = !ms ? "no such session here (or a wrong token)"
                           : ms->claimed ? "it is being resumed already"
-                          : !(ms->f->ended || ms->handed_off) ? "its active server is still serving it"
                           : ms->diverged ? "its mirror diverged (see above)"
+                          : !(ms->f->ended || ms->handed_off) ? "its active server is still serving it"
                                          : "the guest's journal does not reach back to the active's last epoch";
         uint64_t mirrored = ms ? ms->epoch : 0;
         pthread_mutex_unlock(&sb->lock);

@@ -135,11 +135,32 @@ const tdm_kept_module *tdm_takeover_kept_module(const tdm_takeover_state *t, uin
     return NULL;
 }
 
+bool tdm_takeover_keep_global(tdm_takeover_state *t, uint64_t handle, const char *name, uint64_t addr)
+{
+    tdm_kept_module *k = (tdm_kept_module *)tdm_takeover_kept_module(t, handle);
+    char *copy;
+
+    if (!k || tdm_grow(&k->globals, &k->cap_globals, k->nglobals + 1, sizeof(*k->globals), 4) != 0)
+        return false;
+    if (!(copy = strdup(name)))
+        return false;
+    k->globals[k->nglobals++] = (tdm_kept_global){ .name = copy, .addr = addr };
+    return true;
+}
+
+static void kept_module_free(tdm_kept_module *k)
+{
+    free(k->msg);
+    for (size_t i = 0; i < k->nglobals; i++)
+        free(k->globals[i].name);
+    free(k->globals);
+}
+
 void tdm_takeover_forget_module(tdm_takeover_state *t, uint64_t handle)
 {
     for (size_t i = 0; i < t->nmodules; i++)
         if (t->modules[i].handle == handle) {
-            free(t->modules[i].msg);
+            kept_module_free(&t->modules[i]);
             t->modules[i] = t->modules[--t->nmodules];
             return;
         }
@@ -148,7 +169,7 @@ void tdm_takeover_forget_module(tdm_takeover_state *t, uint64_t handle)
 void tdm_takeover_forget_modules(tdm_takeover_state *t)
 {
     for (size_t i = 0; i < t->nmodules; i++)
-        free(t->modules[i].msg);
+        kept_module_free(&t->modules[i]);
     free(t->modules);
     t->modules = NULL;
     t->nmodules = t->cap_modules = 0;

@@ -28,11 +28,21 @@ struct tdm_resilience {
     atomic_bool handing_off;     /* fail-back asked: sessions move to the mirror's server */
 };
 
-/* A module's TDM_M_MODULE_LOAD payload, kept for a standby that comes later. */
+/* A library's global the guest was given (cuLibraryGetGlobal): a standby that
+ * comes later must place it at the same address before any shadow names it. */
+typedef struct tdm_kept_global {
+    char *name;
+    uint64_t addr;
+} tdm_kept_global;
+
+/* A module's TDM_M_MODULE_LOAD payload, kept for a standby that comes later,
+ * and the library globals made since its load (TDM_M_LIBRARY_GLOBAL each). */
 typedef struct tdm_kept_module {
     uint64_t handle;
     void *msg;                   /* NULL: it could not be kept, the session cannot be mirrored */
     uint32_t len;
+    tdm_kept_global *globals;    /* at most TDM_LIBRARY_MAX_GLOBALS, as the library's vars */
+    size_t nglobals, cap_globals;
 } tdm_kept_module;
 
 typedef struct tdm_takeover_state {
@@ -82,6 +92,9 @@ bool tdm_takeover_keep_module(tdm_takeover_state *t, const tdm_module_made *m);
 /* The kept payload of module `handle`, or NULL. */
 const tdm_kept_module *tdm_takeover_kept_module(const tdm_takeover_state *t, uint64_t handle);
 void tdm_takeover_forget_module(tdm_takeover_state *t, uint64_t handle);
+/* Keeps library `handle`'s global `name` at addr (the guest's), for a later standby; false when
+ * the module is not kept or there is no memory (the session cannot be mirrored whole). */
+bool tdm_takeover_keep_global(tdm_takeover_state *t, uint64_t handle, const char *name, uint64_t addr);
 /* Every module of the session went (a reset, a hand-off). */
 void tdm_takeover_forget_modules(tdm_takeover_state *t);
 

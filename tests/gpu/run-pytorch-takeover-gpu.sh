@@ -15,6 +15,7 @@
 #   failback/T         the same fault, then a new active server in MPS takes the session back from
 #                      the standby (--failback-from) while the loop runs (200 ms between batches, so
 #                      the loop is still serving when the new server is up): every hash equal again
+# TRANSPORTS="tcp shm" and MODES="clean fault failback" (the defaults) choose the steps.
 # Each step says what it runs; a failing step is reported and the others go on.  Exit 1 when a
 # hash differs from native's or a step failed.
 set -uo pipefail
@@ -118,10 +119,9 @@ one() {
   sleep 1   # a faulted MPS server lets its clients go before the next ones come
 }
 
-for tr in tcp shm; do
-  one clean "$tr"
-  one fault "$tr"
-  one failback "$tr"
+# TRANSPORTS and MODES (defaults: tcp shm; clean fault failback) choose the steps.
+for tr in ${TRANSPORTS:-tcp shm}; do
+  for mode in ${MODES:-clean fault failback}; do one "$mode" "$tr"; done
 done
 echo quit | env $MENV nvidia-cuda-mps-control >/dev/null 2>&1
 log ""

@@ -249,6 +249,46 @@ static void a_restarted_standby_protects_again(bool shm)
     unlink(s1);
 }
 
+/* A library's global (cuLibraryGetGlobal; cuBLAS asks for one in every PyTorch process) made
+ * while one standby protected the session, then a new standby: the new one gets the global
+ * with the session's state, at the guest's address, and a takeover there resumes exactly.
+ * Guards the H200 run of 2026-12-02, where a PyTorch loop's fail-back hung: the state sent to
+ * a new server had the library but not its global, so the variable's shadow could not be placed
+ * there ("placing a variable's shadow failed") and the move was refused. */
+static void a_new_standby_gets_the_library_globals(bool shm)
+{
+    char ref[4096], s1[128], out[8192], err[8192];
+    const char *argv[] = { th_bin("library-load"), "--global-rounds", "200", NULL };
+    th_server a, s, s_new;
+    th_bg v;
+
+    require_sim();
+    th_fault_free_output(argv, false, ref, sizeof(ref));
+    cr_assert(strstr(ref, "global rounds: 200, sum"), "the fault-free run printed\n%s", ref);
+    sock_path(s1, sizeof(s1), "s1");
+    const char *sargs[] = { "--standby-listen", s1, NULL };
+    const char *aargs[] = { "--standby", s1, NULL };
+    th_server_start(&s, sargs);
+    th_server_start(&a, aargs);
+    th_bg_start(&v, EP(a), argv, NULL, "global rounds: ready");
+    kill(s.pid, SIGKILL);
+    th_server_stop(&s);
+    cr_assert(file_has(a.log, "lost the standby", 10), "%s", a.log);
+    th_server_start(&s_new, sargs);
+    cr_assert(file_has(s_new.log, "is mirrored here", 10), "the active never dialled the new standby: %s", a.log);
+    cr_assert(file_has_n(a.log, "protected: resumes at", 2, 30), "the session was never protected again: %s", a.log);
+    cr_assert(th_bg_alive(&v), "library-load finished too soon");
+    cr_assert_eq(kill(a.pid, SIGKILL), 0);
+    int st = th_bg_wait(&v, 120, out, sizeof(out), err, sizeof(err));
+    cr_expect_eq(st, 0, "library-load failed (status %d):\n%s\n%s", st, out, err);
+    cr_expect_str_eq(out, ref, "output differs from the fault-free run:\n%s\nvs\n%s\n%s", out, ref, err);
+    cr_expect(strstr(err, "resumed on"), "%s", err);
+    cr_expect(!th_server_log_has(&s_new, "diverged"), "the new standby's mirror diverged (see %s)", s_new.log);
+    th_server_stop(&a);
+    th_server_stop(&s_new);
+    unlink(s1);
+}
+
 /* The faulting session has a standby too: its kernel faults on the
  * active, every session resumes on the standby, and its replay faults the
  * standby as well.  Replays go one at a time, so that second fault names
@@ -299,5 +339,7 @@ Test(after_takeover, fail_back_into_a_new_active_and_survive_it) { fail_back_int
 Test(after_takeover_shm, fail_back_into_a_new_active_and_survive_it) { fail_back_into_a_new_active_and_survive_it(true); }
 Test(after_takeover, a_restarted_standby_protects_again) { a_restarted_standby_protects_again(false); }
 Test(after_takeover_shm, a_restarted_standby_protects_again) { a_restarted_standby_protects_again(true); }
+Test(after_takeover, a_new_standby_gets_the_library_globals) { a_new_standby_gets_the_library_globals(false); }
+Test(after_takeover_shm, a_new_standby_gets_the_library_globals) { a_new_standby_gets_the_library_globals(true); }
 Test(after_takeover, the_faulting_session_is_told_apart) { the_faulting_session_is_told_apart(false); }
 Test(after_takeover_shm, the_faulting_session_is_told_apart) { the_faulting_session_is_told_apart(true); }
