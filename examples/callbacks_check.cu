@@ -18,6 +18,8 @@
 #include <ctime>
 #include <cuda_runtime.h>
 
+#include "spin_ms.cuh"
+
 #define CHECK(call)                                                                      \
     do {                                                                                 \
         cudaError_t err_ = (call);                                                       \
@@ -31,16 +33,6 @@
 __global__ void cb_stamp(unsigned int *out, unsigned int value)
 {
     *out = value;
-}
-
-// Spins for ms milliseconds of the GPU's global timer.
-__device__ void spin_ms(unsigned int ms)
-{
-    unsigned long long start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    do {
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    } while (now - start < (unsigned long long)ms * 1000000ull);
 }
 
 __global__ void cb_spin(unsigned int ms)

@@ -4,10 +4,13 @@
 // cudaFree, cudaFreeAsync, another graph's free node, or on relaunch with
 // cudaGraphInstantiateFlagAutoFreeOnLaunch); cudaMallocAsync/cudaFreeAsync
 // captured into a graph; the footprint attributes around cudaDeviceGraphMemTrim;
-// the same nodes through cudaGraphAddNode and cudaGraph(Exec)NodeSetParams.
+// the same nodes through cudaGraphAddNode and cudaGraph(Exec)NodeSetParams;
+// graphs running together in several streams, whose footprints add up (as
+// graphMemoryFootprint's simultaneous streams).
 // Every line it prints is the same natively and through Tandem (footprints
 // are printed as comparisons: the driver rounds them its own way).  The
-// kernels are mem_pools.cu's, so the sim backend's twins serve both.
+// kernels are mem_pools.cu's, so the sim backend's twins serve both, and
+// gmem_spin (its twin: server/sim_kernels/graph_memory.c).
 // Usage: graph_memory [launches]
 #include <cstdint>
 #include <cstdio>
@@ -16,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include "pool_kernels.cuh"
+#include "spin_ms.cuh"
 
 #define CHECK(call)                                                                    \
     do {                                                                               \
@@ -29,6 +33,11 @@
 
 static const int N = 1 << 20, THREADS = 256;
 static const size_t BYTES = (size_t)N * sizeof(unsigned int);
+
+__global__ void gmem_spin(unsigned int ms)
+{
+    spin_ms(ms);
+}
 
 static uint64_t footprint(cudaGraphMemAttributeType attr)
 {
@@ -347,6 +356,70 @@ static void generic_nodes(cudaStream_t s, unsigned int *out, unsigned int *host)
     CHECK(cudaDeviceGraphMemTrim(0));
 }
 
+// alloc -> spin -> free, as graphMemoryFootprint's graphs: 64 MiB, as there
+// (the driver's footprint grows in its own granules), and a spin long enough
+// that the launches of a loop run together even on a loaded machine.
+static cudaGraphExec_t alloc_spin_free_exec(void)
+{
+    enum { SPIN_MS = 300 };
+    cudaGraph_t g;
+    cudaGraphExec_t x;
+    cudaMemAllocNodeParams p = alloc_params(64u << 20);
+    cudaKernelNodeParams k = {};
+    cudaGraphNode_t alloc, spin, free_node;
+    unsigned int ms = SPIN_MS;
+    void *args[] = { &ms };
+
+    CHECK(cudaGraphCreate(&g, 0));
+    CHECK(cudaGraphAddMemAllocNode(&alloc, g, NULL, 0, &p));
+    k.func = (void *)gmem_spin;
+    k.gridDim = dim3(1);
+    k.blockDim = dim3(1);
+    k.kernelParams = args;
+    CHECK(cudaGraphAddKernelNode(&spin, g, &alloc, 1, &k));
+    CHECK(cudaGraphAddMemFreeNode(&free_node, g, &spin, 1, p.dptr));
+    CHECK(cudaGraphInstantiate(&x, g, 0));
+    CHECK(cudaGraphDestroy(g));
+    return x;
+}
+
+// Graphs that may run at the same time need separate memory: launched in
+// streams of their own without waiting, each launch grows the footprint.
+// Once they have finished, a launch in yet another stream reuses theirs.
+static void concurrent_streams(void)
+{
+    enum { STREAMS = 3 };
+    cudaStream_t streams[STREAMS + 1];
+    cudaGraphExec_t x[STREAMS + 1];
+    uint64_t last = footprint(cudaGraphMemAttrUsedMemCurrent), now;
+    bool grows = true;
+
+    for (int i = 0; i <= STREAMS; i++) {
+        x[i] = alloc_spin_free_exec();
+        CHECK(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking));
+    }
+    for (int i = 0; i < STREAMS; i++) {
+        CHECK(cudaGraphLaunch(x[i], streams[i]));
+        now = footprint(cudaGraphMemAttrUsedMemCurrent);
+        grows = grows && now > last;
+        last = now;
+    }
+    printf("concurrent streams: footprint grows with each launch: %s\n", grows ? "yes" : "no");
+    for (int i = 0; i < STREAMS; i++)
+        CHECK(cudaStreamSynchronize(streams[i]));
+    CHECK(cudaGraphLaunch(x[STREAMS], streams[STREAMS]));
+    printf("after the streams finished, a launch reuses their memory: %s\n",
+           footprint(cudaGraphMemAttrUsedMemCurrent) <= last ? "yes" : "no");
+    for (int i = 0; i <= STREAMS; i++) {
+        CHECK(cudaStreamSynchronize(streams[i]));
+        CHECK(cudaGraphExecDestroy(x[i]));
+        CHECK(cudaStreamDestroy(streams[i]));
+    }
+    CHECK(cudaDeviceGraphMemTrim(0));
+    printf("concurrent streams: footprint after trim: %llu\n",
+           (unsigned long long)footprint(cudaGraphMemAttrUsedMemCurrent));
+}
+
 int main(int argc, char **argv)
 {
     int launches = argc > 1 ? atoi(argv[1]) : 3;
@@ -362,6 +435,7 @@ int main(int argc, char **argv)
     unfreed(s, host);
     captured(s, launches, out, host);
     generic_nodes(s, out, host);
+    concurrent_streams();
     attributes_and_errors();
     CHECK(cudaFree(out));
     CHECK(cudaStreamDestroy(s));

@@ -608,13 +608,16 @@ bool tdm_session_graph_mem_capture_free(tdm_session *s, uint64_t stream, uint64_
  * ordinary allocation); else done here (*err). */
 bool tdm_session_graph_mem_user_free(tdm_session *s, uint64_t addr, bool sync, int *err);
 /* From session_graph.c: a capture ended into graph (0: it failed); an
- * owner went away; an exec was made; a launch is checked (commit false)
- * and accounted (commit true). */
+ * owner went away; an exec was made; a launch is checked before the
+ * backend's, and accounted after it (the launch is tracked on its stream
+ * until the device has finished it). */
 void tdm_session_graph_mem_moved(tdm_session *s, uint64_t capture, uint64_t graph);
 void tdm_session_graph_mem_dropped(tdm_session *s, int kind, uint64_t owner);
 int tdm_session_graph_mem_instantiated(tdm_session *s, uint64_t graph, uint64_t exec, uint64_t flags);
-int tdm_session_graph_mem_launch(tdm_session *s, uint64_t exec, bool commit);
-/* Session end or reset: forgets it all (the memory is the range map's). */
+int tdm_session_graph_mem_check_launch(tdm_session *s, uint64_t exec);
+int tdm_session_graph_mem_launched(tdm_session *s, uint64_t exec, uint64_t stream);
+/* Session end or reset: forgets it all (the memory is the range map's) and
+ * destroys the events that tracked launches. */
 void tdm_session_graph_mem_release(tdm_session *s);
 /* session_graph.c: the id of the capture the stream's work goes to, 0 when
  * none; whether the session has the graph. */

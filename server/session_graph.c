@@ -386,13 +386,13 @@ int tdm_session_graph_launch(tdm_session *s, uint64_t exec, uint64_t stream)
         return cudaErrorInvalidResourceHandle;
     if (!(st = tdm_session_stream_for_work(s, stream, &err)))
         return err;
-    err = tdm_session_graph_mem_launch(s, exec, false);
+    err = tdm_session_graph_mem_check_launch(s, exec);
     /* ---- graph host nodes (issue 14): its host nodes are host callbacks ---- */
     if (!err)
         err = tdm_session_callbacks_launch_graph(s, x->bx, st->bs);
     if (!err)
         err = tdm_kept_launched(s, x->kept, st);
-    return err ? err : tdm_session_graph_mem_launch(s, exec, true);
+    return err ? err : tdm_session_graph_mem_launched(s, exec, stream);
 }
 
 void tdm_session_graphs_release(tdm_session *s)

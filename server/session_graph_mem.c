@@ -12,7 +12,10 @@
  * is kept here: which graph, capture or executable graph has which
  * allocation and free nodes ("uses"), and which allocations a launch left
  * allocated for the program to free ("outstanding").  A block is released
- * once no use names it as an allocation and it is not outstanding. */
+ * once no use names it as an allocation and it is not outstanding.  For
+ * the footprint attributes, the launches that may still be running on the
+ * device are tracked by an event of the server's on their stream
+ * (graph_mem_flight.h). */
 #include "session.h"
 
 #include <stdlib.h>
@@ -20,6 +23,7 @@
 
 #include <driver_types.h>
 
+#include "graph_mem_flight.h"
 #include "grow.h"
 #include "log.h"
 
@@ -49,6 +53,11 @@ typedef struct tdm_session_graph_mem {
     size_t nuses, cap_uses;
     uint64_t outstanding_bytes;
     uint64_t footprint, footprint_high;
+    /* Launches that may still run on the device (graph_mem_flight.h), and
+     * each slot's event, made at its first use and recorded again by each
+     * launch the slot takes. */
+    tdm_gmem_flight flights[TDM_GMEM_FLIGHTS];
+    tdm_bevent *flight_ev[TDM_GMEM_FLIGHTS];
 } tdm_session_graph_mem;
 
 static tdm_session_graph_mem *state_of(tdm_session *s)
@@ -388,19 +397,25 @@ static bool first_of(const tdm_session_graph_mem *m, size_t i)
     return true;
 }
 
+/* What a committed launch needs of graph memory. */
+typedef struct launch_need {
+    uint64_t peak;       /* everything outstanding before it, and each of its allocations */
+    uint64_t holds;      /* what it holds while it runs and gives back by its end */
+    bool allocates;
+} launch_need;
+
 /* Checks (commit false) or accounts for (commit true) a launch of exec, in
  * launch order: what it allocates must not be outstanding (unless it was
  * instantiated to free it on launch), what it frees of other graphs' must
- * be.  Committed, the footprint grows to what the launch needs at its peak:
- * everything outstanding before it, and each of its allocations. */
-static int launch_pass(tdm_session *s, tdm_session_graph_mem *m, uint64_t exec, bool commit)
+ * be.  Committed, *l is what the launch needs. */
+static int launch_pass(tdm_session *s, tdm_session_graph_mem *m, uint64_t exec, bool commit, launch_need *l)
 {
-    uint64_t need = m->outstanding_bytes;
-
+    l->peak = m->outstanding_bytes;
     for (size_t i = 0; i < m->nuses; i++) {
         const gmem_use *u = &m->uses[i];
         gmem_block *b;
         long nalloc, nfree;
+        bool was;
 
         if (!same_owner(u, TDM_GMEM_EXEC, exec) || !first_of(m, i))
             continue;
@@ -421,36 +436,105 @@ static int launch_pass(tdm_session *s, tdm_session_graph_mem *m, uint64_t exec, 
             }
             continue;
         }
+        was = b->outstanding;
         if (b->outstanding) {           /* freed on launch, or by this graph's free node */
             b->outstanding = false;
             m->outstanding_bytes -= b->mapped;
-            need -= nalloc ? b->mapped : 0;
+            l->peak -= nalloc ? b->mapped : 0;
         }
         if (nalloc)
-            need += b->mapped;
-        if (nalloc > nfree) {
+            l->peak += b->mapped;
+        if (nalloc > nfree) {           /* left to the program: counted as outstanding from here */
             b->outstanding = true;
             m->outstanding_bytes += b->mapped;
+        } else if (nalloc || was) {
+            l->holds += b->mapped;
         }
+        l->allocates |= nalloc > 0;
     }
-    if (commit && need > m->footprint)
-        m->footprint = need;
-    if (m->footprint > m->footprint_high)
-        m->footprint_high = m->footprint;
     return 0;
 }
 
-int tdm_session_graph_mem_launch(tdm_session *s, uint64_t exec, bool commit)
+/* Frees the slots of launches the device has finished.  The queries run in
+ * relaxed capture mode: they are the server's, not the program's, and a
+ * global-mode capture of any session would otherwise forbid them. */
+static void flights_prune(tdm_session *s, tdm_session_graph_mem *m)
+{
+    int saved;
+    bool relaxed = tdm_session_capture_relax(s, &saved);
+
+    for (size_t i = 0; i < TDM_GMEM_FLIGHTS; i++)
+        /* An error (a lost context) ends the launch as surely as completion. */
+        if (m->flights[i].running && s->srv->ops->event_query(s->srv->be, m->flight_ev[i]) != cudaErrorNotReady)
+            m->flights[i].running = false;
+    if (relaxed)
+        tdm_session_capture_restore(s, saved);
+}
+
+/* Tracks a launch on bs until the device has finished it.  Not tracking it
+ * (no event) only makes later launches' footprints smaller: the launch
+ * itself went ahead, so it is no error of the program's. */
+static void flight_enter(tdm_session *s, tdm_session_graph_mem *m, uint64_t stream, tdm_bstream *bs, uint64_t exec,
+                         uint64_t holds)
+{
+    const tdm_backend_ops *ops = s->srv->ops;
+    int slot = tdm_gmem_flight_enter(m->flights, TDM_GMEM_FLIGHTS, stream, exec, holds);
+    int saved, err;
+    bool relaxed;
+
+    if (slot < 0)
+        return;
+    relaxed = tdm_session_capture_relax(s, &saved);
+    err = m->flight_ev[slot] ? 0 : ops->event_create(s->srv->be, cudaEventDisableTiming, &m->flight_ev[slot]);
+    if (!err)
+        err = ops->event_record(s->srv->be, m->flight_ev[slot], bs);
+    if (relaxed)
+        tdm_session_capture_restore(s, saved);
+    if (err) {
+        m->flights[slot].running = false;
+        tdm_log_session(s->id, "graph launch: its memory is not tracked until it ends (error %d)", err);
+    }
+}
+
+int tdm_session_graph_mem_check_launch(tdm_session *s, uint64_t exec)
 {
     tdm_session_graph_mem *m = s->graph_mem;
+    launch_need l = { 0 };
+
+    return m && m->nuses ? launch_pass(s, m, exec, false, &l) : 0;
+}
+
+/* The footprint grows to what the launch needs at its peak, beside what
+ * launches still running in other streams hold (docs/graphs.md: launches
+ * ordered by events count as concurrent). */
+int tdm_session_graph_mem_launched(tdm_session *s, uint64_t exec, uint64_t stream)
+{
+    tdm_session_graph_mem *m = s->graph_mem;
+    tdm_stream_state *st = tdm_session_stream_state(s, stream);
+    launch_need l = { 0 };
     int err;
 
     if (!m || !m->nuses)
         return 0;
-    err = launch_pass(s, m, exec, commit);
-    if (commit)                         /* what it freed of graphs that are gone */
-        for (size_t i = m->nblocks; i-- > 0;)
-            settle(s, m, m->blocks[i].addr);
+    err = launch_pass(s, m, exec, true, &l);
+    if (!err && st && (l.allocates || l.holds)) {
+        /* Every name of the null stream is one stream. */
+        uint64_t key = st == &s->null_stream ? TDM_STREAM_NULL : stream;
+
+        flights_prune(s, m);
+        if (l.allocates)
+            l.peak += tdm_gmem_flight_beside(m->flights, TDM_GMEM_FLIGHTS, key, exec);
+        /* Captured, the launch is a node of the capture: nothing runs yet. */
+        if (l.holds && !tdm_session_capturing(s, st))
+            flight_enter(s, m, key, st->bs, exec, l.holds);
+    }
+    if (!err && l.peak > m->footprint)
+        m->footprint = l.peak;
+    if (m->footprint > m->footprint_high)
+        m->footprint_high = m->footprint;
+    /* What it freed of graphs that are gone. */
+    for (size_t i = m->nblocks; i-- > 0;)
+        settle(s, m, m->blocks[i].addr);
     return err;
 }
 
@@ -458,9 +542,12 @@ int tdm_session_graph_mem_trim(tdm_session *s)
 {
     tdm_session_graph_mem *m = s->graph_mem;
 
-    /* What no outstanding allocation holds goes back to the device. */
-    if (m)
-        m->footprint = m->outstanding_bytes;
+    /* What neither an outstanding allocation nor a launch still running
+     * holds goes back to the device. */
+    if (!m)
+        return 0;
+    flights_prune(s, m);
+    m->footprint = m->outstanding_bytes + tdm_gmem_flight_beside(m->flights, TDM_GMEM_FLIGHTS, TDM_GMEM_NO_STREAM, 0);
     return 0;
 }
 
@@ -503,6 +590,10 @@ void tdm_session_graph_mem_release(tdm_session *s)
     /* The blocks are ranges of the session: released with its range map. */
     if (!m)
         return;
+    /* A launch still queued keeps its event's record alive (as natively). */
+    for (size_t i = 0; i < TDM_GMEM_FLIGHTS; i++)
+        if (m->flight_ev[i])
+            s->srv->ops->event_destroy(s->srv->be, m->flight_ev[i]);
     free(m->blocks);
     free(m->uses);
     free(m);

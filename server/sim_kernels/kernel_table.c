@@ -49,6 +49,8 @@ static const sim_kernel *const kernels[] = {
     /* ---- memory models (issue 14) ---- */
     &sim_kernel_pool_fill,
     &sim_kernel_pool_twice,
+    /* ---- graph memory nodes (issue 14): examples/graph_memory.cu ---- */
+    &sim_kernel_gmem_spin,
     &sim_kernel_mapped_scale,
     /* ---- managed memory (issue 14) ---- */
     &sim_kernel_managed_scale,

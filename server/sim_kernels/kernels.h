@@ -65,6 +65,10 @@ extern const sim_kernel sim_kernel_cond_set, sim_kernel_cond_count_down, sim_ker
 /* clusters.c (examples/clusters.cu) */
 extern const sim_kernel sim_kernel_cluster_sum_fixed, sim_kernel_cluster_sum_any;
 
+/* ---- graph memory nodes (issue 14) ---- */
+/* graph_memory.c (examples/graph_memory.cu; its other kernels are mem_pools.c's) */
+extern const sim_kernel sim_kernel_gmem_spin;
+
 /* ---- event nodes, child graphs, user objects (issue 14) ---- */
 /* graph_events.c (examples/graph_events.cu) */
 extern const sim_kernel sim_kernel_ge_slow_store, sim_kernel_ge_scale;

@@ -2,7 +2,8 @@
  * examples/graph_memory.cu over TCP and shm against host-computed sums
  * (allocation and free nodes around kernels, relaunched; an allocation left
  * to the program; captured cudaMallocAsync/cudaFreeAsync; the footprint
- * around trims); what the server refuses a guest speaking the protocol
+ * around trims, and growing with graphs running together in several
+ * streams); what the server refuses a guest speaking the protocol
  * directly (unknown graphs and nodes, a free of memory no allocation node
  * made, a relaunch over an allocation still held, the server's own node
  * kinds, the attributes); the session's quota counting graph memory. */
@@ -71,6 +72,9 @@ static void expected_output(int launches, char *out, size_t cap)
              "generic nodes, exec's fill set: sum %llu\n"
              "generic nodes, graph's fill set: sum %llu\n"
              "generic node with reserved bytes set: cudaErrorInvalidValue\n"
+             "concurrent streams: footprint grows with each launch: yes\n"
+             "after the streams finished, a launch reuses their memory: yes\n"
+             "concurrent streams: footprint after trim: 0\n"
              "high marks after reset: used 0, reserved 0\n"
              "set a high mark to 1: cudaErrorInvalidValue\n"
              "set the current footprint: cudaErrorInvalidValue\n"
