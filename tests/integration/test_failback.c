@@ -211,42 +211,59 @@ static void fail_back_into_a_new_active_and_survive_it(bool shm)
     unlink(sn);
 }
 
-/* The active's standby dies and a new one starts at the same socket: the
- * active dials it, the session is protected again, and survives the
- * active's death. */
-static void a_restarted_standby_protects_again(bool shm)
+/* The active's standby dies while argv runs (started once it printed ready) and a new one
+ * starts at the same socket: the active dials it, the session is protected again, and the
+ * active is killed.  Returns argv's exit status with its output in out/err; *new_standby is
+ * the new standby, still running (the caller reads its log, then stops it). */
+static int standby_restarted_then_active_killed(bool shm, const char *const *argv, const char *ready,
+                                                th_server *new_standby, char *out, size_t outcap, char *err,
+                                                size_t errcap)
 {
-    char ref[4096], s1[128], out[8192], err[8192];
-    th_server a, s, s_new;
+    char s1[128];
+    th_server a, s;
     th_bg v;
 
-    require_sim();
-    reference(ref, sizeof(ref));
     sock_path(s1, sizeof(s1), "s1");
     const char *sargs[] = { "--standby-listen", s1, NULL };
     const char *aargs[] = { "--standby", s1, NULL };
     th_server_start(&s, sargs);
     th_server_start(&a, aargs);
-    th_bg_start(&v, EP(a), victim_argv(), NULL, "victim: running");
+    th_bg_start(&v, EP(a), argv, NULL, ready);
     kill(s.pid, SIGKILL);
     th_server_stop(&s);
     cr_assert(file_has(a.log, "lost the standby", 10), "%s", a.log);
-    th_server_start(&s_new, sargs);
-    cr_assert(file_has(s_new.log, "is mirrored here", 10), "the active never dialled the new standby: %s", a.log);
+    th_server_start(new_standby, sargs);
+    cr_assert(file_has(new_standby->log, "is mirrored here", 10), "the active never dialled the new standby: %s",
+              a.log);
     /* The session was protected once by the first standby; the second line
      * is the new standby's (the guest's next check). A fixed 600 ms wait
      * failed here in a clean-clone CI run on a loaded machine (2026-12-01):
      * the active was killed before the guest had checked, so it had no
      * standby to go to. */
     cr_assert(file_has_n(a.log, "protected: resumes at", 2, 30), "the session was never protected again: %s", a.log);
-    cr_assert(th_bg_alive(&v), "the victim finished too soon");
+    cr_assert(th_bg_alive(&v), "%s finished too soon", argv[0]);
     cr_assert_eq(kill(a.pid, SIGKILL), 0);
-    int st = th_bg_wait(&v, 120, out, sizeof(out), err, sizeof(err));
+    int st = th_bg_wait(&v, 120, out, outcap, err, errcap);
+    th_server_stop(&a);
+    unlink(s1);
+    return st;
+}
+
+/* The active's standby dies and a new one starts at the same socket: the
+ * active dials it, the session is protected again, and survives the
+ * active's death. */
+static void a_restarted_standby_protects_again(bool shm)
+{
+    char ref[4096], out[8192], err[8192];
+    th_server s_new;
+
+    require_sim();
+    reference(ref, sizeof(ref));
+    int st = standby_restarted_then_active_killed(shm, victim_argv(), "victim: running", &s_new, out, sizeof(out),
+                                                  err, sizeof(err));
     expect_exact(st, out, err, ref);
     cr_expect(strstr(err, "resumed on"), "%s", err);
-    th_server_stop(&a);
     th_server_stop(&s_new);
-    unlink(s1);
 }
 
 /* A library's global (cuLibraryGetGlobal; cuBLAS asks for one in every PyTorch process) made
@@ -257,36 +274,20 @@ static void a_restarted_standby_protects_again(bool shm)
  * there ("placing a variable's shadow failed") and the move was refused. */
 static void a_new_standby_gets_the_library_globals(bool shm)
 {
-    char ref[4096], s1[128], out[8192], err[8192];
+    char ref[4096], out[8192], err[8192];
     const char *argv[] = { th_bin("library-load"), "--global-rounds", "200", NULL };
-    th_server a, s, s_new;
-    th_bg v;
+    th_server s_new;
 
     require_sim();
     th_fault_free_output(argv, false, ref, sizeof(ref));
     cr_assert(strstr(ref, "global rounds: 200, sum"), "the fault-free run printed\n%s", ref);
-    sock_path(s1, sizeof(s1), "s1");
-    const char *sargs[] = { "--standby-listen", s1, NULL };
-    const char *aargs[] = { "--standby", s1, NULL };
-    th_server_start(&s, sargs);
-    th_server_start(&a, aargs);
-    th_bg_start(&v, EP(a), argv, NULL, "global rounds: ready");
-    kill(s.pid, SIGKILL);
-    th_server_stop(&s);
-    cr_assert(file_has(a.log, "lost the standby", 10), "%s", a.log);
-    th_server_start(&s_new, sargs);
-    cr_assert(file_has(s_new.log, "is mirrored here", 10), "the active never dialled the new standby: %s", a.log);
-    cr_assert(file_has_n(a.log, "protected: resumes at", 2, 30), "the session was never protected again: %s", a.log);
-    cr_assert(th_bg_alive(&v), "library-load finished too soon");
-    cr_assert_eq(kill(a.pid, SIGKILL), 0);
-    int st = th_bg_wait(&v, 120, out, sizeof(out), err, sizeof(err));
+    int st = standby_restarted_then_active_killed(shm, argv, "global rounds: ready", &s_new, out, sizeof(out), err,
+                                                  sizeof(err));
     cr_expect_eq(st, 0, "library-load failed (status %d):\n%s\n%s", st, out, err);
     cr_expect_str_eq(out, ref, "output differs from the fault-free run:\n%s\nvs\n%s\n%s", out, ref, err);
     cr_expect(strstr(err, "resumed on"), "%s", err);
     cr_expect(!th_server_log_has(&s_new, "diverged"), "the new standby's mirror diverged (see %s)", s_new.log);
-    th_server_stop(&a);
     th_server_stop(&s_new);
-    unlink(s1);
 }
 
 /* The faulting session has a standby too: its kernel faults on the
