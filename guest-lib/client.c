@@ -416,7 +416,13 @@ static cudaError_t post(uint32_t proc, void *args, uint64_t copy_bytes, bool mor
     err = connect_locked(cl);
     if (err)
         goto out;
-    resume_on(cl, (tdm_resume_event){ .kind = TDM_RESUME_POSTING, .call = call, .args = args });
+    resume_on(cl, (tdm_resume_event){
+                      .kind = TDM_RESUME_POSTING, .call = call, .args = args, .piece = copy_bytes != 0 });
+    /* The protection check before it may have found the server gone and the session lost. */
+    if (!c->t) {
+        err = tdm_conn_lost_error(c);
+        goto out;
+    }
     rc = copy_bytes && c->t->ops->post_piece ? c->t->ops->post_piece(c->t, proc, call->xargs, args, copy_bytes, more)
                                              : c->t->ops->post(c->t, proc, call->xargs, args);
     /* The journal holds this call too: the replay sends it. */

@@ -349,6 +349,22 @@ static void sending(tdm_resume *r, tdm_conn *c, const tdm_call_info *call)
     tdm_journal_next_call(&r->journal);
 }
 
+/* A program whose calls are all one-way over shm (launches, uploads, downloads that end in a
+ * completion slot) never sends a synchronous call, so the check before those would never see a
+ * standby that came back: the session stayed unprotected (7 s of a 4 s loop on the sim,
+ * 2026-12-02).  Before a one-way call the check runs too, reading the clock only every 16th
+ * post (a launch costs ~0.4 us; the clock, ~20 ns).  Never between the pieces of one copy:
+ * the server would quiesce the session with the copy half posted. */
+enum { POSTS_PER_CLOCK = 16 };
+
+static void posting(tdm_resume *r, tdm_conn *c, bool piece)
+{
+    if (piece || !c->t || ++r->posts_unchecked < POSTS_PER_CLOCK)
+        return;
+    r->posts_unchecked = 0;
+    check_protection(r, c);
+}
+
 static void answered(tdm_resume *r, tdm_conn *c, const tdm_call_info *call, void *args, void *res)
 {
     tdm_journal *j = &r->journal;
@@ -392,7 +408,7 @@ int tdm_resume_on(tdm_resume *r, tdm_conn *c, const tdm_resume_event *e)
     case TDM_RESUME_LOST: return lost(r, c, e->attempt);
     case TDM_RESUME_RESENT: released_before_the_takeover(r, e->call, e->args, e->res); break;
     case TDM_RESUME_ANSWERED: answered(r, c, e->call, e->args, e->res); break;
-    case TDM_RESUME_POSTING: tdm_journal_record(&r->journal, e->call, e->args); break;
+    case TDM_RESUME_POSTING: posting(r, c, e->piece); tdm_journal_record(&r->journal, e->call, e->args); break;
     case TDM_RESUME_POSTED: posted(r, c); break;
     case TDM_RESUME_CHUNK_REUSE:
         if (tdm_journal_active(&r->journal))

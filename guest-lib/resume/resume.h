@@ -42,6 +42,7 @@ typedef struct tdm_resume {
     int depth;                /* takeovers in a row within one failover */
     size_t journal_limit;
     double last_check;        /* ms: the last TDM_PROTECT */
+    unsigned posts_unchecked; /* one-way calls since the clock was last read for a check */
     double check_ms;          /* at most one TDM_PROTECT per this much time (TANDEM_PROTECT_CHECK_MS) */
     double epoch_ms;          /* TANDEM_EPOCH_MS */
     double last_epoch;        /* ms: the last acknowledged point */
@@ -54,7 +55,7 @@ typedef enum tdm_resume_event_kind {
     TDM_RESUME_LOST,        /* the server died under a call: attempt (takeovers for it so far) */
     TDM_RESUME_RESENT,      /* a call sent again after a takeover was answered: call, args, res */
     TDM_RESUME_ANSWERED,    /* a synchronous call was answered: call, args, res */
-    TDM_RESUME_POSTING,     /* a one-way call is about to be posted: call, args */
+    TDM_RESUME_POSTING,     /* a one-way call is about to be posted: call, args, piece */
     TDM_RESUME_POSTED,      /* a one-way call was posted (or is in the journal a takeover replayed) */
     TDM_RESUME_CHUNK_REUSE, /* the guest is about to refill data area chunk `chunk` */
     TDM_RESUME_COPY_DONE,   /* the guest saw the copy with slot, ticket complete (err: its error) */
@@ -69,6 +70,7 @@ typedef struct tdm_resume_event {
     int attempt;
     uint32_t chunk, slot, ticket;
     int err;
+    bool piece;                  /* POSTING: a piece of a copy posted in several */
 } tdm_resume_event;
 
 /* Unprotected, its journal stopped. */

@@ -271,7 +271,10 @@ static void a_restarted_standby_protects_again(bool shm)
  * with the session's state, at the guest's address, and a takeover there resumes exactly.
  * Guards the H200 run of 2026-12-02, where a PyTorch loop's fail-back hung: the state sent to
  * a new server had the library but not its global, so the variable's shadow could not be placed
- * there ("placing a variable's shadow failed") and the move was refused. */
+ * there ("placing a variable's shadow failed") and the move was refused.  Over shm every call of
+ * library-load's rounds is one-way: the session is protected again only because the guest
+ * checks its protection before one-way calls too (it stayed unprotected past the program's end
+ * before). */
 static void a_new_standby_gets_the_library_globals(bool shm)
 {
     char ref[4096], out[8192], err[8192];
