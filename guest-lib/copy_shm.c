@@ -50,11 +50,13 @@ static cudaError_t post(uint32_t proc, uint64_t dev, uint64_t stream, uint64_t o
 {
     tdm_shm_copy_args a = { .dev = dev, .stream = stream, .offset = off, .size = n, .slot = slot };
 
-    if (slot != TDM_SHM_NO_SLOT) {
-        a.ticket = ++tickets[slot];
-        in_flight[slot] = true;
-    }
-    return tdm_post(proc, &a);
+    if (slot == TDM_SHM_NO_SLOT)
+        return tdm_post(proc, &a);
+    a.ticket = ++tickets[slot];
+    in_flight[slot] = true;
+    /* A chunk the thread will wait for (a copy in slots): posted as a piece, so that no
+     * protection check (possibly a fail-back) comes between the chunks of one copy. */
+    return tdm_post_piece(proc, &a, n, false);
 }
 
 /* A pinned copy that must be complete when it returns. */

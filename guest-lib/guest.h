@@ -52,7 +52,9 @@ cudaError_t tdm_post(uint32_t proc, void *args);
 /* tdm_post of one piece of a host-to-device copy of copy_bytes in all: the
  * transport may carry a large copy's pieces otherwise (TCP's lanes).
  * more: pieces of the copy follow, so the transport may return before the
- * server took this one; the last piece returns once it took them all. */
+ * server took this one; the last piece returns once it took them all.
+ * A piece is never preceded by a protection check (resume.c, posting()):
+ * shm copies post their slot chunks as pieces for that alone. */
 cudaError_t tdm_post_piece(uint32_t proc, void *args, uint64_t copy_bytes, bool more);
 /* Convenience for procedures whose result is a bare int error. */
 cudaError_t tdm_call_err(uint32_t proc, void *args);
