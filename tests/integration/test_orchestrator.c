@@ -527,7 +527,7 @@ Test(orchestrator, metrics_pass_promtool_and_a_real_prometheus_scrapes_them, .ti
     world_stop(&w);
 }
 
-Test(orchestrator, status_page_in_headless_chromium_lists_sessions, .timeout = 45)
+Test(orchestrator, status_page_in_headless_chromium_lists_sessions, .timeout = 100)
 {
     world w;
     json_object *o;
@@ -541,8 +541,14 @@ Test(orchestrator, status_page_in_headless_chromium_lists_sessions, .timeout = 4
     snprintf(keys[1], sizeof(keys[1]), "%s", str(o, "placement"));
     json_object_put(o);
 
-    cr_assert_eq(run("HOME=%s timeout 30 chromium --headless --no-sandbox --disable-gpu --dump-dom %s/ "
-                     "> %s/page.html 2>/dev/null", w.dir, w.base, w.dir), 0, "chromium failed");
+    /* Chromium itself, not the page, sometimes never exits on a loaded 2-core machine (a
+     * clean-clone CI run of 2026-12-02, under ASan: 30 s without an exit, the plain pass of the
+     * same run took 17 s for the whole suite): a second try, then the verdict. */
+    int rc = -1;
+    for (int attempt = 0; attempt < 2 && rc != 0; attempt++)
+        rc = run("HOME=%s timeout 40 chromium --headless --no-sandbox --disable-gpu --dump-dom %s/ "
+                 "> %s/page.html 2>/dev/null", w.dir, w.base, w.dir);
+    cr_assert_eq(rc, 0, "chromium failed twice");
     char path[128];
     snprintf(path, sizeof(path), "%s/page.html", w.dir);
     FILE *f = fopen(path, "r");
