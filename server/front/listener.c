@@ -425,6 +425,18 @@ int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile s
     snprintf(ep, sizeof(ep), "tcp://%s:%d", cfg->host, port);
     snprintf(shm_ep, sizeof(shm_ep), "shm:%s", cfg->shm_name ? cfg->shm_name : "");
     tdm_server_set_endpoint(srv, ep, cfg->shm_name ? shm_ep : NULL);
+    /* Said before the port file and "listening": whoever waits for either (a supervisor, the
+     * tests) finds these written already (a CI run of 2026-12-02 read the log in between). */
+    /* ---- tcp bulk data (issue 14): not the default, so said ---- */
+    if (srv->cfg.tcp_send == TDM_TX_SPLICE && !cfg->route)
+        tdm_log("TCP lanes send downloads spliced from the staging (--tcp-send splice)");
+    /* ---- tenants (issue 16): who may use it, said once at start ---- */
+    if (srv->cfg.tenants)
+        tdm_log("%zu tenant(s) from --tenants: a guest must present its tenant's token (TANDEM_TOKEN)",
+                srv->cfg.tenants->n);
+    else
+        tdm_log("no --tenants: any guest that can reach %s%s%s may use the GPU", ep, cfg->shm_name ? " or " : "",
+                cfg->shm_name ? shm_ep : "");
     /* Written last: whoever waits for the port file may connect at once. */
     if (cfg->port_file && write_port_file(cfg->port_file, port) != 0) {
         close(lfd);
@@ -440,16 +452,6 @@ int tdm_listener_run(tdm_server *srv, const tdm_listener_config *cfg, volatile s
     else
         printf(", backend %s%s\n", srv->ops->name, srv->ops->simulated ? " (SIMULATED GPU, not a real device)" : "");
     fflush(stdout);
-    /* ---- tcp bulk data (issue 14): not the default, so said ---- */
-    if (srv->cfg.tcp_send == TDM_TX_SPLICE && !cfg->route)
-        tdm_log("TCP lanes send downloads spliced from the staging (--tcp-send splice)");
-    /* ---- tenants (issue 16): who may use it, said once at start ---- */
-    if (srv->cfg.tenants)
-        tdm_log("%zu tenant(s) from --tenants: a guest must present its tenant's token (TANDEM_TOKEN)",
-                srv->cfg.tenants->n);
-    else
-        tdm_log("no --tenants: any guest that can reach %s%s%s may use the GPU", ep, cfg->shm_name ? " or " : "",
-                cfg->shm_name ? shm_ep : "");
 
     while (!*stop) {
         struct pollfd p[2] = { { .fd = lfd, .events = POLLIN }, { .fd = sfd, .events = POLLIN } };
