@@ -160,6 +160,29 @@ static int servers_running(void)
 
 /* Whether a server accepts TCP connections on 127.0.0.1:port: a started process is not yet a
  * listening one (an ASan-built server takes a while to get there). */
+/* A base port for n consecutive ports that were all free just now, below the kernel's ephemeral
+ * range (32768 up): a CI run of 2026-12-02 picked 43431 for the agent's API in that range and an
+ * outgoing connection of another test had it ("cannot serve the HTTP API ... in use?"). */
+static int free_block(int n)
+{
+    for (int attempt = 0; attempt < 200; attempt++) {
+        /* By the process id: criterion's test processes share one random() sequence. */
+        int base = 10000 + (int)(((long)getpid() * 7919 + (long)attempt * 104729) % (32000 - 10000 - n)), ok = 1;
+        for (int p = base; p < base + n && ok; p++) {
+            struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)p),
+                                      .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+            int fd = socket(AF_INET, SOCK_STREAM, 0);
+            ok = fd >= 0 && bind(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0;
+            if (fd >= 0)
+                close(fd);
+        }
+        if (ok)
+            return base;
+    }
+    cr_assert_fail("no block of %d free ports below 32000", n);
+    return -1;
+}
+
 static bool listens(int port)
 {
     struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
@@ -189,7 +212,7 @@ static bool telemetry_has(fake_orch *o, const char *text)
 Test(node_agent, starts_supervises_readopts_and_reregisters, .timeout = 90)
 {
     static fake_orch orch = { .lock = PTHREAD_MUTEX_INITIALIZER };
-    int base = 20000 + (int)(getpid() % 2000) * 8, orch_port = base + 6, agent_port = base + 7;
+    int base = free_block(8), orch_port = base + 6, agent_port = base + 7;
     char endpoint[64];
     FILE *f;
 
@@ -364,7 +387,7 @@ static void write_script(const char *path, const char *text)
  * a killed daemon is started again alone, with its GPU's active; a stop quits both. */
 Test(node_agent, one_mps_daemon_per_gpu_supervised_alone, .timeout = 60)
 {
-    int base = 30000 + (int)(getpid() % 2000) * 8;
+    int base = free_block(8);
     char bin[160], rec[200], fake[200], path[4096], want[600], pipe0[200], pipe1[200], pidf[240];
     FILE *f;
 
