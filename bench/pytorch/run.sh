@@ -97,7 +97,7 @@ run_round_mode() {   # round mode
     else
       local why
       if [ -n "$line" ]; then why=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["error"])' "$line")
-      else why=$( (grep -v '^ ' "$log" || true) | grep -v '^{' | tail -1); fi
+      else why=$( (grep -v -e '^ ' -e '^{' "$log" || true) | tail -1); fi
       printf '%s\t%s\t%s\t%s\t-\t-\tfailed: %s\n' "$round" "$mode" "$model" "$dtype" \
         "$(tr '\t' ' ' <<<"$why" | cut -c1-160)" >>"$out/results.tsv"
       fail=1

@@ -90,7 +90,7 @@ static void on_global_made(void *ctx, tdm_session *s, uint64_t library, const ch
 {
     /* Kept for a standby that comes later (mirror_sync.c sends it after the library's load). */
     if (!tdm_takeover_keep_global(tdm_takeover(s), library, name, addr))
-        tdm_takeover_unprotect(s, "cannot keep a library's global for a standby");
+        tdm_resilience_unmirrorable(s, "cuLibraryGetGlobal (no memory to keep it for a standby)");
     tdm_takeover_mirror(s, TDM_M_LIBRARY_GLOBAL, library, 0, addr, 0, name, (uint32_t)strlen(name), -1);
 }
 

@@ -140,7 +140,14 @@ bool tdm_takeover_keep_global(tdm_takeover_state *t, uint64_t handle, const char
     tdm_kept_module *k = (tdm_kept_module *)tdm_takeover_kept_module(t, handle);
     char *copy;
 
-    if (!k || tdm_grow(&k->globals, &k->cap_globals, k->nglobals + 1, sizeof(*k->globals), 4) != 0)
+    if (!k)
+        return false;
+    /* Once each: a standby hears of a global once, but the library hands it out again (the
+     * bound of the list is the library's, TDM_LIBRARY_MAX_GLOBALS). */
+    for (size_t i = 0; i < k->nglobals; i++)
+        if (strcmp(k->globals[i].name, name) == 0)
+            return k->globals[i].addr == addr;
+    if (tdm_grow(&k->globals, &k->cap_globals, k->nglobals + 1, sizeof(*k->globals), 4) != 0)
         return false;
     if (!(copy = strdup(name)))
         return false;
