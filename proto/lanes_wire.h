@@ -86,6 +86,14 @@ static inline tdm_lane_hdr tdm_lane_hdr_get(const unsigned char p[TDM_LANE_HDR_L
  * calls cost little next to its bytes. */
 #define TDM_LANE_PART ((uint64_t)512 << 10)
 
+/* An upload's piece over the lanes: at most a part per bit of the
+ * receiver's mask.  Larger than a MEMCPY_HTOD's TDM_MAX_CHUNK: the guest
+ * sends consecutive chunks of one copy as one piece, so that each lane has
+ * several parts to balance and the server's turn between pieces (answer,
+ * next call, wake the lanes) comes four times less often (docs/protocol.md,
+ * "Pieces of several chunks"). */
+#define TDM_LANE_PIECE_MAX (64 * TDM_LANE_PART)
+
 /* The part of a piece of n bytes at off: its length, 0 past the end. */
 static inline uint64_t tdm_lane_part_len(uint64_t n, uint64_t off)
 {

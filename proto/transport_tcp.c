@@ -85,6 +85,12 @@ typedef struct tcp_transport {
     lane_piece inflight[TDM_TCP_LANE_JOBS];
     unsigned ninflight;
     unsigned lane_depth;      /* TANDEM_TCP_UPLOAD_DEPTH: pieces in flight at most */
+    /* Consecutive chunks of one upload gathered into its next lane piece,
+     * not sent yet (docs/protocol.md, "Pieces of several chunks"); none
+     * while acc.data.data_len is 0.  Anything else sent or read sends it
+     * first (lane_collect), so the order of the program's calls holds. */
+    tdm_memcpy_htod_args acc;
+    uint64_t piece_max;       /* TANDEM_TCP_PIECE: an upload piece's bytes at most */
 } tcp_transport;
 
 /* Long enough for any synchronize; a dead server shows as a closed socket,
@@ -175,6 +181,7 @@ static void *flusher_main(void *arg)
 
 static int call_raw(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *args, xdrproc_t xres, void *res);
 static int lane_collect(tcp_transport *tt, unsigned keep);
+static int lane_flush(tcp_transport *tt);
 
 static int tcp_call(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void *args,
                     xdrproc_t xres, void *res)
@@ -302,6 +309,22 @@ out:
     return rc;
 }
 
+/* An upload piece on the main connection, as the MEMCPY_HTODs of its
+ * chunks (a lane piece may be several).  io_lock held. */
+static int post_htod_chunks_locked(tcp_transport *tt, const tdm_memcpy_htod_args *a)
+{
+    int rc = TDM_T_OK;
+
+    for (u_int off = 0; off < a->data.data_len && rc == TDM_T_OK; off += TDM_MAX_CHUNK) {
+        tdm_memcpy_htod_args c = *a;
+        c.dst = a->dst + off;
+        c.data.data_val = a->data.data_val + off;
+        c.data.data_len = a->data.data_len - off < TDM_MAX_CHUNK ? a->data.data_len - off : TDM_MAX_CHUNK;
+        rc = post_htod_raw_locked(tt, &c);
+    }
+    return rc;
+}
+
 /* MEMCPY_HTOD with its bytes written straight from the program's buffer:
  * the same record on the wire as clnt_vc would send (one last fragment:
  * call header, dst, stream, length, the bytes, padding), without copying
@@ -424,6 +447,7 @@ static void lanes_config(tcp_transport *tt, const char *host, int port)
 {
     const char *v = getenv("TANDEM_TCP_LANES"), *m = getenv("TANDEM_TCP_LANE_MIN");
     const char *send = getenv("TANDEM_TCP_SEND"), *depth = getenv("TANDEM_TCP_UPLOAD_DEPTH");
+    const char *piece = getenv("TANDEM_TCP_PIECE");
     char *end;
 
     snprintf(tt->host, sizeof(tt->host), "%s", host);
@@ -443,6 +467,14 @@ static void lanes_config(tcp_transport *tt, const char *host, int port)
         unsigned long long n = strtoull(m, &end, 10);
         if (!*end && n > 0)
             tt->lane_min = n;
+    }
+    /* TDM_MAX_CHUNK: each chunk its own piece, as before 2026-12-02; kept
+     * to compare the two on a deployment. */
+    tt->piece_max = TDM_LANE_PIECE_MAX;
+    if (piece && *piece) {
+        unsigned long long n = strtoull(piece, &end, 10);
+        if (!*end && n >= TDM_MAX_CHUNK && n <= TDM_LANE_PIECE_MAX)
+            tt->piece_max = n;
     }
     /* 1: each piece waits for its answer before the next is sent, as
      * before pipelining; kept to compare the two on a deployment. */
@@ -547,10 +579,10 @@ static int lane_collect(tcp_transport *tt, unsigned keep)
     lane_piece redo[TDM_TCP_LANE_JOBS];
     unsigned nredo = 0;
     bool unknown = false;
-    int rc = TDM_T_OK;
+    int rc = lane_flush(tt);
 
-    if (tt->ninflight <= keep)
-        return TDM_T_OK;
+    if (rc != TDM_T_OK || tt->ninflight <= keep)
+        return rc;
     while (tt->ninflight > (nredo ? 0 : keep)) {
         lane_piece p = tt->inflight[0];
         int res = 0;
@@ -576,18 +608,18 @@ static int lane_collect(tcp_transport *tt, unsigned keep)
         tt->lanes_off = true;
     rc = TDM_T_OK;
     for (unsigned i = 0; i < nredo && rc == TDM_T_OK; i++)
-        rc = post_htod_raw_locked(tt, &redo[i].a);
+        rc = post_htod_chunks_locked(tt, &redo[i].a);
     return rc == TDM_T_BROKEN ? rc : TDM_T_OK;
 }
 
-/* One MEMCPY_HTOD piece: its bytes over the lanes, after the parts of the
- * pieces before it, while MEMCPY_HTOD_LANES asks the server to take them.
- * The answer is read only when lane_depth pieces are in flight, at
- * the copy's last piece (`more` false), or before anything else that reads
- * a reply: the program's buffer is free again when the copy returns, as
- * after a raw post, and the lanes do not idle for a round trip and a
- * device copy between pieces (docs/protocol.md, "Pipelined uploads"). */
-static int htod_lanes(tcp_transport *tt, const tdm_memcpy_htod_args *a, bool more)
+/* One upload piece (acc's chunks, or one): its bytes over the lanes,
+ * after the parts of the pieces before it, while MEMCPY_HTOD_LANES asks the
+ * server to take them.  The answer is read only when lane_depth pieces are
+ * in flight, at the copy's last piece, or before anything else that reads a
+ * reply: the program's buffer is free again when the copy returns, as after
+ * a raw post, and the lanes do not idle for a round trip and a device copy
+ * between pieces (docs/protocol.md, "Pipelined uploads"). */
+static int send_piece(tcp_transport *tt, const tdm_memcpy_htod_args *a)
 {
     lane_piece p = { .a = *a };
     tdm_htod_lanes_args la;
@@ -596,7 +628,7 @@ static int htod_lanes(tcp_transport *tt, const tdm_memcpy_htod_args *a, bool mor
     if ((rc = lane_collect(tt, tt->lane_depth - 1)) != TDM_T_OK)
         return rc;
     if (!tt->lanes)   /* they failed meanwhile */
-        return post_htod_raw_locked(tt, a);
+        return post_htod_chunks_locked(tt, a);
     la = (tdm_htod_lanes_args){ .dst = a->dst, .stream = a->stream, .size = a->data.data_len,
                                 .xfer = ++tt->lane_xfer, .nlanes = tdm_tcp_lanes_count(tt->lanes) };
     p.xfer = la.xfer;
@@ -608,7 +640,45 @@ static int htod_lanes(tcp_transport *tt, const tdm_memcpy_htod_args *a, bool mor
         return TDM_T_BROKEN;
     }
     tt->inflight[tt->ninflight++] = p;
-    return more ? TDM_T_OK : lane_collect(tt, 0);
+    return TDM_T_OK;
+}
+
+/* Sends the gathered chunks, if any, as one piece. */
+static int lane_flush(tcp_transport *tt)
+{
+    tdm_memcpy_htod_args a = tt->acc;
+
+    if (a.data.data_len == 0)
+        return TDM_T_OK;
+    tt->acc.data.data_len = 0;
+    return send_piece(tt, &a);
+}
+
+/* Whether chunk b continues acc: the next bytes of the same buffer, to the
+ * next device bytes, on the same stream. */
+static bool continues(const tdm_memcpy_htod_args *acc, const tdm_memcpy_htod_args *b)
+{
+    return acc->data.data_len && b->stream == acc->stream && b->dst == acc->dst + acc->data.data_len &&
+           b->data.data_val == acc->data.data_val + acc->data.data_len;
+}
+
+/* One MEMCPY_HTOD chunk of an upload over the lanes (`more`: chunks of the
+ * same copy follow): gathered with the chunks before it into a piece of up
+ * to piece_max bytes, which goes once the next chunk could not join it or
+ * the copy ends; the copy's last chunk waits for every answer. */
+static int htod_lanes(tcp_transport *tt, const tdm_memcpy_htod_args *a, bool more)
+{
+    int rc = TDM_T_OK;
+
+    if (continues(&tt->acc, a) && tt->acc.data.data_len + a->data.data_len <= tt->piece_max)
+        tt->acc.data.data_len += a->data.data_len;
+    else if ((rc = lane_flush(tt)) == TDM_T_OK)
+        tt->acc = *a;
+    if (rc != TDM_T_OK)
+        return rc;
+    if (more && tt->acc.data.data_len + TDM_MAX_CHUNK <= tt->piece_max)
+        return TDM_T_OK;
+    return more ? lane_flush(tt) : lane_collect(tt, 0);
 }
 
 /* MEMCPY_DTOH_STREAM's bytes over the lanes, received by the lanes' threads
@@ -659,7 +729,7 @@ static int tcp_post_piece(tdm_transport *t, uint32_t proc, xdrproc_t xargs, void
     /* A copy's small last piece (or any other one-way call) returns once
      * the pieces in flight were taken: the program's buffer is free again
      * when its copy returns. */
-    rc = more ? TDM_T_OK : lane_collect(tt, 0);
+    rc = more ? lane_flush(tt) : lane_collect(tt, 0);
     if (rc == TDM_T_OK)
         rc = batch_post(tt, proc, xargs, args);
     /* Without a flusher thread (it could not be started) every one-way

@@ -29,19 +29,28 @@
 
 typedef enum { JOB_RECV, JOB_SEND, JOB_END } job_kind;
 
+/* An upload's piece lands in staging buffers of TDM_MAX_CHUNK each: part
+ * at offset o goes to seg[o / TDM_MAX_CHUNK] (a part never straddles two,
+ * TDM_MAX_CHUNK being a multiple of TDM_LANE_PART). */
+#define LANE_SEGS (TDM_LANE_PIECE_MAX / TDM_MAX_CHUNK)
+_Static_assert(TDM_MAX_CHUNK % TDM_LANE_PART == 0, "a part would straddle two staging buffers");
+_Static_assert(TDM_LANE_PIECE_MAX % TDM_MAX_CHUNK == 0, "a piece is whole staging buffers");
+
 typedef struct lane_job {
     job_kind kind;
     uint32_t xfer;
-    unsigned char *buf;   /* the piece: len bytes at off in the copy */
+    unsigned char *buf;   /* JOB_SEND: the piece: len bytes at off in the copy */
+    unsigned char *seg[LANE_SEGS];  /* JOB_RECV: where its bytes go */
     uint64_t off, len;
     unsigned jn;          /* lanes the job is split over */
     unsigned left;        /* lanes not done with it */
     uint64_t next;        /* JOB_SEND: the piece's first byte no lane took yet */
-    uint64_t got;         /* JOB_RECV: bit i: part i came */
+    uint64_t got;         /* JOB_RECV: bit i: part i came (its header) */
+    uint64_t landed;      /* JOB_RECV: bit i: part i's bytes are in place */
 } lane_job;
 
-/* An upload's piece is at most TDM_MAX_CHUNK: its parts fit in `got`. */
-_Static_assert(TDM_MAX_CHUNK / TDM_LANE_PART <= 64, "more parts to a piece than bits to count them");
+/* An upload's piece is at most TDM_LANE_PIECE_MAX: its parts fit in `got`. */
+_Static_assert(TDM_LANE_PIECE_MAX / TDM_LANE_PART <= 64, "more parts to a piece than bits to count them");
 
 typedef struct lane {
     int fd;
@@ -269,8 +278,14 @@ static int recv_parts(tdm_lanes *l, lane *ln, uint64_t k, const lane_job *j)
         pthread_mutex_unlock(&l->mu);
         if (again)
             return -1;
-        if (tdm_recstream_recv_all(ln->fd, j->buf + got.off, got.len) != 0)
+        unsigned char *to = j->seg[got.off / TDM_MAX_CHUNK] + got.off % TDM_MAX_CHUNK;
+        if (tdm_recstream_recv_all(ln->fd, to, got.len) != 0)
             return -1;
+        /* The session's thread may be waiting for its staging buffer to fill. */
+        pthread_mutex_lock(&l->mu);
+        job_of(l, k)->landed |= bit;
+        pthread_cond_broadcast(&l->done);
+        pthread_mutex_unlock(&l->mu);
     }
 }
 
@@ -470,8 +485,8 @@ static int failed(tdm_lanes *l)
     return TDM_ERR_LANE_FAILED;
 }
 
-static int post(tdm_lanes *l, unsigned nlanes, job_kind kind, uint32_t xfer, const void *buf, uint64_t off,
-                uint64_t len, uint64_t *job)
+static int post(tdm_lanes *l, unsigned nlanes, job_kind kind, uint32_t xfer, const void *buf,
+                unsigned char *const *seg, uint64_t off, uint64_t len, uint64_t *job)
 {
     int rc = 0;
 
@@ -490,6 +505,8 @@ static int post(tdm_lanes *l, unsigned nlanes, job_kind kind, uint32_t xfer, con
     l->down_bytes += kind == JOB_SEND ? len : 0;
     *job_of(l, *job) = (lane_job){ .kind = kind, .xfer = xfer, .buf = (unsigned char *)buf, .off = off,
                                    .len = len, .jn = nlanes, .left = nlanes };
+    for (uint64_t i = 0; seg && i * TDM_MAX_CHUNK < len; i++)
+        job_of(l, *job)->seg[i] = seg[i];
     wake_lanes(l);
 out:
     pthread_mutex_unlock(&l->mu);
@@ -510,28 +527,65 @@ int tdm_lanes_wait(tdm_lanes *l, uint64_t job)
     return rc;
 }
 
-int tdm_lanes_recv(tdm_lanes *l, unsigned nlanes, uint32_t xfer, void *buf, uint64_t n)
+/* The bits of the parts of a piece of n bytes that lie in [from, to). */
+static uint64_t parts_mask(uint64_t n, uint64_t from, uint64_t to)
 {
-    uint64_t job = 0, parts = (n + TDM_LANE_PART - 1) / TDM_LANE_PART;
+    uint64_t first = from / TDM_LANE_PART, end = ((to < n ? to : n) + TDM_LANE_PART - 1) / TDM_LANE_PART;
+    uint64_t upto = end >= 64 ? ~0ull : (1ull << end) - 1;
+
+    return first >= 64 ? 0 : upto & ~((1ull << first) - 1);
+}
+
+int tdm_lanes_recv_start(tdm_lanes *l, unsigned nlanes, uint32_t xfer, unsigned char *const *seg, uint64_t n,
+                         uint64_t *job)
+{
+    /* A piece has 1 to 64 parts (a bit each in the job's mask). */
+    if (n == 0 || n > TDM_LANE_PIECE_MAX || !seg)
+        nlanes = 0;
+    return post(l, nlanes, JOB_RECV, xfer, NULL, seg, 0, n, job);
+}
+
+int tdm_lanes_recv_segment(tdm_lanes *l, uint64_t job, unsigned i)
+{
     int rc;
 
-    /* A piece has 1 to 64 parts (a bit each in the job's mask). */
-    if (parts == 0 || parts > 64)
-        nlanes = 0;
-    if ((rc = post(l, nlanes, JOB_RECV, xfer, buf, 0, n, &job)) != 0 || (rc = tdm_lanes_wait(l, job)) != 0)
+    pthread_mutex_lock(&l->mu);
+    lane_job *j = job_of(l, job);
+    uint64_t want = parts_mask(j->len, (uint64_t)i * TDM_MAX_CHUNK, (uint64_t)(i + 1) * TDM_MAX_CHUNK);
+    while (!l->broken && !l->closing && l->finished < job && (j->landed & want) != want)
+        pthread_cond_wait(&l->done, &l->mu);
+    rc = !l->broken && !l->closing && (j->landed & want) == want ? 0 : TDM_ERR_LANE_FAILED;
+    pthread_mutex_unlock(&l->mu);
+    return rc;
+}
+
+int tdm_lanes_recv_finish(tdm_lanes *l, uint64_t job)
+{
+    int rc = tdm_lanes_wait(l, job);
+
+    if (rc)
         return rc;
     /* Every lane's end mark came: so must every part. */
     pthread_mutex_lock(&l->mu);
-    if (job_of(l, job)->got != (parts == 64 ? ~0ull : (1ull << parts) - 1)) {
+    lane_job *j = job_of(l, job);
+    if (j->got != parts_mask(j->len, 0, j->len) || j->landed != j->got) {
         tdm_log_session(l->session_id, "an upload over the lanes missed some of its parts: the guest "
                         "copies on its main connection");
         rc = failed(l);
     } else {
         l->up_pieces++;
-        l->up_bytes += n;
+        l->up_bytes += j->len;
     }
     pthread_mutex_unlock(&l->mu);
     return rc;
+}
+
+int tdm_lanes_recv(tdm_lanes *l, unsigned nlanes, uint32_t xfer, unsigned char *const *seg, uint64_t n)
+{
+    uint64_t job = 0;
+    int rc = tdm_lanes_recv_start(l, nlanes, xfer, seg, n, &job);
+
+    return rc ? rc : tdm_lanes_recv_finish(l, job);
 }
 
 void tdm_lanes_note_answer(tdm_lanes *l)
@@ -557,13 +611,13 @@ void tdm_lanes_note_answer(tdm_lanes *l)
 int tdm_lanes_post_send(tdm_lanes *l, unsigned nlanes, uint32_t xfer, const void *buf, uint64_t off, uint64_t n,
                         uint64_t *job)
 {
-    return post(l, nlanes, JOB_SEND, xfer, buf, off, n, job);
+    return post(l, nlanes, JOB_SEND, xfer, buf, NULL, off, n, job);
 }
 
 int tdm_lanes_send_end(tdm_lanes *l, unsigned nlanes, uint32_t xfer)
 {
     uint64_t job = 0;
-    int rc = post(l, nlanes, JOB_END, xfer, NULL, 0, 0, &job);
+    int rc = post(l, nlanes, JOB_END, xfer, NULL, NULL, 0, 0, &job);
 
     return rc ? rc : tdm_lanes_wait(l, job);
 }

@@ -44,10 +44,25 @@ void tdm_lanes_serve(tdm_lanes *l, int index, uint64_t session_id);
  * when the lanes are not what the call says (nlanes) or one failed: the
  * lanes are then shut down, and no lane thread touches any buffer of the
  * session's jobs any more. */
-/* Receives an upload's piece into buf[0..n): each lane takes the parts the
- * guest sent on it until its end mark; the piece is done when every lane's
- * came and every part of it came once (lanes_wire.h). */
-int tdm_lanes_recv(tdm_lanes *l, unsigned nlanes, uint32_t xfer, void *buf, uint64_t n);
+/* Receives an upload's piece of n bytes (at most TDM_LANE_PIECE_MAX) into
+ * seg[0], seg[1], ..., TDM_MAX_CHUNK bytes each (the last one the rest):
+ * each lane takes the parts the guest sent on it until its end mark; the
+ * piece is done when every lane's came and every part of it came once
+ * (lanes_wire.h).  seg NULL (or nlanes 0): the lanes fail, and the bytes
+ * the guest sent for it go with them. */
+int tdm_lanes_recv(tdm_lanes *l, unsigned nlanes, uint32_t xfer, unsigned char *const *seg, uint64_t n);
+/* tdm_lanes_recv in steps, so that each staging buffer goes to the device
+ * as soon as its bytes are in: _start posts the job (its number in *job);
+ * _segment waits until seg[i]'s parts have all landed (0), or the lanes
+ * failed or the piece ended without them (TDM_ERR_LANE_FAILED: _finish says
+ * which and logs it); _finish waits for every lane's end mark and checks
+ * the piece, as tdm_lanes_recv does.  A buffer sent to the device before a
+ * piece fails holds the guest's own bytes for its place: the guest's sending
+ * the piece again on its main connection writes the same bytes there. */
+int tdm_lanes_recv_start(tdm_lanes *l, unsigned nlanes, uint32_t xfer, unsigned char *const *seg, uint64_t n,
+                         uint64_t *job);
+int tdm_lanes_recv_segment(tdm_lanes *l, uint64_t job, unsigned i);
+int tdm_lanes_recv_finish(tdm_lanes *l, uint64_t job);
 /* An upload's piece is about to be answered: counts it (in the log line
  * of what the lanes carried) when a lane has bytes to read already, which
  * only a guest that sends the next piece before this answer makes. */

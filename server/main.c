@@ -234,6 +234,16 @@ int main(int argc, char **argv)
         tdm_log("TANDEM_TCP_SEND=%s: the server sends 'plain' or 'splice'; plain it is", send_env);
         cfg.tcp_send = TDM_TX_PLAIN;
     }
+    /* 2 is how downloads were staged before 2026-12-02: kept to compare (docs/protocol.md). */
+    const char *down_env = getenv("TANDEM_TCP_DOWN_BUFS");
+    if (down_env && *down_env) {
+        char *end;
+        unsigned long n = strtoul(down_env, &end, 10);
+        if (*end || n < 2 || n > 4)
+            tdm_log("TANDEM_TCP_DOWN_BUFS=%s: it takes 2 to 4; 4 it is", down_env);
+        else
+            cfg.tcp_down_bufs = (unsigned)n;
+    }
     for (at = optind; (c = getopt_long(argc, argv, "h", opts, NULL)) != -1; at = optind) {
         switch (c) {
         case 'b': cfg.backend = optarg; break;

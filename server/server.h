@@ -36,6 +36,7 @@ typedef struct tdm_server_config {
     uint32_t frame_timeout_s;    /* a peer stalled this long in the middle of a frame is cut off (0 = never) */
     uint32_t idle_timeout_s;     /* a session that sends nothing this long is closed (0 = never) */
     tdm_tx_mode tcp_send;        /* how lanes send downloads (--tcp-send, TANDEM_TCP_SEND; tcp_send.h) */
+    unsigned tcp_down_bufs;      /* a session's download staging buffers (TANDEM_TCP_DOWN_BUFS; 0: 4) */
     const char *sim_mps_domain;  /* sim backend: MPS domain name, or NULL */
     const char *mps_mode;        /* cuda backend: NULL, "start" or "attach" (mps.h) */
     const char *mps_dir;         /* --mps attach DIR / --mps-run-dir */

@@ -3,7 +3,8 @@
  * MEMCPY_DTOH_STREAM's reply.
  *
  * Upload buffers of TDM_MAX_CHUNK bytes (a whole MEMCPY_HTOD is decoded
- * into one) and two download buffers of DOWN_CHUNK, page-aligned and
+ * into one, a lane piece into up to four) and two to four download buffers
+ * of DOWN_CHUNK, page-aligned and
  * registered with the backend where it can (cuda: pinned, so copies to and
  * from them are asynchronous DMA), each with an event recorded after the
  * last copy that uses it.  Two upload buffers at first: the device copy of
@@ -18,7 +19,7 @@
  * read: pinned_latch over TCP hung on the H100).  With separate download
  * buffers, a download never waits for an upload queued on another stream.
  * Made on first use, released with the session: whatever a session copies,
- * its staging is bounded by UP_MAX * 8 + 8 MiB. */
+ * its staging is bounded by UP_MAX * 8 + NDOWN_MAX * 4 MiB. */
 #include "session.h"
 
 #include <stdlib.h>
@@ -28,12 +29,17 @@
 #include <driver_types.h>
 
 #include "lanes.h"
+#include "lanes_wire.h"
 #include "log.h"
 #include "tandem_rpc.h"
 
 #define UP_FIRST 2                /* upload buffers made with the staging */
 #define UP_MAX 16                 /* at most: 128 MiB of uploads queued behind work */
-#define NDOWN 2                   /* download buffers */
+/* Download buffers: NDOWN_DEFAULT, or TANDEM_TCP_DOWN_BUFS (2..NDOWN_MAX).  Over 16 lanes, two 4 MiB buffers are 16 parts in
+ * flight, one per lane: a lane that is done waits for the slowest before
+ * the buffer can take the next device copy; four give each lane two. */
+#define NDOWN_MAX 4
+#define NDOWN_DEFAULT 4
 /* Download chunks: enough to hide a chunk's fixed costs (an event, a
  * socket write), small enough to start sending early. */
 #define DOWN_CHUNK ((uint64_t)4 << 20)
@@ -49,9 +55,10 @@ typedef struct tdm_copy_staging {
     stage_buf up[UP_MAX];
     unsigned nup;             /* upload buffers made so far */
     unsigned next;            /* the upload buffer htod_space tries first */
-    stage_buf down[NDOWN];
+    stage_buf down[NDOWN_MAX];
+    unsigned ndown;           /* of them in use (the server's setting) */
     /* The streamed device-to-host copy being encoded: chunk k lies in
-     * down[k % NDOWN]; `queued` chunks are queued so far. */
+     * down[k % st->ndown]; `queued` chunks are queued so far. */
     uint64_t src, size, stream, queued_bytes;
     unsigned queued;
 } tdm_copy_staging;
@@ -128,7 +135,7 @@ void tdm_session_copy_staging_release(tdm_session *s)
         return;
     for (unsigned i = 0; i < st->nup; i++)
         buf_release(s, &st->up[i]);
-    for (unsigned i = 0; i < NDOWN; i++)
+    for (unsigned i = 0; i < st->ndown; i++)
         buf_release(s, &st->down[i]);
     free(st);
     s->copy_staging = NULL;
@@ -149,7 +156,10 @@ static tdm_copy_staging *staging(tdm_session *s, int *err)
     for (; st->nup < UP_FIRST; st->nup++)
         if ((*err = buf_make(s, &st->up[st->nup], TDM_MAX_CHUNK, false)) != 0)
             goto fail;
-    for (unsigned i = 0; i < NDOWN; i++)
+    st->ndown = s->srv->cfg.tcp_down_bufs;
+    if (st->ndown < 2 || st->ndown > NDOWN_MAX)
+        st->ndown = NDOWN_DEFAULT;
+    for (unsigned i = 0; i < st->ndown; i++)
         if ((*err = buf_make(s, &st->down[i], DOWN_CHUNK, false)) != 0)
             goto fail;
     return st;
@@ -169,14 +179,19 @@ fail:
  * every stream, until that stream's work is done.  When the device keeps
  * up with the network, as for a large copy in TDM_MAX_CHUNK calls, the
  * first two buffers alternate. */
-void *tdm_session_htod_space(tdm_session *s)
+/* An upload buffer the device is done with and that is not among
+ * taken[0..ntaken) (a lane piece's other segments), made if need be. */
+static void *up_space(tdm_session *s, void *const *taken, unsigned ntaken)
 {
     int err = 0;
     tdm_copy_staging *st = staging(s, &err);
 
     for (unsigned k = 0; st && k < st->nup; k++) {
         unsigned i = (st->next + k) % st->nup;
-        if (ops_of(s)->event_query(s->srv->be, st->up[i].done) == 0)
+        bool mine = false;
+        for (unsigned t = 0; t < ntaken; t++)
+            mine |= taken[t] == st->up[i].p;
+        if (!mine && ops_of(s)->event_query(s->srv->be, st->up[i].done) == 0)
             return st->up[i].p;
     }
     if (!st || st->nup == UP_MAX)
@@ -187,6 +202,11 @@ void *tdm_session_htod_space(tdm_session *s)
         tdm_log_session(s->id, "uploads queue behind unfinished device work: more upload staging (up to %u MiB)",
                         (unsigned)(UP_MAX * (TDM_MAX_CHUNK >> 20)));
     return st->up[st->nup++].p;
+}
+
+void *tdm_session_htod_space(tdm_session *s)
+{
+    return up_space(s, NULL, 0);
 }
 
 bool tdm_session_is_staging(const tdm_session *s, const void *p)
@@ -217,7 +237,7 @@ int tdm_session_memcpy_htod_bulk(tdm_session *s, uint64_t dst, const void *src, 
  * is done with what that buffer held. */
 static int queue_next(tdm_session *s, tdm_copy_staging *st)
 {
-    stage_buf *b = &st->down[st->queued % NDOWN];
+    stage_buf *b = &st->down[st->queued % st->ndown];
     uint64_t left = st->size - st->queued_bytes;
     uint64_t n = left < DOWN_CHUNK ? left : DOWN_CHUNK;
     int err;
@@ -239,7 +259,7 @@ static const void *next_chunk(void *source, uint64_t off, size_t max, size_t *go
     tdm_session *s = source;
     tdm_copy_staging *st = s->copy_staging;
     uint64_t k = off / DOWN_CHUNK;
-    stage_buf *b = &st->down[k % NDOWN];
+    stage_buf *b = &st->down[k % st->ndown];
     uint64_t n = st->size - off < DOWN_CHUNK ? st->size - off : DOWN_CHUNK;
     int e = 0;
 
@@ -279,7 +299,7 @@ int tdm_session_dtoh_stream_begin(tdm_session *s, uint64_t src, uint64_t n, uint
         return err;
     /* An earlier streamed copy that failed half way may have left a copy
      * queued into a buffer. */
-    for (unsigned i = 0; i < NDOWN; i++)
+    for (unsigned i = 0; i < st->ndown; i++)
         if ((err = drain(s, &st->down[i])) != 0)
             return tdm_session_sync_result(s, err);
     st->src = src;
@@ -305,39 +325,56 @@ int tdm_session_dtoh_stream_begin(tdm_session *s, uint64_t src, uint64_t n, uint
 
 /* ---- tcp lanes (issue 14) ---- */
 /* Over lanes the staging is the same: the upload buffers for
- * MEMCPY_HTOD_LANES (one call per TDM_MAX_CHUNK piece, the lanes receiving
- * piece k+1 into one buffer while the device copies piece k from the
- * other), the download buffers for MEMCPY_DTOH_LANES. */
+ * MEMCPY_HTOD_LANES (one call per piece of up to four TDM_MAX_CHUNK
+ * chunks, the lanes receiving piece k+1 into some buffers while the device
+ * copies piece k from others), the download buffers for MEMCPY_DTOH_LANES. */
 
 int tdm_session_htod_lanes(tdm_session *s, uint64_t dst, uint64_t n, uint64_t stream, uint32_t xfer,
                            unsigned nlanes)
 {
-    void *buf = NULL;
-    bool fresh = false;
+    unsigned char *seg[TDM_LANE_PIECE_MAX / TDM_MAX_CHUNK] = { 0 };
+    unsigned nseg = (unsigned)((n + TDM_MAX_CHUNK - 1) / TDM_MAX_CHUNK);
+    unsigned char *fresh = NULL;
     int rc;
 
-    if (n == 0 || n > TDM_MAX_CHUNK) {
+    if (n == 0 || n > TDM_LANE_PIECE_MAX) {
         /* The lanes carry bytes nobody will take: they must go. */
         tdm_lanes_recv(s->lanes, 0, xfer, NULL, 0);
         tdm_session_defer(s, cudaErrorInvalidValue);
         return TDM_ERR_LANE_FAILED;
     }
-    /* As for MEMCPY_HTOD: a staging buffer the device is done with, else
-     * a new one, else (UP_MAX of them queued behind work on their streams)
-     * a fresh allocation, so that the session's other streams are not held
-     * up. */
-    buf = tdm_session_htod_space(s);
-    if (!buf) {
-        buf = malloc(n);
-        fresh = true;
-        if (!buf) {
-            tdm_lanes_recv(s->lanes, 0, xfer, NULL, 0);
-            return TDM_ERR_LANE_FAILED;
+    /* A piece of several chunks (lanes_wire.h) takes as many upload
+     * buffers, each as MEMCPY_HTOD takes one: one the device is done with,
+     * else a new one, else (UP_MAX of them queued behind work on their
+     * streams) one fresh allocation for the whole piece, so that the
+     * session's other streams are not held up. */
+    for (unsigned i = 0; i < nseg; i++)
+        if (!(seg[i] = up_space(s, (void *const *)seg, i))) {
+            if (!(fresh = malloc(n))) {
+                tdm_lanes_recv(s->lanes, 0, xfer, NULL, 0);
+                return TDM_ERR_LANE_FAILED;
+            }
+            for (unsigned k = 0; k < nseg; k++)
+                seg[k] = fresh + (uint64_t)k * TDM_MAX_CHUNK;
+            break;
         }
+    /* Each buffer goes to the device as soon as its parts are in, while the
+     * lanes fill the next: the piece's last device copy is all that waits
+     * for its last byte.  One device copy per buffer, in order on the
+     * stream, as the MEMCPY_HTODs of the chunks would have been; the first
+     * error is the session's to report (tdm_session_defer), and the rest of
+     * the piece is not copied (but still received). */
+    uint64_t job = 0;
+    int err = 0;
+    rc = tdm_lanes_recv_start(s->lanes, nlanes, xfer, seg, n, &job);
+    for (unsigned i = 0; !rc && !err && i < nseg && tdm_lanes_recv_segment(s->lanes, job, i) == 0; i++) {
+        uint64_t off = (uint64_t)i * TDM_MAX_CHUNK, len = n - off < TDM_MAX_CHUNK ? n - off : TDM_MAX_CHUNK;
+        err = tdm_session_memcpy_htod_bulk(s, dst + off, seg[i], len, stream);
     }
-    rc = tdm_lanes_recv(s->lanes, nlanes, xfer, buf, n);
+    if (!rc)
+        rc = tdm_lanes_recv_finish(s->lanes, job);
     if (!rc) {
-        tdm_session_defer(s, tdm_session_memcpy_htod_bulk(s, dst, buf, n, stream));
+        tdm_session_defer(s, err);
         tdm_lanes_note_answer(s->lanes);
     } else {
         /* The guest sends it again on its main connection, and every piece
@@ -347,8 +384,7 @@ int tdm_session_htod_lanes(tdm_session *s, uint64_t dst, uint64_t n, uint64_t st
                         "sends it again on its main connection", xfer, (unsigned long long)n,
                         (unsigned long long)dst);
     }
-    if (fresh)
-        free(buf);
+    free(fresh);
     return rc;
 }
 
@@ -356,7 +392,7 @@ void tdm_session_dtoh_lanes(tdm_session *s, uint64_t src, uint64_t n, uint64_t s
                             unsigned nlanes, int *err, int *copy_err)
 {
     tdm_copy_staging *st = NULL;
-    uint64_t off, job[NDOWN] = { 0 };   /* the lanes' job sending from down[i], 0: none */
+    uint64_t off, job[NDOWN_MAX] = { 0 };   /* the lanes' job sending from down[i], 0: none */
     int e;
 
     *err = *copy_err = 0;
@@ -368,7 +404,7 @@ void tdm_session_dtoh_lanes(tdm_session *s, uint64_t src, uint64_t n, uint64_t s
         st = staging(s, &e);
     if (e || !st)
         goto end;
-    for (unsigned i = 0; i < NDOWN; i++)
+    for (unsigned i = 0; i < st->ndown; i++)
         if ((e = drain(s, &st->down[i])) != 0) {
             e = tdm_session_sync_result(s, e);
             goto end;
@@ -380,22 +416,22 @@ void tdm_session_dtoh_lanes(tdm_session *s, uint64_t src, uint64_t n, uint64_t s
     st->queued_bytes = 0;
     if ((e = queue_next(s, st)) != 0)
         goto end;
-    /* Piece k in down[k % NDOWN]: once its device copy is done it is
+    /* Piece k in down[k % st->ndown]: once its device copy is done it is
      * posted to the lanes, which send it after the pieces before it without
      * a pause; then the next piece's device copy is queued into the buffer
      * whose job is done (its bytes in the sockets, or with splice in the
      * guest's hands), so the device copies overlap the sending. */
     for (unsigned k = 0; (off = (uint64_t)k * DOWN_CHUNK) < n; k++) {
-        stage_buf *b = &st->down[k % NDOWN];
+        stage_buf *b = &st->down[k % st->ndown];
         uint64_t len = n - off < DOWN_CHUNK ? n - off : DOWN_CHUNK;
         if ((*copy_err = drain(s, b)) != 0)
             break;
-        if (tdm_lanes_post_send(s->lanes, nlanes, xfer, b->p, off, len, &job[k % NDOWN]) != 0) {
+        if (tdm_lanes_post_send(s->lanes, nlanes, xfer, b->p, off, len, &job[k % st->ndown]) != 0) {
             *err = TDM_ERR_LANE_FAILED;
             return;
         }
         if (st->queued_bytes < n) {
-            uint64_t *next = &job[st->queued % NDOWN];
+            uint64_t *next = &job[st->queued % st->ndown];
             if (*next && tdm_lanes_wait(s->lanes, *next) != 0) {
                 *err = TDM_ERR_LANE_FAILED;
                 return;

@@ -255,30 +255,99 @@ Test(tcp_lanes, uploads_fall_back_to_plain_sends_where_splicing_cannot_be, .init
 }
 
 /* An upload over one hand-made lane whose parts are `parts` (offsets in a
- * piece of n bytes, each sent with the length a part at that offset has),
- * then its end mark: MEMCPY_HTOD_LANES's answer. */
-static int hand_upload(tdm_transport *t, uint64_t dev, uint64_t n, const uint64_t *parts, int nparts, uint64_t skew)
-{
-    tdm_lane_ticket_res r = ticket(t);
-    unsigned char h[TDM_LANE_HDR_LEN], *bytes = calloc(1, TDM_LANE_PART);
-    tdm_htod_lanes_args a = { .dst = dev, .stream = 0, .size = n, .xfer = 9, .nlanes = 1 };
-    int fd, res = -1;
+ * piece of n bytes, each sent with the length a part at that offset has,
+ * its bytes from src, zeros when NULL), then its end mark: MEMCPY_HTOD_LANES's
+ * answer.  A thread sends them while the call waits: the server reads
+ * them only once it has the call, and more than the socket holds would
+ * block. */
+typedef struct hand_lane {
+    int fd;
+    uint64_t n, skew;
+    const uint64_t *parts;
+    int nparts;
+    const unsigned char *src;
+} hand_lane;
 
-    cr_assert(bytes);
-    cr_assert_eq(raw_lane(r.session_id, (unsigned char *)r.secret, &fd), 0);
-    for (int i = 0; i < nparts; i++) {
-        uint64_t len = tdm_lane_part_len(n, parts[i]);
-        tdm_lane_hdr_put(h, (tdm_lane_hdr){ 9, (uint32_t)len, parts[i] + skew });
-        cr_assert_eq(send(fd, h, sizeof(h), MSG_NOSIGNAL), (ssize_t)sizeof(h));
-        cr_assert_eq(send(fd, bytes, len, MSG_NOSIGNAL), (ssize_t)len);
+static void *hand_lane_send(void *arg)
+{
+    hand_lane *hl = arg;
+    unsigned char h[TDM_LANE_HDR_LEN], *zeros = calloc(1, TDM_LANE_PART);
+
+    for (int i = 0; zeros && i < hl->nparts; i++) {
+        uint64_t len = tdm_lane_part_len(hl->n, hl->parts[i]);
+        tdm_lane_hdr_put(h, (tdm_lane_hdr){ 9, (uint32_t)len, hl->parts[i] + hl->skew });
+        /* A refused piece shuts the lane: the rest of the sends fail, as they may. */
+        if (send(hl->fd, h, sizeof(h), MSG_NOSIGNAL) != (ssize_t)sizeof(h) ||
+            send(hl->fd, hl->src ? hl->src + hl->parts[i] : zeros, len, MSG_NOSIGNAL) != (ssize_t)len)
+            break;
     }
     tdm_lane_hdr_put(h, (tdm_lane_hdr){ 9, 0, 0 });
-    cr_assert_eq(send(fd, h, sizeof(h), MSG_NOSIGNAL), (ssize_t)sizeof(h));
+    (void)!send(hl->fd, h, sizeof(h), MSG_NOSIGNAL);
+    free(zeros);
+    return NULL;
+}
+
+static int hand_upload_of(tdm_transport *t, uint64_t dev, uint64_t n, const uint64_t *parts, int nparts,
+                          uint64_t skew, const unsigned char *src)
+{
+    tdm_lane_ticket_res r = ticket(t);
+    tdm_htod_lanes_args a = { .dst = dev, .stream = 0, .size = n, .xfer = 9, .nlanes = 1 };
+    hand_lane hl = { .n = n, .skew = skew, .parts = parts, .nparts = nparts, .src = src };
+    pthread_t th;
+    int res = -1;
+
+    cr_assert_eq(raw_lane(r.session_id, (unsigned char *)r.secret, &hl.fd), 0);
+    cr_assert_eq(pthread_create(&th, NULL, hand_lane_send, &hl), 0);
     cr_assert_eq(t->ops->call(t, TDM_MEMCPY_HTOD_LANES, (xdrproc_t)xdr_tdm_htod_lanes_args, &a, (xdrproc_t)xdr_int,
                               &res), 0);
-    close(fd);
-    free(bytes);
+    pthread_join(th, NULL);
+    close(hl.fd);
     return res;
+}
+
+/* hand_upload_of with zeros for bytes. */
+static int hand_upload(tdm_transport *t, uint64_t dev, uint64_t n, const uint64_t *parts, int nparts, uint64_t skew)
+{
+    return hand_upload_of(t, dev, n, parts, nparts, skew, NULL);
+}
+
+/* Issue 14: a piece of several chunks lands in several staging buffers on
+ * the server, a part at offset o in buffer o / TDM_MAX_CHUNK.  Parts sent
+ * last to first, every byte read back.  One whose second buffer has a hole
+ * is refused (its first went to the device already, as its bytes came), as
+ * is one over TDM_LANE_PIECE_MAX before anything is received; that one's
+ * error comes with the next call, and the session goes on. */
+Test(tcp_lanes, a_piece_of_several_chunks_lands_whole, .init = up, .fini = down)
+{
+    const uint64_t n = 2 * (uint64_t)TDM_MAX_CHUNK + 3 * TDM_LANE_PART + 77;
+    const int nparts = (int)((n + TDM_LANE_PART - 1) / TDM_LANE_PART);
+    uint64_t parts[64];
+    unsigned char *src = malloc(n), *back = malloc(n);
+    tdm_transport *t = guest_open("0", "65536");
+    uint64_t dev = th_raw_malloc(t, n);
+
+    cr_assert(src && back && nparts <= 64);
+    th_fill(src, n, 21);
+    for (int i = 0; i < nparts; i++)
+        parts[i] = (uint64_t)(nparts - 1 - i) * TDM_LANE_PART;
+    cr_expect_eq(hand_upload_of(t, dev, n, parts, nparts, 0, src), 0, "a piece of three chunks was refused");
+    cr_expect_eq(th_raw_read(t, dev, back, n, 0), 0);
+    cr_expect_eq(memcmp(back, src, n), 0, "the piece's bytes are not where they belong");
+    /* The first buffer whole (it goes to the device at once), a hole in the
+     * second: refused all the same. */
+    for (int i = 0; i < nparts - 1; i++)
+        parts[i] = (uint64_t)i * TDM_LANE_PART;
+    parts[TDM_MAX_CHUNK / TDM_LANE_PART + 1] = parts[nparts - 2];
+    cr_expect_eq(hand_upload_of(t, dev, n, parts, nparts - 2, 0, src), TDM_ERR_LANE_FAILED,
+                 "a piece with a hole in its second buffer was taken");
+    cr_expect_eq(hand_upload(t, dev, TDM_LANE_PIECE_MAX + 1, parts, 0, 0), TDM_ERR_LANE_FAILED,
+                 "a piece over TDM_LANE_PIECE_MAX was taken");
+    /* The refused copy's error comes with the next call, as a copy's would. */
+    cr_expect_eq(th_raw_read(t, dev, back, 64, 0), cudaErrorInvalidValue, "the refused piece's error was lost");
+    cr_expect_eq(th_raw_read(t, dev, back, 64, 0), 0, "the session did not go on");
+    t->ops->close(t);
+    free(src);
+    free(back);
 }
 
 /* Parts are taken as lanes are free, so the server checks that an upload's
@@ -583,20 +652,35 @@ static void copy_check_over_lanes(const char *size_arg, const char *depth, unsig
 }
 
 /* Issue 15: the guest library's upload is judged by the copy's size, not
- * its pieces'.  copy-check's 19 MiB + 123 bytes (two full pieces and a
+ * its chunks'.  copy-check's 19 MiB + 123 bytes (two full chunks and a
  * 3 MiB tail, as PyTorch's 18 MB batch is two and a 1.2 MiB tail) goes
  * over the lanes whole, every byte checked by copy-check: the lanes
- * carried whole copies (a multiple of its size, three pieces each), where
- * a decision per piece sent only the full pieces (16 MiB a copy). */
-Test(tcp_lanes, a_large_copys_tail_goes_over_the_lanes_too, .init = up, .fini = down)
+ * carried whole copies (a multiple of its size), where a decision per
+ * chunk sent only the full chunks (16 MiB a copy).  Issue 14: the three
+ * chunks travel as one piece (under TDM_LANE_PIECE_MAX), or as three with
+ * TANDEM_TCP_PIECE at one chunk, as before pieces of several chunks. */
+static void whole_copies_over_the_lanes(const char *piece_max, unsigned long long pieces_per_copy)
 {
     const unsigned long long n = (19ull << 20) + 123;
     unsigned long long pieces = 0, bytes = 0, ahead = 0;
 
+    if (piece_max)
+        setenv("TANDEM_TCP_PIECE", piece_max, 1);
     copy_check_over_lanes("5", NULL, &pieces, &bytes, &ahead);
+    unsetenv("TANDEM_TCP_PIECE");
     cr_expect_gt(bytes, 0, "no upload went over the lanes");
     cr_expect_eq(bytes % n, 0, "a piece of a %llu-byte copy went on the main connection: %llu bytes", n, bytes);
-    cr_expect_eq(pieces, bytes / n * 3, "%llu pieces, %llu bytes", pieces, bytes);
+    cr_expect_eq(pieces, bytes / n * pieces_per_copy, "%llu pieces, %llu bytes", pieces, bytes);
+}
+
+Test(tcp_lanes, a_large_copys_tail_goes_over_the_lanes_too, .init = up, .fini = down)
+{
+    whole_copies_over_the_lanes(NULL, 1);
+}
+
+Test(tcp_lanes, a_piece_of_one_chunk_each_when_asked, .init = up, .fini = down)
+{
+    whole_copies_over_the_lanes("8388608", 3);
 }
 
 /* Issue 14: an upload's pieces are pipelined: the guest sends the next

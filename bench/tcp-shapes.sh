@@ -1,0 +1,201 @@
+#!/usr/bin/env bash
+# bench/tcp-shapes.sh: cudaMemcpy over tcp under several shapes of the
+# lanes (docs/protocol.md, "Shapes of the lanes"), natively alongside, in
+# interleaved rounds: on a shared host a figure moves between two commands
+# a minute apart, so each round runs every shape once, in an order that
+# turns, and the table gives medians with their range.
+#
+# A shape is NAME[:VAR=VALUE[,VAR=VALUE...]]: TANDEM_TCP_* variables given to
+# the guest and to a tandem-server of the shape's own (the server reads
+# TANDEM_TCP_SEND and TANDEM_TCP_DOWN_BUFS, the guest the rest).  Default
+# shapes: before (each 8 MiB chunk its own piece, two download buffers: the
+# lanes as they were before 2026-12-02), default (no variable) and lanes16.
+#
+# Writes raw.jsonl (bench/micro's lines with "shape" and "round" added),
+# table.txt (GB/s medians, min-max, and the ratio to native's median) and,
+# with gnuplot, shapes.png.  Exit status 0 when every run worked (micro
+# checks every byte it copies), 1 otherwise.
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$here/lib.sh"
+
+usage() {
+  cat <<'EOF'
+usage: bench/tcp-shapes.sh [--smoke] [--backend cuda|sim] [--out DIR] [--bundle DIR | --build DIR]
+                           [--rounds N] [--max-bytes N[K|M|G]] [SHAPE...]
+  SHAPE          NAME[:VAR=VALUE,...] with TANDEM_TCP_* variables (default: before, default, lanes16)
+  --rounds N     rounds (default 3; 1 with --smoke)
+  --max-bytes N  largest copy (default 256M; 16M with --smoke)
+  --smoke        sim backend, small sizes, one round, results in a temporary directory
+  --backend, --out, --bundle, --build: as for bench/run.sh
+EOF
+}
+
+smoke=0 backend="" out="" bundle="" build="" rounds="" max_bytes="" shapes=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --smoke) smoke=1 ;;
+    --backend) backend=${2:-}; shift ;;
+    --out) out=${2:-}; shift ;;
+    --bundle) bundle=${2:-}; shift ;;
+    --build) build=${2:-}; shift ;;
+    --rounds) rounds=${2:-}; shift ;;
+    --max-bytes) max_bytes=${2:-}; shift ;;
+    -h|--help) usage; exit 0 ;;
+    -*) usage >&2; exit 2 ;;
+    *) shapes+=("$1") ;;
+  esac
+  shift
+done
+case $backend in ""|cuda|sim) ;; *) die "--backend takes cuda or sim" ;; esac
+[ "$smoke" = 1 ] && rounds=${rounds:-1} max_bytes=${max_bytes:-16M}
+rounds=${rounds:-3} max_bytes=${max_bytes:-256M}
+[[ $rounds =~ ^[1-9][0-9]?$ ]] || die "--rounds takes 1 to 99"
+[ ${#shapes[@]} -gt 0 ] || shapes=("before:TANDEM_TCP_PIECE=8388608,TANDEM_TCP_DOWN_BUFS=2" default "lanes16:TANDEM_TCP_LANES=16")
+declare -A shape_env=()
+names=()
+for s in "${shapes[@]}"; do
+  n=${s%%:*} vars=""
+  [[ $s == *:* ]] && vars=${s#*:}
+  [[ $n =~ ^[A-Za-z0-9_-]+$ ]] || die "shape '$s': its name takes letters, digits, - and _"
+  [ -z "${shape_env[$n]+x}" ] || die "shape '$n' given twice"
+  IFS=, read -ra kv <<<"$vars"
+  for v in "${kv[@]}"; do
+    [[ $v =~ ^TANDEM_TCP_[A-Z_]+=[A-Za-z0-9]*$ ]] || die "shape '$n': '$v' is not TANDEM_TCP_NAME=VALUE"
+  done
+  shape_env[$n]=${kv[*]:-} names+=("$n")
+done
+
+bench_locate micro tcp-loopback
+bench_backend
+if [ -z "$out" ]; then
+  if [ "$smoke" = 1 ]; then out=$(mktemp -d); else out=$here/results/$(date -u +%F)-$slug-tcp-shapes; fi
+fi
+mkdir -p "$out/logs" || die "cannot make $out"
+out=$(cd "$out" && pwd)
+rm -f "$out/raw.jsonl"
+bench_library_paths
+failures=()
+trap server_stop_all EXIT
+
+# Each shape's own server, started with the shape's variables in its environment.
+for n in "${names[@]}"; do
+  for v in ${shape_env[$n]}; do export "${v?}"; done
+  server_start "$n" || die "tandem-server for shape $n did not start (see $out/logs/$n.log)"
+  for v in ${shape_env[$n]}; do unset "${v%%=*}"; done
+done
+
+# run NAME ROUND ENV...: micro's memcpy section under ENV, its lines tagged.
+run() {
+  local name=$1 round=$2 rc
+  shift 2
+  timeout 300 env "$@" "$progs/micro" --only memcpy --max-bytes "$max_bytes" \
+    >"$out/logs/stdout" 2>"$out/logs/$name-$round.log"
+  rc=$?
+  sed "s/^{/{\"shape\":\"$name\",\"round\":$round,/" "$out/logs/stdout" >>"$out/raw.jsonl"
+  if [ $rc -ne 0 ]; then
+    failures+=("$name, round $round: exit $rc (log: $out/logs/$name-$round.log)")
+    echo "FAILED (exit $rc)"
+  else
+    echo "ok"
+  fi
+}
+
+lb_mib=$(( $(numfmt --from=iec "$max_bytes") >> 20 ))
+[ "$lb_mib" -ge 16 ] || lb_mib=16
+echo "tcp-shapes: ${#names[@]} shape(s) on $device, $rounds round(s), copies up to $max_bytes; results in $out"
+for r in $(seq "$rounds"); do
+  if [ "$backend" = cuda ]; then
+    printf '[round %d/%d] %-12s ' "$r" "$rounds" native
+    run native "$r" LD_LIBRARY_PATH="$native_ld"
+  fi
+  # The wire's ceiling this round: 8 and 16 plain loopback connections.
+  for c in 8 16; do
+    "$progs/tcp-loopback" "$lb_mib" 3 8192 "$c" plain 2>>"$out/logs/tcp-loopback.log" |
+      sed "s/^{/{\"shape\":\"wire$c\",\"round\":$r,/" >>"$out/raw.jsonl"
+  done
+  for i in "${!names[@]}"; do
+    n=${names[$(( (i + r - 1) % ${#names[@]} ))]}
+    printf '[round %d/%d] %-12s ' "$r" "$rounds" "$n"
+    # shellcheck disable=SC2086  # the shape's variables, one word each
+    run "$n" "$r" LD_LIBRARY_PATH="$tandem_ld" ${preload:+LD_PRELOAD="$preload"} TANDEM_SERVER="${srv_ep[$n]}" \
+      TANDEM_QUIET=1 ${shape_env[$n]}
+  done
+done
+server_stop_all
+trap - EXIT
+
+# ---- the table: GB/s medians of the rounds, pinned and pageable, 4 MiB and up ----
+cols=("${names[@]}")
+[ "$backend" = cuda ] && cols=(native "${cols[@]}")
+sed -n 's/.*"shape":"\([^"]*\)".*"id":"\(memcpy\.[a-z]*\.[hd]2[hd]\.[0-9]*[KMG]\)".*"bytes":\([0-9]*\).*"value":\([0-9.]*\).*/\1 \2 \3 \4/p' \
+  "$out/raw.jsonl" | awk '$3 >= 4194304' | sort -k3,3n -k2,2 -k1,1 -k4,4g |
+  awk -v cols="${cols[*]}" -v title="$device$([ "$simulated" = true ] && echo " — $label")" '
+    function flush() {
+      if (key == "") return
+      med[key] = (cnt % 2) ? v[(cnt + 1) / 2] : (v[cnt / 2] + v[cnt / 2 + 1]) / 2
+      lo[key] = v[1]; hi[key] = v[cnt]; cnt = 0
+    }
+    { k = $1 SUBSEP $2; if (k != key) { flush(); key = k }; v[++cnt] = $4
+      if (!($2 in seen)) { seen[$2] = 1; ids[++nid] = $2; bytes[$2] = $3 } }
+    END {
+      flush()
+      n = split(cols, c, " ")
+      printf "tcp copies by shape, GB/s: median of the rounds (min-max), x native median; %s\n", title
+      printf "%-26s", "copy"
+      for (i = 1; i <= n; i++) printf "%26s", c[i]
+      printf "\n"
+      # pinned first, then pageable; within each, h2d then d2h by size
+      for (pass = 1; pass <= 4; pass++)
+        for (s = 1; s <= nid; s++) {
+          id = ids[s]
+          want = (pass == 1) ? "pinned.h2d" : (pass == 2) ? "pinned.d2h" : (pass == 3) ? "pageable.h2d" : "pageable.d2h"
+          if (index(id, want) == 0) continue
+          printf "%-26s", id
+          nat = ("native" SUBSEP id) in med ? med["native" SUBSEP id] : 0
+          for (i = 1; i <= n; i++) {
+            k = c[i] SUBSEP id
+            if (!(k in med)) { printf "%26s", "-"; continue }
+            cell = sprintf("%.2f (%.1f-%.1f)", med[k], lo[k], hi[k])
+            if (nat > 0 && c[i] != "native") cell = cell sprintf(" %.2fx", med[k] / nat)
+            printf "%26s", cell
+          }
+          printf "\n"
+        }
+    }' >"$out/table.txt"
+{
+  echo "wire (tcp-loopback, plain, ${lb_mib} MiB), GB/s by round:"
+  for c in 8 16; do
+    printf '  %2d connections: %s\n' "$c" \
+      "$(sed -n "s/.*\"shape\":\"wire$c\".*\"value\":\([0-9.]*\).*/\1/p" "$out/raw.jsonl" | tr '\n' ' ')"
+  done
+  echo "what each shape's server carried over its lanes:"
+  for n in "${names[@]}"; do
+    printf '  %-12s %s\n' "$n" "$(grep -ho 'lanes carried [0-9]* upload piece(s), [0-9]* bytes' "$out/logs/$n.log" |
+      awk '{ p += $3; b += $6 } END { if (p) printf "%d upload pieces, %.1f MiB a piece", p, b / p / 1048576; else print "nothing" }')"
+  done
+} >>"$out/table.txt"
+cat "$out/table.txt"
+
+# ---- the plot: pinned GB/s against size, each shape, and a third of native ----
+if command -v gnuplot >/dev/null 2>&1; then
+  for dir in h2d d2h; do
+    for n in "${cols[@]}"; do
+      sed -n "s/.*\"shape\":\"$n\".*\"id\":\"memcpy\.pinned\.$dir\.[0-9]*[KMG]\".*\"bytes\":\([0-9]*\).*\"value\":\([0-9.]*\).*/\1 \2/p" \
+        "$out/raw.jsonl" | sort -k1,1n -k2,2g |
+        awk '{ if ($1 != b && b != "") { print b, (c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2); c = 0 }
+               b = $1; v[++c] = $2 }
+             END { if (c) print b, (c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2) }' >"$out/logs/$dir-$n.dat"
+    done
+  done
+  gnuplot -e "dir='$out/logs'; out='$out/shapes.png'; shapes='${cols[*]}'; native=$([ "$backend" = cuda ] && echo 1 || echo 0); title=\"${device//\"/\'}$([ "$simulated" = true ] && echo " (SIMULATED, not claimed)")\"" \
+    "$here/tcp-shapes.gp" || failures+=("gnuplot failed")
+else
+  echo "tcp-shapes: gnuplot is not installed: no shapes.png"
+fi
+
+if [ ${#failures[@]} -gt 0 ]; then
+  printf 'tcp-shapes: FAILED: %s\n' "${failures[@]}"
+  exit 1
+fi
+echo "tcp-shapes: every run worked; $out"
