@@ -27,11 +27,13 @@ usage: bench/tcp-shapes.sh [--smoke] [--backend cuda|sim] [--out DIR] [--bundle 
   --rounds N     rounds (default 3; 1 with --smoke)
   --max-bytes N  largest copy (default 256M; 16M with --smoke)
   --smoke        sim backend, small sizes, one round, results in a temporary directory
+  --report DIR   only make DIR's table.txt and shapes.png again from its raw.jsonl, logs and
+                 meta.txt (say, on a host with gnuplot, for a run made where there is none)
   --backend, --out, --bundle, --build: as for bench/run.sh
 EOF
 }
 
-smoke=0 backend="" out="" bundle="" build="" rounds="" max_bytes="" shapes=()
+smoke=0 backend="" out="" bundle="" build="" rounds="" max_bytes="" shapes=() report_only=
 while [ $# -gt 0 ]; do
   case $1 in
     --smoke) smoke=1 ;;
@@ -41,6 +43,7 @@ while [ $# -gt 0 ]; do
     --build) build=${2:-}; shift ;;
     --rounds) rounds=${2:-}; shift ;;
     --max-bytes) max_bytes=${2:-}; shift ;;
+    --report) report_only=${2:-}; shift ;;
     -h|--help) usage; exit 0 ;;
     -*) usage >&2; exit 2 ;;
     *) shapes+=("$1") ;;
@@ -66,6 +69,91 @@ for s in "${shapes[@]}"; do
   shape_env[$n]=${kv[*]:-} names+=("$n")
 done
 
+# ---- the report: table.txt and shapes.png from raw.jsonl, the servers' logs and meta.txt ----
+# meta.txt: the device line of the title, whether native ran, the wire's copy size in MiB, and
+# the shapes' names.
+report() {
+  local title has_native lb_mib cols names dir n c
+  { read -r title; read -r has_native; read -r lb_mib; read -ra names; } <"$out/meta.txt" ||
+    { echo "tcp-shapes: no meta.txt in $out" >&2; return 1; }
+  cols=("${names[@]}")
+  [ "$has_native" = 1 ] && cols=(native "${cols[@]}")
+  # ---- the table: GB/s medians of the rounds, pinned and pageable, 4 MiB and up ----
+  sed -n 's/.*"shape":"\([^"]*\)".*"id":"\(memcpy\.[a-z]*\.[hd]2[hd]\.[0-9]*[KMG]\)".*"bytes":\([0-9]*\).*"value":\([0-9.]*\).*/\1 \2 \3 \4/p' \
+    "$out/raw.jsonl" | awk '$3 >= 4194304' | sort -k3,3n -k2,2 -k1,1 -k4,4g |
+    awk -v cols="${cols[*]}" -v title="$title" '
+      function flush() {
+        if (key == "") return
+        med[key] = (cnt % 2) ? v[(cnt + 1) / 2] : (v[cnt / 2] + v[cnt / 2 + 1]) / 2
+        lo[key] = v[1]; hi[key] = v[cnt]; cnt = 0
+      }
+      { k = $1 SUBSEP $2; if (k != key) { flush(); key = k }; v[++cnt] = $4
+        if (!($2 in seen)) { seen[$2] = 1; ids[++nid] = $2; bytes[$2] = $3 } }
+      END {
+        flush()
+        n = split(cols, c, " ")
+        printf "tcp copies by shape, GB/s: median of the rounds (min-max), x native median; %s\n", title
+        printf "%-26s", "copy"
+        for (i = 1; i <= n; i++) printf "%26s", c[i]
+        printf "\n"
+        # pinned first, then pageable; within each, h2d then d2h by size
+        for (pass = 1; pass <= 4; pass++)
+          for (s = 1; s <= nid; s++) {
+            id = ids[s]
+            want = (pass == 1) ? "pinned.h2d" : (pass == 2) ? "pinned.d2h" : (pass == 3) ? "pageable.h2d" : "pageable.d2h"
+            if (index(id, want) == 0) continue
+            printf "%-26s", id
+            nat = ("native" SUBSEP id) in med ? med["native" SUBSEP id] : 0
+            for (i = 1; i <= n; i++) {
+              k = c[i] SUBSEP id
+              if (!(k in med)) { printf "%26s", "-"; continue }
+              cell = sprintf("%.2f (%.1f-%.1f)", med[k], lo[k], hi[k])
+              if (nat > 0 && c[i] != "native") cell = cell sprintf(" %.2fx", med[k] / nat)
+              printf "%26s", cell
+            }
+            printf "\n"
+          }
+      }' >"$out/table.txt"
+  {
+    echo "wire (tcp-loopback, plain, ${lb_mib} MiB), GB/s by round:"
+    for c in 8 16; do
+      printf '  %2d connections: %s\n' "$c" \
+        "$(sed -n "s/.*\"shape\":\"wire$c\".*\"value\":\([0-9.]*\).*/\1/p" "$out/raw.jsonl" | tr '\n' ' ')"
+    done
+    echo "what each shape's server carried over its lanes:"
+    for n in "${names[@]}"; do
+      printf '  %-12s %s\n' "$n" "$(grep -ho 'lanes carried [0-9]* upload piece(s), [0-9]* bytes' "$out/logs/$n.log" |
+        awk '{ p += $3; b += $6 } END { if (p) printf "%d upload pieces, %.1f MiB a piece", p, b / p / 1048576; else print "nothing" }')"
+    done
+  } >>"$out/table.txt"
+  cat "$out/table.txt"
+
+  # ---- the plot: pinned GB/s against size, each shape, and a third of native ----
+  if command -v gnuplot >/dev/null 2>&1; then
+    for dir in h2d d2h; do
+      for n in "${cols[@]}"; do
+        sed -n "s/.*\"shape\":\"$n\".*\"id\":\"memcpy\.pinned\.$dir\.[0-9]*[KMG]\".*\"bytes\":\([0-9]*\).*\"value\":\([0-9.]*\).*/\1 \2/p" \
+          "$out/raw.jsonl" | sort -k1,1n -k2,2g |
+          awk '{ if ($1 != b && b != "") { print b, (c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2); c = 0 }
+                 b = $1; v[++c] = $2 }
+               END { if (c) print b, (c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2) }' >"$out/logs/$dir-$n.dat"
+      done
+    done
+    gnuplot -e "dir='$out/logs'; out='$out/shapes.png'; shapes='${cols[*]}'; native=$has_native; title=\"${title//\"/\'}\"" \
+      "$here/tcp-shapes.gp" || failures+=("gnuplot failed")
+  else
+    echo "tcp-shapes: gnuplot is not installed: no shapes.png"
+  fi
+
+}
+
+if [ -n "$report_only" ]; then
+  out=$(cd "$report_only" 2>/dev/null && pwd) || die "no results directory at $report_only"
+  failures=()
+  report || exit 1
+  [ ${#failures[@]} -eq 0 ] || { printf 'tcp-shapes: FAILED: %s\n' "${failures[@]}"; exit 1; }
+  exit 0
+fi
 bench_locate micro tcp-loopback
 bench_backend
 if [ -z "$out" ]; then
@@ -124,75 +212,9 @@ for r in $(seq "$rounds"); do
 done
 server_stop_all
 trap - EXIT
-
-# ---- the table: GB/s medians of the rounds, pinned and pageable, 4 MiB and up ----
-cols=("${names[@]}")
-[ "$backend" = cuda ] && cols=(native "${cols[@]}")
-sed -n 's/.*"shape":"\([^"]*\)".*"id":"\(memcpy\.[a-z]*\.[hd]2[hd]\.[0-9]*[KMG]\)".*"bytes":\([0-9]*\).*"value":\([0-9.]*\).*/\1 \2 \3 \4/p' \
-  "$out/raw.jsonl" | awk '$3 >= 4194304' | sort -k3,3n -k2,2 -k1,1 -k4,4g |
-  awk -v cols="${cols[*]}" -v title="$device$([ "$simulated" = true ] && echo " — $label")" '
-    function flush() {
-      if (key == "") return
-      med[key] = (cnt % 2) ? v[(cnt + 1) / 2] : (v[cnt / 2] + v[cnt / 2 + 1]) / 2
-      lo[key] = v[1]; hi[key] = v[cnt]; cnt = 0
-    }
-    { k = $1 SUBSEP $2; if (k != key) { flush(); key = k }; v[++cnt] = $4
-      if (!($2 in seen)) { seen[$2] = 1; ids[++nid] = $2; bytes[$2] = $3 } }
-    END {
-      flush()
-      n = split(cols, c, " ")
-      printf "tcp copies by shape, GB/s: median of the rounds (min-max), x native median; %s\n", title
-      printf "%-26s", "copy"
-      for (i = 1; i <= n; i++) printf "%26s", c[i]
-      printf "\n"
-      # pinned first, then pageable; within each, h2d then d2h by size
-      for (pass = 1; pass <= 4; pass++)
-        for (s = 1; s <= nid; s++) {
-          id = ids[s]
-          want = (pass == 1) ? "pinned.h2d" : (pass == 2) ? "pinned.d2h" : (pass == 3) ? "pageable.h2d" : "pageable.d2h"
-          if (index(id, want) == 0) continue
-          printf "%-26s", id
-          nat = ("native" SUBSEP id) in med ? med["native" SUBSEP id] : 0
-          for (i = 1; i <= n; i++) {
-            k = c[i] SUBSEP id
-            if (!(k in med)) { printf "%26s", "-"; continue }
-            cell = sprintf("%.2f (%.1f-%.1f)", med[k], lo[k], hi[k])
-            if (nat > 0 && c[i] != "native") cell = cell sprintf(" %.2fx", med[k] / nat)
-            printf "%26s", cell
-          }
-          printf "\n"
-        }
-    }' >"$out/table.txt"
-{
-  echo "wire (tcp-loopback, plain, ${lb_mib} MiB), GB/s by round:"
-  for c in 8 16; do
-    printf '  %2d connections: %s\n' "$c" \
-      "$(sed -n "s/.*\"shape\":\"wire$c\".*\"value\":\([0-9.]*\).*/\1/p" "$out/raw.jsonl" | tr '\n' ' ')"
-  done
-  echo "what each shape's server carried over its lanes:"
-  for n in "${names[@]}"; do
-    printf '  %-12s %s\n' "$n" "$(grep -ho 'lanes carried [0-9]* upload piece(s), [0-9]* bytes' "$out/logs/$n.log" |
-      awk '{ p += $3; b += $6 } END { if (p) printf "%d upload pieces, %.1f MiB a piece", p, b / p / 1048576; else print "nothing" }')"
-  done
-} >>"$out/table.txt"
-cat "$out/table.txt"
-
-# ---- the plot: pinned GB/s against size, each shape, and a third of native ----
-if command -v gnuplot >/dev/null 2>&1; then
-  for dir in h2d d2h; do
-    for n in "${cols[@]}"; do
-      sed -n "s/.*\"shape\":\"$n\".*\"id\":\"memcpy\.pinned\.$dir\.[0-9]*[KMG]\".*\"bytes\":\([0-9]*\).*\"value\":\([0-9.]*\).*/\1 \2/p" \
-        "$out/raw.jsonl" | sort -k1,1n -k2,2g |
-        awk '{ if ($1 != b && b != "") { print b, (c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2); c = 0 }
-               b = $1; v[++c] = $2 }
-             END { if (c) print b, (c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2) }' >"$out/logs/$dir-$n.dat"
-    done
-  done
-  gnuplot -e "dir='$out/logs'; out='$out/shapes.png'; shapes='${cols[*]}'; native=$([ "$backend" = cuda ] && echo 1 || echo 0); title=\"${device//\"/\'}$([ "$simulated" = true ] && echo " (SIMULATED, not claimed)")\"" \
-    "$here/tcp-shapes.gp" || failures+=("gnuplot failed")
-else
-  echo "tcp-shapes: gnuplot is not installed: no shapes.png"
-fi
+{ echo "$device$([ "$simulated" = true ] && echo " — $label")"; [ "$backend" = cuda ] && echo 1 || echo 0
+  echo "$lb_mib"; echo "${names[*]}"; } >"$out/meta.txt"
+report || failures+=("the report could not be made")
 
 if [ ${#failures[@]} -gt 0 ]; then
   printf 'tcp-shapes: FAILED: %s\n' "${failures[@]}"
