@@ -130,17 +130,20 @@ report() {
 
   # ---- the plot: pinned GB/s against size, each shape, and a third of native ----
   if command -v gnuplot >/dev/null 2>&1; then
+    local dat
+    dat=$(mktemp -d) || return 1
     for dir in h2d d2h; do
       for n in "${cols[@]}"; do
         sed -n "s/.*\"shape\":\"$n\".*\"id\":\"memcpy\.pinned\.$dir\.[0-9]*[KMG]\".*\"bytes\":\([0-9]*\).*\"value\":\([0-9.]*\).*/\1 \2/p" \
           "$out/raw.jsonl" | sort -k1,1n -k2,2g |
           awk '{ if ($1 != b && b != "") { print b, (c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2); c = 0 }
                  b = $1; v[++c] = $2 }
-               END { if (c) print b, (c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2) }' >"$out/logs/$dir-$n.dat"
+               END { if (c) print b, (c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2) }' >"$dat/$dir-$n.dat"
       done
     done
-    gnuplot -e "dir='$out/logs'; out='$out/shapes.png'; shapes='${cols[*]}'; native=$has_native; title=\"${title//\"/\'}\"" \
+    gnuplot -e "dir='$dat'; out='$out/shapes.png'; shapes='${cols[*]}'; native=$has_native; title=\"${title//\"/\'}\"" \
       "$here/tcp-shapes.gp" || failures+=("gnuplot failed")
+    rm -rf "$dat"
   else
     echo "tcp-shapes: gnuplot is not installed: no shapes.png"
   fi
