@@ -13,6 +13,7 @@
  * (docs/protocol.md, on one-way calls).  Every use of the CLIENT
  * and of the batch holds io_lock. */
 #include "transport.h"
+#include "lane_gather.h"
 #include "lanes_wire.h"
 #include "recstream.h"
 #include "tcp_lanes.h"
@@ -654,30 +655,27 @@ static int lane_flush(tcp_transport *tt)
     return send_piece(tt, &a);
 }
 
-/* Whether chunk b continues acc: the next bytes of the same buffer, to the
- * next device bytes, on the same stream. */
-static bool continues(const tdm_memcpy_htod_args *acc, const tdm_memcpy_htod_args *b)
+static tdm_gather_run run_of(const tdm_memcpy_htod_args *a)
 {
-    return acc->data.data_len && b->stream == acc->stream && b->dst == acc->dst + acc->data.data_len &&
-           b->data.data_val == acc->data.data_val + acc->data.data_len;
+    return (tdm_gather_run){ .dst = a->dst, .stream = a->stream, .src = a->data.data_val, .len = a->data.data_len };
 }
 
 /* One MEMCPY_HTOD chunk of an upload over the lanes (`more`: chunks of the
  * same copy follow): gathered with the chunks before it into a piece of up
  * to piece_max bytes, which goes once the next chunk could not join it or
- * the copy ends; the copy's last chunk waits for every answer. */
+ * the copy ends (lane_gather.h); the copy's last chunk waits for every
+ * answer. */
 static int htod_lanes(tcp_transport *tt, const tdm_memcpy_htod_args *a, bool more)
 {
+    tdm_gather_step step = tdm_lane_gather_step(run_of(&tt->acc), run_of(a), more, tt->piece_max, TDM_MAX_CHUNK);
     int rc = TDM_T_OK;
 
-    if (continues(&tt->acc, a) && tt->acc.data.data_len + a->data.data_len <= tt->piece_max)
+    if (step.join)
         tt->acc.data.data_len += a->data.data_len;
     else if ((rc = lane_flush(tt)) == TDM_T_OK)
         tt->acc = *a;
-    if (rc != TDM_T_OK)
+    if (rc != TDM_T_OK || step.hold)
         return rc;
-    if (more && tt->acc.data.data_len + TDM_MAX_CHUNK <= tt->piece_max)
-        return TDM_T_OK;
     return more ? lane_flush(tt) : lane_collect(tt, 0);
 }
 
