@@ -444,11 +444,22 @@ static int call_raw(tcp_transport *tt, uint32_t proc, xdrproc_t xargs, void *arg
 /* Lanes that failed this often stay off for the connection. */
 #define LANE_MAX_FAILURES 3
 
+/* The number in environment variable `name` if it is one in [lo, hi],
+ * else dflt (unset, empty, not a number, out of range). */
+static uint64_t env_in_range(const char *name, uint64_t lo, uint64_t hi, uint64_t dflt)
+{
+    const char *v = getenv(name);
+    char *end;
+
+    if (!v || !*v)
+        return dflt;
+    unsigned long long n = strtoull(v, &end, 10);
+    return !*end && n >= lo && n <= hi ? n : dflt;
+}
+
 static void lanes_config(tcp_transport *tt, const char *host, int port)
 {
-    const char *v = getenv("TANDEM_TCP_LANES"), *m = getenv("TANDEM_TCP_LANE_MIN");
-    const char *send = getenv("TANDEM_TCP_SEND"), *depth = getenv("TANDEM_TCP_UPLOAD_DEPTH");
-    const char *piece = getenv("TANDEM_TCP_PIECE");
+    const char *v = getenv("TANDEM_TCP_LANES"), *send = getenv("TANDEM_TCP_SEND");
     char *end;
 
     snprintf(tt->host, sizeof(tt->host), "%s", host);
@@ -463,28 +474,13 @@ static void lanes_config(tcp_transport *tt, const char *host, int port)
     tt->lane_send = TDM_TX_PLAIN;
     if (send && *send && tdm_tx_mode_parse(send, &tt->lane_send) != 0)
         tt->lane_send = TDM_TX_PLAIN;
-    tt->lane_min = LANE_MIN_DEFAULT;
-    if (m && *m) {
-        unsigned long long n = strtoull(m, &end, 10);
-        if (!*end && n > 0)
-            tt->lane_min = n;
-    }
+    tt->lane_min = env_in_range("TANDEM_TCP_LANE_MIN", 1, UINT64_MAX, LANE_MIN_DEFAULT);
     /* TDM_MAX_CHUNK: each chunk its own piece, as before 2026-12-02; kept
      * to compare the two on a deployment. */
-    tt->piece_max = TDM_LANE_PIECE_MAX;
-    if (piece && *piece) {
-        unsigned long long n = strtoull(piece, &end, 10);
-        if (!*end && n >= TDM_MAX_CHUNK && n <= TDM_LANE_PIECE_MAX)
-            tt->piece_max = n;
-    }
+    tt->piece_max = env_in_range("TANDEM_TCP_PIECE", TDM_MAX_CHUNK, TDM_LANE_PIECE_MAX, TDM_LANE_PIECE_MAX);
     /* 1: each piece waits for its answer before the next is sent, as
      * before pipelining; kept to compare the two on a deployment. */
-    tt->lane_depth = TDM_TCP_LANE_JOBS;
-    if (depth && *depth) {
-        unsigned long n = strtoul(depth, &end, 10);
-        if (!*end && n >= 1 && n <= TDM_TCP_LANE_JOBS)
-            tt->lane_depth = (unsigned)n;
-    }
+    tt->lane_depth = (unsigned)env_in_range("TANDEM_TCP_UPLOAD_DEPTH", 1, TDM_TCP_LANE_JOBS, TDM_TCP_LANE_JOBS);
 }
 
 static void lanes_drop(tcp_transport *tt, bool failed)
