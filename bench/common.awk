@@ -26,6 +26,11 @@ function out(section, key, text) {
     printf "%d|%s|%s\n", section, key, text
 }
 
+# The median of v[1..n], sorted ascending.
+function median(v, n) {
+    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+}
+
 # Sorts v[1..n] in place (insertion sort: a handful of samples).
 function sort_n(v, n,    i, j, t) {
     for (i = 2; i <= n; i++) {

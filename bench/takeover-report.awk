@@ -25,10 +25,6 @@ function pct(v, n, p,    r) {
     return v[r]
 }
 
-function median(v, n) {
-    return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-}
-
 # The first target line for id over transport tr, or 0.
 function target_for(id, tr,    i, pat) {
     for (i = 1; i <= ntargets; i++) {

@@ -81,39 +81,8 @@ report() {
   # ---- the table: GB/s medians of the rounds, pinned and pageable, 4 MiB and up ----
   sed -n 's/.*"shape":"\([^"]*\)".*"id":"\(memcpy\.[a-z]*\.[hd]2[hd]\.[0-9]*[KMG]\)".*"bytes":\([0-9]*\).*"value":\([0-9.]*\).*/\1 \2 \3 \4/p' \
     "$out/raw.jsonl" | awk '$3 >= 4194304' | sort -k3,3n -k2,2 -k1,1 -k4,4g |
-    awk -v cols="${cols[*]}" -v title="$title" '
-      function flush() {
-        if (key == "") return
-        med[key] = (cnt % 2) ? v[(cnt + 1) / 2] : (v[cnt / 2] + v[cnt / 2 + 1]) / 2
-        lo[key] = v[1]; hi[key] = v[cnt]; cnt = 0
-      }
-      { k = $1 SUBSEP $2; if (k != key) { flush(); key = k }; v[++cnt] = $4
-        if (!($2 in seen)) { seen[$2] = 1; ids[++nid] = $2; bytes[$2] = $3 } }
-      END {
-        flush()
-        n = split(cols, c, " ")
-        printf "tcp copies by shape, GB/s: median of the rounds (min-max), x native median; %s\n", title
-        printf "%-26s", "copy"
-        for (i = 1; i <= n; i++) printf "%26s", c[i]
-        printf "\n"
-        # pinned first, then pageable; within each, h2d then d2h by size
-        for (pass = 1; pass <= 4; pass++)
-          for (s = 1; s <= nid; s++) {
-            id = ids[s]
-            want = (pass == 1) ? "pinned.h2d" : (pass == 2) ? "pinned.d2h" : (pass == 3) ? "pageable.h2d" : "pageable.d2h"
-            if (index(id, want) == 0) continue
-            printf "%-26s", id
-            nat = ("native" SUBSEP id) in med ? med["native" SUBSEP id] : 0
-            for (i = 1; i <= n; i++) {
-              k = c[i] SUBSEP id
-              if (!(k in med)) { printf "%26s", "-"; continue }
-              cell = sprintf("%.2f (%.1f-%.1f)", med[k], lo[k], hi[k])
-              if (nat > 0 && c[i] != "native") cell = cell sprintf(" %.2fx", med[k] / nat)
-              printf "%26s", cell
-            }
-            printf "\n"
-          }
-      }' >"$out/table.txt"
+    awk -v mode=table -v cols="${cols[*]}" -v title="$title" -f "$here/common.awk" -f "$here/tcp-shapes.awk" \
+      >"$out/table.txt"
   {
     echo "wire (tcp-loopback, plain, ${lb_mib} MiB), GB/s by round:"
     for c in 8 16; do
@@ -136,9 +105,7 @@ report() {
       for n in "${cols[@]}"; do
         sed -n "s/.*\"shape\":\"$n\".*\"id\":\"memcpy\.pinned\.$dir\.[0-9]*[KMG]\".*\"bytes\":\([0-9]*\).*\"value\":\([0-9.]*\).*/\1 \2/p" \
           "$out/raw.jsonl" | sort -k1,1n -k2,2g |
-          awk '{ if ($1 != b && b != "") { print b, (c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2); c = 0 }
-                 b = $1; v[++c] = $2 }
-               END { if (c) print b, (c % 2 ? v[(c + 1) / 2] : (v[c / 2] + v[c / 2 + 1]) / 2) }' >"$dat/$dir-$n.dat"
+          awk -v mode=curve -f "$here/common.awk" -f "$here/tcp-shapes.awk" >"$dat/$dir-$n.dat"
       done
     done
     gnuplot -e "dir='$dat'; out='$out/shapes.png'; shapes='${cols[*]}'; native=$has_native; title=\"${title//\"/\'}\"" \
